@@ -1,0 +1,62 @@
+"""Shared fixtures: real SGLang source fetched from PyPI once per run and cached.
+
+The cache is SPECTRACE_CACHE_DIR when set (CI sets it to a directory it keeps for the run),
+else the user cache: a version is downloaded with ``pip download --no-deps`` the first time.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from spectrace.source import SglangSource, resolve_source
+
+OLD = "0.5.9"      # the version of the original investigation
+MID = "0.5.12"     # same scheduler contract as 0.5.9, runs on the lent H200's torch
+RECENT = "0.5.23"  # a recent release with the drift
+
+
+@pytest.fixture(scope="session")
+def sglang_source():
+    """``sglang_source("0.5.9") -> SglangSource`` (downloaded once, then reused)."""
+    seen: dict[str, SglangSource] = {}
+
+    def get(version: str) -> SglangSource:
+        if version not in seen:
+            seen[version] = resolve_source(version)
+        return seen[version]
+
+    return get
+
+
+@pytest.fixture
+def sglang_copy(sglang_source, tmp_path):
+    """``sglang_copy("0.5.9", subdirs=(...)) -> Path``: a writable copy of real source in tmp.
+
+    ``subdirs`` limits the copy to some package folders (relative to the python root, e.g.
+    ``"sglang/srt/managers"``) plus every ``__init__.py`` on their way, to keep copies cheap.
+    """
+
+    def copy(version: str, subdirs: tuple[str, ...] | None = None) -> Path:
+        src = sglang_source(version)
+        dest = tmp_path / f"sglang-{version}"
+        if subdirs is None:
+            shutil.copytree(src.root / "sglang", dest / "sglang")
+        else:
+            for sub in subdirs:
+                shutil.copytree(src.root / sub, dest / sub, dirs_exist_ok=True)
+                parts = Path(sub).parts
+                for i in range(1, len(parts)):
+                    init = src.root.joinpath(*parts[:i], "__init__.py")
+                    if init.exists():
+                        (dest.joinpath(*parts[:i])).mkdir(parents=True, exist_ok=True)
+                        shutil.copy2(init, dest.joinpath(*parts[:i], "__init__.py"))
+            for extra in ("_version.py", "version.py"):
+                f = src.root / "sglang" / extra
+                if f.exists():
+                    shutil.copy2(f, dest / "sglang" / extra)
+        return dest
+
+    return copy
