@@ -1,0 +1,163 @@
+"""Build networkx call graphs (and field maps) from a ``Project``.
+
+The graph schema (node and edge attributes) is described in docs/design.md; the renderers
+in ``render.py`` and the json output rely on it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import deque
+
+import networkx as nx
+
+from spectrace.tracer.project import Project
+
+# Which side of the scheduler/worker boundary a module is on. Worker patterns win: the
+# TP worker lives in managers/ next to the scheduler.
+WORKER_SIDE = (
+    "sglang.srt.speculative.*",
+    "sglang.srt.managers.tp_worker*",
+    "sglang.srt.model_executor.*",
+    "sglang.srt.hardware_backend.*",
+    "sglang.srt.layers.*",
+    "sglang.srt.models.*",
+)
+SCHEDULER_SIDE = ("sglang.srt.managers.*", "sglang.srt.disaggregation.*")
+
+
+def side_of(module: str) -> str:
+    if any(fnmatch.fnmatchcase(module, p) for p in WORKER_SIDE):
+        return "worker"
+    if any(fnmatch.fnmatchcase(module, p) for p in SCHEDULER_SIDE):
+        return "scheduler"
+    return "other"
+
+
+def _matches(name: str, globs) -> bool:
+    return any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(name.rsplit(".", 1)[-1], g) for g in globs)
+
+
+def _add_code_node(g: nx.DiGraph, proj: Project, qn: str):
+    if qn in g:
+        return
+    mod, local = proj.split(qn)
+    if mod is None:
+        g.add_node(qn, kind="external", file=None, line=None, module=qn.rsplit(".", 1)[0],
+                   cls=None, side="other", label=qn)
+        return
+    f = mod.functions.get(local)
+    c = mod.classes.get(local)
+    if f is not None:
+        kind = "method" if f.cls else "function"
+        g.add_node(qn, kind=kind, file=mod.path, line=f.line, module=mod.module,
+                   cls=f"{mod.module}.{f.cls}" if f.cls else None, side=side_of(mod.module),
+                   label=f"{f.cls.split('.')[-1]}.{f.name}" if f.cls else f.qualname)
+    else:
+        g.add_node(qn, kind="class", file=mod.path, line=c.line if c else None, module=mod.module,
+                   cls=qn, side=side_of(mod.module), label=local)
+
+
+def call_graph(
+    proj: Project,
+    roots: list[str],
+    depth: int | None = 2,
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    external: bool = False,
+) -> nx.DiGraph:
+    """Breadth-first from ``roots``: every call site becomes an edge (polymorphic ones, one per target)."""
+    g = nx.DiGraph()
+    unresolved_total = 0
+    seen_depth = {}
+    queue = deque()
+    for r in roots:
+        _add_code_node(g, proj, r)
+        seen_depth[r] = 0
+        queue.append(r)
+    while queue:
+        caller = queue.popleft()
+        d = seen_depth[caller]
+        if depth is not None and d >= depth:
+            continue
+        mod = proj.module_of(caller)
+        if mod is None:
+            continue
+        for call in proj.calls(caller):
+            if call.resolution == "unresolved":
+                unresolved_total += 1
+                uid = f"?{caller}@{call.line}:{call.col}"
+                g.add_node(uid, kind="unresolved", file=mod.path, line=call.line, module=None,
+                           cls=None, side="other", label=call.text)
+                g.add_edge(caller, uid, file=mod.path, line=call.line, sites=[call.line],
+                           resolution="unresolved", polymorphic=False, call=call.text, cross=False)
+                continue
+            if call.external and not external:
+                continue
+            poly = call.resolution == "polymorphic"
+            for target in call.targets:
+                if include and not _matches(target, include):
+                    continue
+                if exclude and _matches(target, exclude):
+                    continue
+                if call.external:
+                    if target not in g:
+                        g.add_node(target, kind="external", file=None, line=None,
+                                   module=target.rsplit(".", 1)[0], cls=None, side="other", label=target)
+                else:
+                    _add_code_node(g, proj, target)
+                if g.has_edge(caller, target):
+                    g.edges[caller, target]["sites"].append(call.line)
+                    continue
+                cross = {g.nodes[caller]["side"], g.nodes[target]["side"]} == {"scheduler", "worker"}
+                g.add_edge(caller, target, file=mod.path, line=call.line, sites=[call.line],
+                           resolution=call.resolution, polymorphic=poly, call=call.text, cross=cross)
+                if not call.external and target not in seen_depth:
+                    seen_depth[target] = d + 1
+                    queue.append(target)
+    g.graph.update(roots=list(roots), unresolved=unresolved_total, depth=depth,
+                   source=proj.source.describe(), version=proj.source.version)
+    return g
+
+
+def field_graph(proj: Project, field: str, owner: str | None = None) -> nx.DiGraph:
+    """Producers -> field -> consumers, over the whole package.
+
+    A producer assigns ``x.<field> = ...`` or passes ``<field>=`` to a constructor of a class
+    that declares the field; a consumer reads ``x.<field>``. ``owner`` (a class name) limits
+    constructor producers to that class.
+    """
+    proj.index_all()
+    owners = set()
+    for summary in proj.loaded_modules():
+        for qn, c in summary.classes.items():
+            if field in c.annotations and (owner is None or c.name == owner):
+                owners.add(f"{summary.module}.{qn}")
+    owner_names = {o.rsplit(".", 1)[-1] for o in owners}
+    fid = f"field:{field}"
+    g = nx.DiGraph()
+    g.add_node(fid, kind="field", file=None, line=None, module=None, cls=None, side="other",
+               label=field, owners=sorted(owners))
+    for summary in proj.loaded_modules():
+        for qn, f in summary.functions.items():
+            fq = f"{summary.module}.{qn}"
+            writes = f.writes.get(field, [])
+            # constructor keyword flow: SomeResult(<field>=...)
+            ctor_lines = [
+                line for line, _col, callee, kwnames in f.calls
+                if field in kwnames and callee[0] in ("n", "a")
+                and (callee[1] if callee[0] == "n" else callee[2]) in owner_names
+            ]
+            reads = f.reads.get(field, [])
+            if writes or ctor_lines:
+                _add_code_node(g, proj, fq)
+                lines = sorted(writes + ctor_lines)
+                g.add_edge(fq, fid, file=summary.path, line=lines[0], sites=lines,
+                           resolution="writes", polymorphic=False, call=f"{field} =", cross=False)
+            if reads:
+                _add_code_node(g, proj, fq)
+                g.add_edge(fid, fq, file=summary.path, line=reads[0], sites=list(reads),
+                           resolution="reads", polymorphic=False, call=f".{field}", cross=False)
+    g.graph.update(roots=[fid], field=field, owners=sorted(owners), unresolved=0,
+                   source=proj.source.describe(), version=proj.source.version)
+    return g

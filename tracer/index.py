@@ -1,0 +1,445 @@
+"""Per-file summaries of Python source, extracted with ``ast`` and cached by content hash.
+
+A summary holds what call resolution needs and nothing else: classes (bases, methods,
+class-level annotations), functions (parameters and annotations, decorators, calls,
+assignments, returned expressions, attribute reads and writes, local imports) and the
+module's imports. Expressions are kept as a tiny tuple IR (see ``expr_ir``) so that a
+summary pickles small and loads fast.
+
+Why ``ast`` and not libcst here: the whole-package index must cover 4,700 files of SGLang
+0.5.23 in under a minute on two cores; libcst needs 257 s on one core for that. The
+contract extractor uses libcst on the handful of files that hold contract sites, where
+concrete syntax and its metadata (positions, parents) matter.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import hashlib
+import os
+import pickle
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SUMMARY_FORMAT = 5  # bump when the summary layout changes: old cache entries are ignored
+
+# ---------------------------------------------------------------------------- expression IR
+# ("n", name)                 a name
+# ("a", base, attr)           attribute
+# ("c", func, kwnames)        call (keyword argument names kept for constructor field flow)
+# ("s", base, (items...))     subscript (annotations: Optional[X], Type[X], Union[...])
+# ("k", value)                constant (None, str: string annotations)
+# ("|", left, right)          X | Y in annotations
+# ("t", (items...))           tuple
+# ("?",)                      anything else
+
+UNKNOWN = ("?",)
+
+
+_INTERNED: dict = {}
+
+
+def expr_ir(node: ast.AST | None, depth: int = 0):
+    """The IR of an expression; equal IRs are one shared object (smaller, faster pickles)."""
+    ir = _expr_ir(node, depth)
+    return _INTERNED.setdefault(ir, ir)
+
+
+def _expr_ir(node: ast.AST | None, depth: int = 0):
+    if node is None or depth > 12:
+        return UNKNOWN
+    t = type(node)
+    if t is ast.Name:
+        return ("n", node.id)
+    if t is ast.Attribute:
+        return ("a", expr_ir(node.value, depth + 1), node.attr)
+    if t is ast.Call:
+        kw = tuple(k.arg for k in node.keywords if k.arg)
+        return ("c", expr_ir(node.func, depth + 1), kw)
+    if t is ast.Subscript:
+        sl = node.slice
+        items = sl.elts if type(sl) is ast.Tuple else [sl]
+        return ("s", expr_ir(node.value, depth + 1), tuple(expr_ir(i, depth + 1) for i in items))
+    if t is ast.Constant:
+        v = node.value
+        return ("k", v if v is None or isinstance(v, (str, bool, int)) else None)
+    if t is ast.BinOp and type(node.op) is ast.BitOr:
+        return ("|", expr_ir(node.left, depth + 1), expr_ir(node.right, depth + 1))
+    if t is ast.Tuple or t is ast.List:
+        return ("t", tuple(expr_ir(e, depth + 1) for e in node.elts))
+    if t is ast.IfExp:  # a if c else b: either value
+        return ("t|", (expr_ir(node.body, depth + 1), expr_ir(node.orelse, depth + 1)))
+    if t is ast.BoolOp and type(node.op) is ast.Or:  # x or Default(): either value
+        return ("t|", tuple(expr_ir(v, depth + 1) for v in node.values))
+    if t is ast.Await:
+        return expr_ir(node.value, depth + 1)
+    return UNKNOWN
+
+
+def ir_text(ir) -> str:
+    """Source-like text of an IR expression, for labels and unresolved edges."""
+    tag = ir[0]
+    if tag == "n":
+        return ir[1]
+    if tag == "a":
+        return f"{ir_text(ir[1])}.{ir[2]}"
+    if tag == "c":
+        return f"{ir_text(ir[1])}(...)"
+    if tag == "s":
+        return f"{ir_text(ir[1])}[{', '.join(ir_text(i) for i in ir[2])}]"
+    if tag == "k":
+        return repr(ir[1])
+    if tag == "|":
+        return f"{ir_text(ir[1])} | {ir_text(ir[2])}"
+    if tag in ("t", "t|"):
+        return "(" + ", ".join(ir_text(i) for i in ir[1]) + ")"
+    return "<expr>"
+
+
+# ---------------------------------------------------------------------------- summaries
+@dataclass
+class FuncInfo:
+    qualname: str  # within the module: "func", "Class.method", "outer.inner"
+    name: str
+    line: int
+    end: int
+    cls: str | None  # the class qualname (within the module) for methods
+    params: list  # [(name, annotation_ir or None)]
+    returns: tuple | None
+    decorators: list
+    calls: list = field(default_factory=list)  # [(line, col, func_ir, keyword names)]
+    assigns: list = field(default_factory=list)  # [(target_ir, value_ir, annotation_ir, line)]
+    return_exprs: list = field(default_factory=list)
+    imports: dict = field(default_factory=dict)  # local imports: name -> ("mod", m) | ("from", m, n)
+    reads: dict = field(default_factory=dict)  # attr -> [lines]
+    writes: dict = field(default_factory=dict)  # attr -> [lines]
+    nested: list = field(default_factory=list)  # names of nested functions
+    parent: str | None = None  # enclosing function qualname for nested functions
+
+    @property
+    def kind(self) -> str:
+        names = {d[1] if d[0] == "n" else (d[2] if d[0] == "a" else None) for d in self.decorators}
+        if "property" in names or "cached_property" in names:
+            return "property"
+        if "staticmethod" in names:
+            return "staticmethod"
+        if "classmethod" in names:
+            return "classmethod"
+        return "method" if self.cls else "function"
+
+
+@dataclass
+class ClassInfo:
+    qualname: str
+    name: str
+    line: int
+    end: int
+    bases: list
+    decorators: list
+    methods: dict = field(default_factory=dict)  # name -> function qualname (within module)
+    annotations: dict = field(default_factory=dict)  # class-level `x: T [= v]`
+    assigns: dict = field(default_factory=dict)  # class-level `x = v`
+    field_order: list = field(default_factory=list)  # annotated names in order (dataclass fields)
+
+
+@dataclass
+class ModuleSummary:
+    module: str
+    path: str  # relative to the python root
+    is_package: bool
+    imports: dict = field(default_factory=dict)
+    classes: dict = field(default_factory=dict)
+    functions: dict = field(default_factory=dict)
+    globals: dict = field(default_factory=dict)  # module-level `x = v`
+    error: str | None = None
+
+
+def _resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
+    if level == 0:
+        return target or ""
+    parts = module.split(".")
+    base = parts if is_package else parts[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([target] if target else []))
+
+
+class _Extractor(ast.NodeVisitor):
+    """One pass over a module; one handler per node kind (as in pyflakes)."""
+
+    def __init__(self, summary: ModuleSummary):
+        self.s = summary
+        self.class_stack: list[ClassInfo] = []
+        self.func_stack: list[FuncInfo] = []
+
+    # -- scopes
+    def visit_ClassDef(self, node: ast.ClassDef):
+        if self.func_stack:  # classes inside functions: index them under the function's name
+            prefix = self.func_stack[-1].qualname + "."
+        else:
+            prefix = self.class_stack[-1].qualname + "." if self.class_stack else ""
+        info = ClassInfo(
+            qualname=prefix + node.name,
+            name=node.name,
+            line=node.lineno,
+            end=node.end_lineno or node.lineno,
+            bases=[expr_ir(b) for b in node.bases],
+            decorators=[expr_ir(d) for d in node.decorator_list],
+        )
+        self.s.classes[info.qualname] = info
+        self.class_stack.append(info)
+        saved_funcs, self.func_stack = self.func_stack, []
+        for stmt in node.body:
+            if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name:
+                info.annotations[stmt.target.id] = expr_ir(stmt.annotation)
+                info.field_order.append(stmt.target.id)
+                if stmt.value is not None:
+                    info.assigns[stmt.target.id] = expr_ir(stmt.value)
+            elif type(stmt) is ast.Assign:
+                for t in stmt.targets:
+                    if type(t) is ast.Name:
+                        info.assigns[t.id] = expr_ir(stmt.value)
+            self.visit(stmt)
+        self.func_stack = saved_funcs
+        self.class_stack.pop()
+
+    def _function(self, node):
+        parent = self.func_stack[-1] if self.func_stack else None
+        cls = self.class_stack[-1] if (self.class_stack and parent is None) else None
+        if parent is not None:
+            qn = parent.qualname + "." + node.name
+        elif cls is not None:
+            qn = cls.qualname + "." + node.name
+        else:
+            qn = node.name
+        args = node.args
+        params = []
+        for a in args.posonlyargs + args.args + args.kwonlyargs:
+            params.append((a.arg, expr_ir(a.annotation) if a.annotation is not None else None))
+        if args.vararg:
+            params.append(("*" + args.vararg.arg, None))
+        if args.kwarg:
+            params.append(("**" + args.kwarg.arg, None))
+        info = FuncInfo(
+            qualname=qn,
+            name=node.name,
+            line=node.lineno,
+            end=node.end_lineno or node.lineno,
+            cls=cls.qualname if cls is not None else None,
+            params=params,
+            returns=expr_ir(node.returns) if node.returns is not None else None,
+            decorators=[expr_ir(d) for d in node.decorator_list],
+            parent=parent.qualname if parent is not None else None,
+        )
+        for d in node.decorator_list:  # decorators are calls made at definition time
+            self.visit(d)
+        if cls is not None:
+            cls.methods[node.name] = qn
+        if parent is not None:
+            parent.nested.append(node.name)
+        self.s.functions[qn] = info
+        self.func_stack.append(info)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.func_stack.pop()
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+
+    # -- imports (module level, inside functions, under TYPE_CHECKING: all the same)
+    def _bind_import(self, local: str, target):
+        if self.func_stack:
+            self.func_stack[-1].imports[local] = target
+        else:
+            self.s.imports.setdefault(local, target)
+
+    def visit_Import(self, node: ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                self._bind_import(alias.asname, ("mod", alias.name))
+            else:  # `import a.b.c` binds `a`
+                top = alias.name.split(".")[0]
+                self._bind_import(top, ("mod", top))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom):
+        base = _resolve_relative(self.s.module, self.s.is_package, node.level, node.module)
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            self._bind_import(alias.asname or alias.name, ("from", base, alias.name))
+
+    # -- facts inside functions
+    def visit_Call(self, node: ast.Call):
+        if self.func_stack:
+            self.func_stack[-1].calls.append(
+                (node.lineno, node.col_offset, expr_ir(node.func), tuple(k.arg for k in node.keywords if k.arg))
+            )
+        self.generic_visit(node)
+
+    def _record_assign(self, target, value_ir, annotation_ir, line):
+        if type(target) is ast.Name or (type(target) is ast.Attribute and type(target.value) is ast.Name):
+            if self.func_stack:
+                self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
+            elif not self.class_stack and type(target) is ast.Name:
+                self.s.globals.setdefault(target.id, value_ir)
+        elif type(target) in (ast.Tuple, ast.List):
+            for elt in target.elts:  # unpacking: types unknown, but the names exist
+                self._record_assign(elt, UNKNOWN, None, line)
+
+    def visit_Assign(self, node: ast.Assign):
+        value = expr_ir(node.value)
+        for t in node.targets:
+            self._record_assign(t, value, None, node.lineno)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign):
+        if self.func_stack or not self.class_stack:
+            self._record_assign(node.target, expr_ir(node.value) if node.value else UNKNOWN,
+                                expr_ir(node.annotation), node.lineno)
+        self.generic_visit(node)
+
+    def visit_With(self, node):
+        for item in node.items:
+            if item.optional_vars is not None:
+                self._record_assign(item.optional_vars, UNKNOWN, None, node.lineno)
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With
+
+    def visit_Return(self, node: ast.Return):
+        if self.func_stack and node.value is not None:
+            self.func_stack[-1].return_exprs.append(expr_ir(node.value))
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute):
+        if self.func_stack:
+            f = self.func_stack[-1]
+            book = f.writes if type(node.ctx) is ast.Store else f.reads
+            book.setdefault(node.attr, []).append(node.lineno)
+        self.generic_visit(node)
+
+    def visit_Lambda(self, node):
+        self.generic_visit(node)
+
+
+def module_name_for(relpath: str) -> tuple[str, bool]:
+    """``sglang/srt/managers/scheduler.py`` -> (``sglang.srt.managers.scheduler``, False)."""
+    parts = relpath[:-3].split("/")
+    if parts[-1] == "__init__":
+        return ".".join(parts[:-1]), True
+    return ".".join(parts), False
+
+
+def summarize_source(source: bytes, relpath: str) -> ModuleSummary:
+    module, is_pkg = module_name_for(relpath)
+    summary = ModuleSummary(module=module, path=relpath, is_package=is_pkg)
+    try:
+        tree = ast.parse(source, filename=relpath)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        summary.error = f"{relpath}:{line}: syntax error: {getattr(exc, 'msg', exc)}"
+        return summary
+    _Extractor(summary).visit(tree)
+    return summary
+
+
+# ---------------------------------------------------------------------------- cache
+def _cache_root() -> Path:
+    from spectrace.source import cache_dir
+
+    return cache_dir() / "index" / f"v{SUMMARY_FORMAT}-py{sys.version_info[0]}{sys.version_info[1]}"
+
+
+def content_key(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class SummaryCache:
+    """Per-file summaries keyed by content hash, plus a per-tree pack for the warm path.
+
+    The pack maps each file to (size, mtime_ns, content key); a file whose size and mtime
+    match is taken from the pack without being read; any other file is hashed, and a
+    summary cached under its hash is reused, so a changed file is re-read alone.
+    """
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled and not os.environ.get("SPECTRACE_NO_CACHE")
+        self.root = _cache_root()
+
+    def _obj_path(self, key: str) -> Path:
+        return self.root / "objects" / key[:2] / f"{key}.pkl"
+
+    def get(self, key: str) -> ModuleSummary | None:
+        if not self.enabled:
+            return None
+        try:
+            with open(self._obj_path(key), "rb") as fh:
+                return pickle.load(fh)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError):
+            return None
+
+    def put(self, key: str, summary: ModuleSummary) -> None:
+        if not self.enabled:
+            return
+        path = self._obj_path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            with open(tmp, "wb") as fh:
+                pickle.dump(summary, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache only costs speed
+
+    def pack_path(self, tree_root: Path) -> Path:
+        key = hashlib.blake2b(str(tree_root.resolve()).encode(), digest_size=10).hexdigest()
+        return self.root / "packs" / f"{key}.pkl"
+
+    def load_pack(self, tree_root: Path) -> dict:
+        if not self.enabled:
+            return {}
+        # Unpickling half a million small tuples triggers the cyclic GC over and over; none of
+        # them can form a cycle, so switch it off for the load (a third of the warm start).
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            with open(self.pack_path(tree_root), "rb") as fh:
+                return pickle.load(fh)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError):
+            return {}
+        finally:
+            if gc_was_on:
+                gc.enable()
+
+    def save_pack(self, tree_root: Path, pack: dict) -> None:
+        if not self.enabled:
+            return
+        path = self.pack_path(tree_root)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".tmp{os.getpid()}")
+            with open(tmp, "wb") as fh:
+                pickle.dump(pack, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+
+
+def summarize_file(root: Path, relpath: str, cache: SummaryCache | None = None) -> tuple[str, ModuleSummary]:
+    data = (root / relpath).read_bytes()
+    key = content_key(data)
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None and hit.path == relpath:
+            return key, hit
+    summary = summarize_source(data, relpath)
+    if cache is not None:
+        cache.put(key, summary)
+    return key, summary
+
+
+def _summarize_worker(args):
+    root, relpath, enabled = args
+    return relpath, summarize_file(Path(root), relpath, SummaryCache(enabled))
