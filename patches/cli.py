@@ -1,0 +1,149 @@
+"""``spectrace patch list | check | apply | status | revert``: the patch engine's command line."""
+
+from __future__ import annotations
+
+import functools
+
+import click
+
+from spectrace.errors import SpectraceError
+from spectrace.patches import engine
+from spectrace.patches.series import DEFAULT_SERIES, available_series, load_series
+
+sglang_option = click.option(
+    "--sglang", "sglang_path", required=True, metavar="PATH",
+    help="An SGLang git checkout (python/sglang) or a directory holding sglang/.",
+)
+series_option = click.option("--series", "series_name", default=DEFAULT_SERIES, show_default=True, help="Patch series name.")
+
+
+def one_line_errors(command):
+    """The filesystem's own errors (permissions, a full disk) as one line, never a traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except OSError as exc:
+            raise SpectraceError(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+
+    return wrapper
+
+
+def _echo_lines(lines):
+    for line in lines:
+        click.echo(line)
+
+
+@click.group("patch")
+def patch_group():
+    """Apply vetted patch series to an SGLang tree, only where the contracts they rely on hold."""
+
+
+@patch_group.command("list")
+@click.option("--sglang", "sglang_path", default=None, metavar="PATH", help="Show only what fits this tree's version.")
+@series_option
+@one_line_errors
+def list_command(sglang_path, series_name):
+    """The series shipped with spectrace, their SGLang versions and patches."""
+    found = available_series()
+    if not found:
+        raise SpectraceError("no patch series are installed")
+    if sglang_path is None:
+        for name, versions in found.items():
+            click.echo(f"{name}: SGLang {', '.join(versions)}")
+        return
+    target = engine.resolve_target(sglang_path)
+    click.echo(f"target: {target.describe()}")
+    series = load_series(series_name, target.version)
+    click.echo(f"series: {series.name} for SGLang {series.version} ({len(series.patches)} patches)")
+    for patch in series.patches:
+        first = patch.description.splitlines()[0] if patch.description else "(no description)"
+        click.echo(f"  {patch.name}: {first}")
+        click.echo(f"    files: {', '.join(patch.touched)}")
+        if patch.requires_contracts:
+            click.echo(f"    requires contracts: {', '.join(patch.requires_contracts)}")
+        if patch.adds_contracts:
+            click.echo(f"    adds contracts: {', '.join(patch.adds_contracts)}")
+
+
+@patch_group.command("check")
+@sglang_option
+@series_option
+@click.option("--no-contract-gate", is_flag=True, help="Do not run the contract catalog (reported as skipped).")
+@one_line_errors
+def check_command(sglang_path, series_name, no_contract_gate):
+    """Run the series' gates on a tree and say, per patch, whether it would apply. Exit 1 if apply would refuse."""
+    report, recovered = engine.check(sglang_path, series_name, use_contracts=not no_contract_gate)
+    _echo_lines(recovered)
+    click.echo(f"target: {report.target.describe()}")
+    click.echo(f"series: {report.series.name} for SGLang {report.series.version} ({len(report.series.patches)} patches, {len(report.series.touched_files)} files)")
+    for gate in report.gates:
+        click.echo(gate.line())
+        for extra in gate.details[1:]:
+            click.echo(f"  {extra}")
+    for verdict in report.dry.verdicts:
+        click.echo(verdict.line())
+    for note in report.notes:
+        click.echo(f"note: {note}")
+    if report.applied_state is not None:
+        click.echo(f"state: applied ({report.applied_state.get('series')}, {report.applied_state.get('applied_at')})")
+    refusal = report.refusal
+    if refusal:
+        click.echo(f"result: apply would refuse: {refusal}")
+        click.get_current_context().exit(1)
+    skipped = [g.name for g in report.gates if g.status == "skipped"]
+    click.echo("result: apply would succeed" + (f" (skipped: {', '.join(skipped)})" if skipped else ""))
+
+
+@patch_group.command("apply")
+@sglang_option
+@series_option
+@click.option("--no-contract-gate", is_flag=True, help="Apply without the contract catalog gates (reported, never silent).")
+@one_line_errors
+def apply_command(sglang_path, series_name, no_contract_gate):
+    """Apply every patch of the series, or none."""
+    result = engine.apply(sglang_path, series_name, use_contracts=not no_contract_gate, progress=click.echo)
+    if no_contract_gate:
+        click.echo("warning: applied WITHOUT the contract gates (--no-contract-gate)")
+    for note in result.notes:
+        click.echo(f"note: {note}")
+    state = result.state
+    click.echo(
+        f"applied {len(state['patches'])} patches of '{result.series.name}' to {len(state['files'])} files "
+        f"in {result.target.root}; state: {result.target.state_dir(result.series.name)}"
+    )
+
+
+@patch_group.command("status")
+@sglang_option
+@one_line_errors
+def status_command(sglang_path):
+    """Which series is applied to a tree, and whether its files are still as applied."""
+    report = engine.status(sglang_path)
+    _echo_lines(report.recovered)
+    click.echo(f"target: {report.target.describe()}")
+    if not report.applied:
+        click.echo("not patched")
+        return
+    for state, files in report.applied:
+        edited = [f for f in files if f.state != "patched"]
+        click.echo(
+            f"applied: {state['series']} ({len(state['patches'])} patches, {state['applied_at']})"
+            + (f"; {len(edited)} files changed since" if edited else "; intact")
+        )
+        for patch in state["patches"]:
+            click.echo(f"  {patch['name']}")
+        for f in files:
+            click.echo(f"  {f.path}: {f.state}")
+
+
+@patch_group.command("revert")
+@sglang_option
+@series_option
+@click.option("--force", is_flag=True, help="Restore the originals even over edits made since apply.")
+@one_line_errors
+def revert_command(sglang_path, series_name, force):
+    """Restore every file the series changed to its bytes before apply."""
+    state, _ = engine.revert(sglang_path, series_name, force=force, progress=click.echo)
+    click.echo(f"reverted '{state['series']}': {len(state['files'])} files restored byte for byte")

@@ -1,0 +1,741 @@
+"""The patch engine: check, apply, revert and report a series on an SGLang tree, all or nothing.
+
+Crash safety (docs/patches.md, "State and journal"): every change to a target tree goes through a
+journal under ``<python root>/.spectrace/patches/<series>/``:
+
+1. the new contents of every touched file are computed in memory (patches/hunks.py) and every
+   gate has passed before anything is written;
+2. the original bytes of every touched file are copied to ``originals/`` (fsynced), then
+   ``journal.json`` is written atomically: from here on an interruption rolls back;
+3. each file is replaced atomically (temp file in the same directory, fsync, ``os.replace``);
+4. the contracts are re-checked on the patched tree;
+5. ``state.json`` is written atomically: the commit point; then the journal is removed.
+
+Every engine command first runs ``recover()``: a journal without a matching ``state.json`` is an
+interrupted apply and is rolled back from ``originals/``; a journal of a revert is rolled forward.
+So a SIGKILL at any instant leaves either the original tree or the fully patched one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import errno
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from spectrace.errors import SpectraceError
+from spectrace.patches.hunks import HunkError, apply_file_diff
+from spectrace.patches.series import DEFAULT_SERIES, Series, load_series, sha256_bytes
+from spectrace.source import SglangSource, from_path
+
+STATE_DIRNAME = ".spectrace"
+JOURNAL = "journal.json"
+STATE = "state.json"
+ORIGINALS = "originals"
+TMP_SUFFIX = ".spectrace-tmp"
+
+# Test hooks (tests/test_patch_kill.py): die like a SIGKILL after N target-file writes, or at a named point.
+KILL_AFTER_WRITES_ENV = "SPECTRACE_TEST_KILL_AFTER_WRITES"
+KILL_AT_ENV = "SPECTRACE_TEST_KILL_AT"
+
+
+# ---------------------------------------------------------------- target
+
+
+@dataclass
+class Target:
+    source: SglangSource
+    git_toplevel: Path | None
+
+    @property
+    def root(self) -> Path:
+        return self.source.root
+
+    @property
+    def version(self) -> str:
+        return self.source.version
+
+    @property
+    def state_base(self) -> Path:
+        return self.root / STATE_DIRNAME / "patches"
+
+    def state_dir(self, series: str) -> Path:
+        return self.state_base / series
+
+    def describe(self) -> str:
+        where = f"git checkout {self.git_toplevel}" if self.git_toplevel else "plain directory"
+        return f"SGLang {self.version} at {self.root} ({where})"
+
+
+def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess | None:
+    """A read-only git query; never one that writes the index or the worktree."""
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    try:
+        return subprocess.run(["git", "--no-optional-locks", *args], cwd=cwd, capture_output=True, env=env, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def resolve_target(path: str | os.PathLike) -> Target:
+    source = from_path(path)
+    proc = _git(["rev-parse", "--show-toplevel"], source.root)
+    top = Path(proc.stdout.decode().strip()) if proc is not None and proc.returncode == 0 and proc.stdout.strip() else None
+    return Target(source=source, git_toplevel=top)
+
+
+def git_dirty(target: Target, paths: list[str]) -> list[str]:
+    """Touched paths (relative to the python root) with uncommitted changes in a git checkout."""
+    if target.git_toplevel is None or not paths:
+        return []
+    proc = _git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *paths], target.root)
+    if proc is None or proc.returncode != 0:
+        return []
+    dirty = []
+    for entry in proc.stdout.decode("utf-8", "replace").split("\0"):
+        if len(entry) > 3:
+            full = (target.git_toplevel / entry[3:]).resolve()
+            try:
+                dirty.append(str(full.relative_to(target.root.resolve())))
+            except ValueError:
+                pass
+    return dirty
+
+
+# ---------------------------------------------------------------- file primitives
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_atomic(path: Path, data: bytes, mode_from: Path | None = None) -> None:
+    """Write ``path`` so that a reader (or a crash) sees the old bytes or the new, never a mix."""
+    tmp = path.with_name(path.name + TMP_SUFFIX)
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    if mode_from is not None and mode_from.exists():
+        shutil.copymode(mode_from, tmp)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _write_json_atomic(path: Path, payload: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(path, (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode())
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise SpectraceError(f"unreadable patch state {path}: {exc}")
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+class _Writes:
+    """Counts target-file writes; the kill hooks let tests die at any point of an apply or revert."""
+
+    def __init__(self):
+        raw = os.environ.get(KILL_AFTER_WRITES_ENV)
+        self.kill_after = int(raw) if raw and raw.isdigit() else None
+        self.kill_at = os.environ.get(KILL_AT_ENV)
+        self.count = 0
+
+    def wrote(self) -> None:
+        self.count += 1
+        if self.kill_after is not None and self.count >= self.kill_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def reached(self, point: str) -> None:
+        if self.kill_at == point:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """Turn SIGTERM into an exception while files change, so the rollback runs at once (SIGKILL
+    cannot be caught: recover() on the next command handles that)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_exit(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, raise_exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _put(root: Path, rel: str, data: bytes | None, writes: _Writes | None = None) -> None:
+    """Give ``root/rel`` the contents ``data`` (None: absent), atomically."""
+    path = root / rel
+    if data is None:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            _fsync_dir(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, data, mode_from=path)
+    if writes is not None:
+        writes.wrote()
+
+
+# ---------------------------------------------------------------- lock, journal, recovery
+
+
+@contextlib.contextmanager
+def _locked(target: Target, create: bool) -> Iterator[None]:
+    """One engine command at a time on a tree (flock on .spectrace/patches/.lock)."""
+    base = target.state_base
+    if not base.is_dir():
+        if not create:
+            yield
+            return
+        base.mkdir(parents=True, exist_ok=True)
+        # keeps the engine's state out of `git status` without touching the user's .gitignore
+        (target.root / STATE_DIRNAME / ".gitignore").write_text("*\n")
+    fd = os.open(base / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                raise SpectraceError(f"another spectrace patch command is working on {target.root}; try again when it ends")
+            raise
+        try:
+            yield
+        finally:
+            _remove_if_unused(target)
+    finally:
+        os.close(fd)
+
+
+def _remove_if_unused(target: Target) -> None:
+    """Drop .spectrace/ once no series is applied or journaled, so a revert leaves no trace."""
+    if _series_dirs(target):
+        return
+    top = target.root / STATE_DIRNAME
+    leftovers = {p.relative_to(top).as_posix() for p in top.rglob("*")} if top.is_dir() else set()
+    if leftovers <= {".gitignore", "patches", "patches/.lock"}:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def _series_dirs(target: Target) -> list[Path]:
+    base = target.state_base
+    return sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+
+
+def _restore_from(state_dir: Path, root: Path, files: list[dict]) -> None:
+    """Put every journaled file back to its original bytes (idempotent: a rerun after a crash is safe)."""
+    for entry in files:
+        rel = entry["path"]
+        (root / (rel + TMP_SUFFIX)).unlink(missing_ok=True)
+        current = _read_or_none(root / rel)
+        if not entry["existed_before"]:
+            if current is not None:
+                _put(root, rel, None)
+            continue
+        if current is not None and sha256_bytes(current) == entry["sha_before"]:
+            continue
+        saved = _read_or_none(state_dir / ORIGINALS / rel)
+        if saved is None or sha256_bytes(saved) != entry["sha_before"]:
+            raise SpectraceError(
+                f"cannot restore {rel}: its saved original in {state_dir / ORIGINALS} is missing or damaged"
+            )
+        _put(root, rel, saved)
+
+
+def recover(target: Target) -> list[str]:
+    """Finish or undo whatever an interrupted apply/revert left; returns what it did (one line each)."""
+    done = []
+    for state_dir in _series_dirs(target):
+        journal = _read_json(state_dir / JOURNAL)
+        state = _read_json(state_dir / STATE)
+        if journal is not None:
+            if journal.get("op") == "apply" and state is not None and state.get("txn") == journal.get("txn"):
+                (state_dir / JOURNAL).unlink()  # the apply committed; only the cleanup was cut short
+                done.append(f"recovered: the interrupted apply of '{state_dir.name}' had committed; kept it")
+            elif journal.get("op") == "apply":
+                _restore_from(state_dir, target.root, journal["files"])
+                (state_dir / JOURNAL).unlink()
+                shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
+                done.append(f"recovered: rolled back an interrupted apply of '{state_dir.name}'; the tree is as before")
+            elif journal.get("op") == "revert":
+                _restore_from(state_dir, target.root, journal["files"])
+                (state_dir / STATE).unlink(missing_ok=True)
+                (state_dir / JOURNAL).unlink()
+                shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
+                done.append(f"recovered: finished an interrupted revert of '{state_dir.name}'")
+            else:
+                raise SpectraceError(f"unknown journal in {state_dir}: op={journal.get('op')!r}")
+        if not (state_dir / STATE).exists() and not (state_dir / JOURNAL).exists():
+            shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)  # e.g. an apply killed before its journal existed
+            with contextlib.suppress(OSError):
+                state_dir.rmdir()
+    return done
+
+
+# ---------------------------------------------------------------- dry run (the anchors gate)
+
+
+@dataclass
+class PatchVerdict:
+    name: str
+    applies: bool
+    already_applied: bool = False
+    reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        if self.applies:
+            extra = f" ({'; '.join(self.notes)})" if self.notes else ""
+            return f"{self.name}: would apply{extra}"
+        if self.already_applied:
+            return f"{self.name}: already in the tree ({'; '.join(self.reasons)})"
+        return f"{self.name}: would NOT apply: {'; '.join(self.reasons)}"
+
+
+@dataclass
+class DryRun:
+    series: Series
+    verdicts: list[PatchVerdict]
+    before: dict[str, bytes | None]  # every touched path's current bytes
+    after: dict[str, bytes | None]  # what they would become
+
+    @property
+    def ok(self) -> bool:
+        return all(v.applies for v in self.verdicts)
+
+    @property
+    def already_applied(self) -> list[PatchVerdict]:
+        return [v for v in self.verdicts if v.already_applied]
+
+
+def dry_run(series: Series, root: Path) -> DryRun:
+    """Apply the whole series in memory, patch after patch, as -p1 from ``root``; touch nothing."""
+    before: dict[str, bytes | None] = {}
+    current: dict[str, bytes | None] = {}
+    for path in series.touched_files:
+        data = _read_or_none(root / path)
+        if data is None and (root / path).exists():
+            raise SpectraceError(f"{root / path} is not a readable file")
+        before[path] = current[path] = data
+    verdicts = []
+    for patch in series.patches:
+        verdict = PatchVerdict(patch.name, applies=True)
+        staged: dict[str, bytes | None] = {}
+        for diff in patch.files:
+            data = staged[diff.path] if diff.path in staged else current[diff.path]
+            try:
+                staged[diff.path], placements = apply_file_diff(data, diff)
+                moved = [f"#{p.hunk_index} at {p.offset:+d}" for p in placements if p.offset]
+                if moved:
+                    verdict.notes.append(f"{diff.path}: hunk {', '.join(moved)} lines")
+            except HunkError as exc:
+                verdict.applies = False
+                try:
+                    apply_file_diff(data, diff, reverse=True)
+                    verdict.already_applied = True
+                    verdict.reasons.append(f"{diff.path}: its changes are already there")
+                except HunkError:
+                    verdict.reasons.append(f"{diff.path}: {exc}")
+        if verdict.applies:
+            current.update(staged)
+        verdicts.append(verdict)
+    return DryRun(series=series, verdicts=verdicts, before=before, after=current)
+
+
+# ---------------------------------------------------------------- the contract gate
+
+
+@dataclass
+class GateResult:
+    name: str
+    status: str  # "ok", "fail", "unavailable", "skipped"
+    summary: str
+    details: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "ok"
+
+    def line(self) -> str:
+        return f"gate {self.name}: {self.status}: {self.summary}"
+
+
+def run_contract_catalog(source: SglangSource):
+    """The one call into the contract checker (spectrace.contracts.check.check_catalog).
+
+    Returns the checker's CheckReport, or a string saying why the checker is not available.
+    """
+    try:
+        from spectrace.contracts.catalog import load_catalog
+        from spectrace.contracts.check import check_catalog
+    except ImportError as exc:
+        return f"the contract checker is not installed ({exc})"
+    return check_catalog(source, load_catalog())
+
+
+def _result_id(result) -> str | None:
+    for attr in ("id", "contract_id"):
+        if isinstance(getattr(result, attr, None), str):
+            return getattr(result, attr)
+    contract = getattr(result, "contract", None)
+    return getattr(contract, "id", None)
+
+
+def _result_kind(result) -> str | None:
+    kind = getattr(result, "kind", None)
+    return kind if isinstance(kind, str) else getattr(getattr(result, "contract", None), "kind", None)
+
+
+def contract_gate(source: SglangSource, series: Series, phase: str, baseline: dict[str, str] | None = None) -> tuple[GateResult, dict[str, str]]:
+    """Run the catalog on ``source``; returns the gate and {contract id: status} for a later comparison.
+
+    before: every contract a patch lists in Requires-Contracts is in the catalog and ``present``.
+    after:  every unconditional read that was present before is still present, every contract a
+            patch lists in Adds-Contracts that the catalog knows is present, and the checker reports
+            no violation.
+    """
+    name = f"contracts ({phase})"
+    try:
+        report = run_contract_catalog(source)
+    except SpectraceError as exc:
+        return GateResult(name, "fail", f"the contract checker refused: {exc}"), {}
+    except Exception as exc:  # the checker is another module: report its failure as a failed gate, one line
+        return GateResult(name, "fail", f"the contract checker failed: {type(exc).__name__}: {exc}"), {}
+    if isinstance(report, str):
+        return GateResult(name, "unavailable", f"contracts: not available: {report}"), {}
+    results = list(getattr(report, "results", []) or [])
+    statuses = {cid: str(getattr(r, "status", "?")) for r in results if (cid := _result_id(r))}
+    kinds = {cid: _result_kind(r) for r in results if (cid := _result_id(r))}
+    problems = []
+    if phase == "before":
+        for patch in series.patches:
+            for cid in patch.requires_contracts:
+                if cid not in statuses:
+                    problems.append(f"{patch.name} requires {cid}, which the catalog does not know")
+                elif statuses[cid] != "present":
+                    problems.append(f"{patch.name} requires {cid}, which is {statuses[cid]} in this tree")
+        required = sorted({c for p in series.patches for c in p.requires_contracts})
+        summary = f"{len(statuses)} contracts checked; required present: {', '.join(required) or 'none listed'}"
+    else:
+        baseline = baseline or {}
+        for cid, status in statuses.items():
+            if kinds.get(cid) == "unconditional-read" and baseline.get(cid) == "present" and status != "present":
+                problems.append(f"unconditional read {cid} is {status} after patching")
+        for patch in series.patches:
+            for cid in patch.adds_contracts:
+                if cid in statuses and statuses[cid] != "present":
+                    problems.append(f"{patch.name} adds {cid}, which is {statuses[cid]} after patching")
+        for violation in list(getattr(report, "violations", []) or []):
+            problems.append(f"violation: {violation}")
+        unconditional = sum(1 for cid in statuses if kinds.get(cid) == "unconditional-read")
+        summary = f"{len(statuses)} contracts checked; {unconditional} unconditional reads hold"
+    if problems:
+        return GateResult(name, "fail", problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""), problems), statuses
+    return GateResult(name, "ok", summary), statuses
+
+
+def manifest_gate(series: Series, before: dict[str, bytes | None]) -> tuple[GateResult, list[str]]:
+    """The series is what its manifest says it is; returns notes on touched files that differ from the release."""
+    problems, notes = [], []
+    if not series.manifest:
+        return GateResult("manifest", "fail", f"{series.directory / 'manifest.toml'} is missing"), notes
+    mv = series.manifest_version
+    if mv and mv != series.version:
+        problems.append(f"manifest.toml is for SGLang {mv}, the directory for {series.version}")
+    wanted = series.manifest_patch_sha()
+    for patch in series.patches:
+        if patch.name not in wanted:
+            problems.append(f"{patch.name} is not in manifest.toml")
+        elif wanted[patch.name] != patch.sha256:
+            problems.append(f"{patch.name} differs from the sha256 in manifest.toml (edited since the series was vetted)")
+    for path, sha in series.manifest_original_sha().items():
+        data = before.get(path)
+        if path in before and data is not None and sha256_bytes(data) != sha:
+            notes.append(f"{path} differs from the released {series.version} file (local edits: the hunks must still match exactly)")
+    if problems:
+        return GateResult("manifest", "fail", problems[0], problems), notes
+    return GateResult("manifest", "ok", f"{len(series.patches)} patches match manifest.toml"), notes
+
+
+# ---------------------------------------------------------------- check / apply / revert / status
+
+
+@dataclass
+class CheckReport:
+    target: Target
+    series: Series
+    dry: DryRun
+    gates: list[GateResult]
+    notes: list[str]
+    applied_state: dict | None
+    baseline_contracts: dict[str, str]
+
+    @property
+    def refusal(self) -> str | None:
+        """Why apply would refuse (one line), or None."""
+        if self.applied_state is not None:
+            return _already_patched_message(self.applied_state)
+        if self.dry.already_applied:
+            v = self.dry.already_applied[0]
+            return f"the tree is already (partly) patched: {v.name} is in it; nothing was changed"
+        for gate in self.gates:
+            if gate.status == "unavailable":
+                return f"gate {gate.name} cannot run: {gate.summary} (pass --no-contract-gate to apply without it)"
+            if not gate.passed and gate.status != "skipped":
+                return f"gate {gate.name} failed: {gate.summary}"
+        for v in self.dry.verdicts:
+            if not v.applies:
+                return f"{v.name} does not apply: {'; '.join(v.reasons)}"
+        return None
+
+
+def _already_patched_message(state: dict) -> str:
+    return (
+        f"already patched with series '{state.get('series')}' ({len(state.get('patches', []))} patches, "
+        f"applied {state.get('applied_at', '?')}); run 'spectrace patch revert' first"
+    )
+
+
+def _any_applied_state(target: Target) -> dict | None:
+    for state_dir in _series_dirs(target):
+        state = _read_json(state_dir / STATE)
+        if state is not None:
+            return state
+    return None
+
+
+def _series_for(target: Target, series_name: str) -> Series:
+    return load_series(series_name, target.version)
+
+
+def _check(target: Target, series: Series, use_contracts: bool) -> CheckReport:
+    dry = dry_run(series, target.root)
+    gate, notes = manifest_gate(series, dry.before)
+    gates = [gate]
+    baseline: dict[str, str] = {}
+    if use_contracts:
+        cgate, baseline = contract_gate(target.source, series, "before")
+        gates.append(cgate)
+    else:
+        gates.append(GateResult("contracts (before)", "skipped", "skipped on request (--no-contract-gate)"))
+    dirty = git_dirty(target, series.touched_files)
+    if dirty:
+        notes.append(f"uncommitted changes in {', '.join(dirty)} are kept: the series applies around them and revert restores them")
+    return CheckReport(target, series, dry, gates, notes, _any_applied_state(target), baseline)
+
+
+def check(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, use_contracts: bool = True) -> tuple[CheckReport, list[str]]:
+    target = resolve_target(path)
+    with _locked(target, create=False):
+        recovered = recover(target)
+        series = _series_for(target, series_name)
+        return _check(target, series, use_contracts), recovered
+
+
+@dataclass
+class ApplyResult:
+    target: Target
+    series: Series
+    state: dict
+    gates: list[GateResult]
+    notes: list[str]
+    recovered: list[str]
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def apply(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, use_contracts: bool = True,
+          progress: Callable[[str], None] | None = None) -> ApplyResult:
+    """Apply every patch of the series or none; SpectraceError (one line) on any refusal."""
+    say = progress or (lambda _msg: None)
+    target = resolve_target(path)
+    series = _series_for(target, series_name)  # refuses a version without a series before creating any state
+    with _locked(target, create=True):
+        recovered = recover(target)
+        for line in recovered:
+            say(line)
+        report = _check(target, series, use_contracts)
+        refusal = report.refusal
+        if refusal:
+            raise SpectraceError(refusal)
+        for gate in report.gates:
+            say(gate.line())
+        state_dir = target.state_dir(series.name)
+        writes = _Writes()
+        txn = uuid.uuid4().hex
+        changed = [p for p in series.touched_files if report.dry.before[p] != report.dry.after[p]]
+        files = [
+            {
+                "path": p,
+                "existed_before": report.dry.before[p] is not None,
+                "sha_before": sha256_bytes(report.dry.before[p]) if report.dry.before[p] is not None else None,
+                "sha_after": sha256_bytes(report.dry.after[p]) if report.dry.after[p] is not None else None,
+            }
+            for p in changed
+        ]
+        # originals first, then the journal: without a journal the tree is untouched
+        shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
+        for entry in files:
+            if entry["existed_before"]:
+                saved = state_dir / ORIGINALS / entry["path"]
+                saved.parent.mkdir(parents=True, exist_ok=True)
+                _write_atomic(saved, report.dry.before[entry["path"]])
+        _write_json_atomic(state_dir / JOURNAL, {"op": "apply", "txn": txn, "series": series.name, "files": files})
+        writes.reached("journal-written")
+        try:
+            with _sigterm_raises():
+                for entry in files:
+                    _put(target.root, entry["path"], report.dry.after[entry["path"]], writes)
+                writes.reached("files-written")
+                gates = list(report.gates)
+                if use_contracts:
+                    after_gate, _ = contract_gate(target.source, series, "after", report.baseline_contracts)
+                    gates.append(after_gate)
+                    if not after_gate.passed:
+                        raise SpectraceError(f"the patched tree fails gate {after_gate.name}: {after_gate.summary}; rolled back")
+                    say(after_gate.line())
+                state = {
+                    "txn": txn,
+                    "series": series.name,
+                    "sglang_version": series.version,
+                    "root": str(target.root),
+                    "applied_at": _now(),
+                    "patches": [{"name": p.name, "sha256": p.sha256} for p in series.patches],
+                    "files": files,
+                    "contract_gates": {g.name: g.status for g in gates},
+                }
+                _write_json_atomic(state_dir / STATE, state)  # the commit point
+        except BaseException:
+            # anything short of a kill: undo now (a kill is undone by recover() on the next command).
+            # The state record goes first: a journal without it always means "roll back".
+            committed = _read_json(state_dir / STATE)
+            if committed is not None and committed.get("txn") == txn:
+                (state_dir / STATE).unlink()
+            _restore_from(state_dir, target.root, files)
+            (state_dir / JOURNAL).unlink(missing_ok=True)
+            shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                state_dir.rmdir()
+            raise
+        writes.reached("committed")
+        (state_dir / JOURNAL).unlink()
+        _fsync_dir(state_dir)
+        return ApplyResult(target, series, state, gates, report.notes, recovered)
+
+
+@dataclass
+class FileStatus:
+    path: str
+    state: str  # "patched", "edited since apply", "missing", "original"
+
+
+def _file_statuses(target: Target, state: dict) -> list[FileStatus]:
+    out = []
+    for entry in state["files"]:
+        data = _read_or_none(target.root / entry["path"])
+        sha = sha256_bytes(data) if data is not None else None
+        if sha == entry["sha_after"]:
+            out.append(FileStatus(entry["path"], "patched"))
+        elif sha == entry["sha_before"]:
+            out.append(FileStatus(entry["path"], "original"))
+        elif data is None:
+            out.append(FileStatus(entry["path"], "missing"))
+        else:
+            out.append(FileStatus(entry["path"], "edited since apply"))
+    return out
+
+
+def revert(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, force: bool = False,
+           progress: Callable[[str], None] | None = None) -> tuple[dict, list[str]]:
+    """Restore every file the series touched to its bytes before apply; returns (the state undone, recovered)."""
+    say = progress or (lambda _msg: None)
+    target = resolve_target(path)
+    with _locked(target, create=False):
+        recovered = recover(target)
+        for line in recovered:
+            say(line)
+        state_dir = target.state_dir(series_name)
+        state = _read_json(state_dir / STATE)
+        if state is None:
+            raise SpectraceError(f"series '{series_name}' is not applied to {target.root}; nothing to revert")
+        edited = [f for f in _file_statuses(target, state) if f.state != "patched"]
+        if edited and not force:
+            first = edited[0]
+            raise SpectraceError(
+                f"{first.path} is {first.state}"
+                + (f" (+{len(edited) - 1} more files)" if len(edited) > 1 else "")
+                + "; revert would discard that: pass --force to restore the originals anyway"
+            )
+        writes = _Writes()
+        # a revert only ever moves forward: an interrupted one is finished by recover()
+        _write_json_atomic(state_dir / JOURNAL, {"op": "revert", "txn": state["txn"], "series": series_name, "files": state["files"]})
+        writes.reached("journal-written")
+        for entry in state["files"]:
+            rel = entry["path"]
+            if not entry["existed_before"]:
+                _put(target.root, rel, None, writes)
+                continue
+            saved = _read_or_none(state_dir / ORIGINALS / rel)
+            if saved is None or sha256_bytes(saved) != entry["sha_before"]:
+                raise SpectraceError(f"cannot revert {rel}: its saved original under {state_dir / ORIGINALS} is missing or damaged")
+            _put(target.root, rel, saved, writes)
+        writes.reached("files-written")
+        (state_dir / STATE).unlink()
+        (state_dir / JOURNAL).unlink()
+        shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            state_dir.rmdir()
+        return state, recovered
+
+
+@dataclass
+class StatusReport:
+    target: Target
+    applied: list[tuple[dict, list[FileStatus]]]
+    recovered: list[str]
+
+
+def status(path: str | os.PathLike) -> StatusReport:
+    target = resolve_target(path)
+    with _locked(target, create=False):
+        recovered = recover(target)
+        applied = []
+        for state_dir in _series_dirs(target):
+            state = _read_json(state_dir / STATE)
+            if state is not None:
+                applied.append((state, _file_statuses(target, state)))
+        return StatusReport(target, applied, recovered)
