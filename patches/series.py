@@ -235,6 +235,8 @@ def parse_patch_text(text: str, name: str = "<patch>") -> tuple[dict[str, str], 
         fd = FileDiff(old_path=_strip_prefix(line[4:].rstrip("\r\n")), new_path=_strip_prefix(lines[i + 1][4:].rstrip("\r\n")))
         if fd.old_path is None and fd.new_path is None:
             raise SpectraceError(f"{name}: diff from /dev/null to /dev/null at line {i + 1}")
+        if fd.old_path and fd.new_path and fd.old_path != fd.new_path:
+            raise SpectraceError(f"{name}: renames are not supported ({fd.old_path} -> {fd.new_path}, line {i + 1})")
         i += 2
         while i < len(lines) and lines[i].startswith("@@"):
             m = HUNK_RE.match(lines[i])
