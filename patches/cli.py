@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import click
 
 from spectrace.errors import SpectraceError
 from spectrace.patches import engine
-from spectrace.patches.series import DEFAULT_SERIES, available_series, load_series
+from spectrace.patches.series import DEFAULT_SERIES, available_series, load_series, render_manifest
 
 sglang_option = click.option(
     "--sglang", "sglang_path", required=True, metavar="PATH",
@@ -147,3 +148,22 @@ def revert_command(sglang_path, series_name, force):
     """Restore every file the series changed to its bytes before apply."""
     state, _ = engine.revert(sglang_path, series_name, force=force, progress=click.echo)
     click.echo(f"reverted '{state['series']}': {len(state['files'])} files restored byte for byte")
+
+
+@patch_group.command("manifest")
+@click.option("--sglang", "sglang_path", required=True, metavar="PATH", help="A PRISTINE tree of the series' SGLang version.")
+@series_option
+@click.option("--series-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Root holding <series>/<version>/ (default: SPECTRACE_SERIES_DIR, else the installed patches/).")
+@one_line_errors
+def manifest_command(sglang_path, series_name, series_dir):
+    """(Series authors) write manifest.toml: sha256 of each patch and of each pristine file it touches."""
+    target = engine.resolve_target(sglang_path)
+    series = load_series(series_name, target.version, root=series_dir)
+    dry = engine.dry_run(series, target.root)
+    if not dry.ok:
+        bad = next(v for v in dry.verdicts if not v.applies)
+        raise SpectraceError(f"not a pristine tree for this series: {bad.line()}")
+    path = series.directory / "manifest.toml"
+    path.write_text(render_manifest(series, target.root))
+    click.echo(f"wrote {path} ({len(series.patches)} patches, {len(series.touched_files)} files)")

@@ -24,6 +24,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -418,26 +419,44 @@ def _result_kind(result) -> str | None:
     return kind if isinstance(kind, str) else getattr(getattr(result, "contract", None), "kind", None)
 
 
-def contract_gate(source: SglangSource, series: Series, phase: str, baseline: dict[str, str] | None = None) -> tuple[GateResult, dict[str, str]]:
+@dataclass
+class ContractSnapshot:
+    statuses: dict[str, str] = field(default_factory=dict)  # contract id -> present|guarded|moved|gone
+    kinds: dict[str, str | None] = field(default_factory=dict)
+    violations: dict[str, str] = field(default_factory=dict)  # line-free key -> one-line text
+
+
+def _violation_key(violation) -> str:
+    """Identifies a violation across a patch: line numbers shift when a file is patched, so drop them."""
+    producer = getattr(violation, "producer", None)
+    if isinstance(producer, dict) and getattr(violation, "id", None):
+        return f"{violation.id}|{producer.get('worker')}|{producer.get('method')}"
+    return re.sub(r"\d+", "#", str(getattr(violation, "message", None) or violation))
+
+
+def contract_gate(source: SglangSource, series: Series, phase: str, baseline: ContractSnapshot | None = None) -> tuple[GateResult, ContractSnapshot]:
     """Run the catalog on ``source``; returns the gate and {contract id: status} for a later comparison.
 
     before: every contract a patch lists in Requires-Contracts is in the catalog and ``present``.
     after:  every unconditional read that was present before is still present, every contract a
             patch lists in Adds-Contracts that the catalog knows is present, and the checker reports
-            no violation.
+            no violation that the tree did not already have before patching.
     """
+    empty = ContractSnapshot()
     name = f"contracts ({phase})"
     try:
         report = run_contract_catalog(source)
     except SpectraceError as exc:
-        return GateResult(name, "fail", f"the contract checker refused: {exc}"), {}
+        return GateResult(name, "fail", f"the contract checker refused: {exc}"), empty
     except Exception as exc:  # the checker is another module: report its failure as a failed gate, one line
-        return GateResult(name, "fail", f"the contract checker failed: {type(exc).__name__}: {exc}"), {}
+        return GateResult(name, "fail", f"the contract checker failed: {type(exc).__name__}: {exc}"), empty
     if isinstance(report, str):
-        return GateResult(name, "unavailable", f"contracts: not available: {report}"), {}
+        return GateResult(name, "unavailable", f"contracts: not available: {report}"), empty
     results = list(getattr(report, "results", []) or [])
     statuses = {cid: str(getattr(r, "status", "?")) for r in results if (cid := _result_id(r))}
     kinds = {cid: _result_kind(r) for r in results if (cid := _result_id(r))}
+    violations = {_violation_key(v): str(getattr(v, "message", None) or v) for v in list(getattr(report, "violations", []) or [])}
+    snapshot = ContractSnapshot(statuses, kinds, violations)
     problems = []
     if phase == "before":
         for patch in series.patches:
@@ -449,21 +468,24 @@ def contract_gate(source: SglangSource, series: Series, phase: str, baseline: di
         required = sorted({c for p in series.patches for c in p.requires_contracts})
         summary = f"{len(statuses)} contracts checked; required present: {', '.join(required) or 'none listed'}"
     else:
-        baseline = baseline or {}
+        baseline = baseline or ContractSnapshot()
         for cid, status in statuses.items():
-            if kinds.get(cid) == "unconditional-read" and baseline.get(cid) == "present" and status != "present":
+            if kinds.get(cid) == "unconditional-read" and baseline.statuses.get(cid) == "present" and status != "present":
                 problems.append(f"unconditional read {cid} is {status} after patching")
         for patch in series.patches:
             for cid in patch.adds_contracts:
                 if cid in statuses and statuses[cid] != "present":
                     problems.append(f"{patch.name} adds {cid}, which is {statuses[cid]} after patching")
-        for violation in list(getattr(report, "violations", []) or []):
-            problems.append(f"violation: {violation}")
+        for key, text in violations.items():
+            if key not in baseline.violations:
+                problems.append(f"new violation: {text}")
         unconditional = sum(1 for cid in statuses if kinds.get(cid) == "unconditional-read")
         summary = f"{len(statuses)} contracts checked; {unconditional} unconditional reads hold"
+    if phase == "before" and violations:
+        summary += f"; {len(violations)} violations already in this tree (not caused by the series)"
     if problems:
-        return GateResult(name, "fail", problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""), problems), statuses
-    return GateResult(name, "ok", summary), statuses
+        return GateResult(name, "fail", problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""), problems), snapshot
+    return GateResult(name, "ok", summary), snapshot
 
 
 def manifest_gate(series: Series, before: dict[str, bytes | None]) -> tuple[GateResult, list[str]]:
@@ -500,7 +522,7 @@ class CheckReport:
     gates: list[GateResult]
     notes: list[str]
     applied_state: dict | None
-    baseline_contracts: dict[str, str]
+    baseline_contracts: ContractSnapshot
 
     @property
     def refusal(self) -> str | None:
@@ -544,7 +566,7 @@ def _check(target: Target, series: Series, use_contracts: bool) -> CheckReport:
     dry = dry_run(series, target.root)
     gate, notes = manifest_gate(series, dry.before)
     gates = [gate]
-    baseline: dict[str, str] = {}
+    baseline = ContractSnapshot()
     if use_contracts:
         cgate, baseline = contract_gate(target.source, series, "before")
         gates.append(cgate)

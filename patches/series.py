@@ -333,3 +333,41 @@ def load_series(name: str, version: str, root: Path | None = None) -> Series:
         except tomllib.TOMLDecodeError as exc:
             raise SpectraceError(f"{mpath}: not valid TOML ({exc})")
     return Series(name=name, version=version, directory=directory, patches=patches, manifest=manifest)
+
+
+def _toml_str(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_str(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise SpectraceError(f"manifest.toml: cannot write a {type(value).__name__} value")
+
+
+def render_manifest(series: Series, pristine_root: Path) -> str:
+    """manifest.toml for ``series`` with hashes taken from the pristine release tree ``pristine_root``.
+
+    Keeps the informational top-level keys (description, verified_modes, server_args, ...) of an
+    existing manifest; rewrites series, sglang_version, [[patches]] and [[files]].
+    """
+    keep = {k: v for k, v in series.manifest.items()
+            if k not in ("series", "sglang_version", "sglang", "version", "patches", "patch", "files", "file")}
+    keep.setdefault("verified_modes", [])
+    keep.setdefault("server_args", [])
+    out = ["# written by `spectrace patch manifest`; hashes of the patches and of the pristine files they touch",
+           f"series = {_toml_str(series.name)}", f"sglang_version = {_toml_str(series.version)}"]
+    out += [f"{key} = {_toml_value(value)}" for key, value in keep.items()]
+    for patch in series.patches:
+        out += ["", "[[patches]]", f"name = {_toml_str(patch.name)}", f"sha256 = {_toml_str(patch.sha256)}"]
+    for path in series.touched_files:
+        original = pristine_root / path
+        if original.is_file():  # files a patch creates have no original
+            out += ["", "[[files]]", f"path = {_toml_str(path)}", f"original_sha256 = {_toml_str(sha256_file(original))}"]
+    return "\n".join(out) + "\n"

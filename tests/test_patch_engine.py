@@ -539,3 +539,21 @@ def test_shipped_series_refuses_0_5_23(sglang_copy, monkeypatch):
     with pytest.raises(SpectraceError, match="series 'dynamic-disable' has no patches for SGLang 0.5.23"):
         engine.apply(tree, "dynamic-disable")
     assert whole_tree_digest(tree) == before
+
+
+def test_manifest_command_writes_what_the_gate_checks(test_series, tmp_path):
+    tree = test_series("0.5.12")
+    directory = tmp_path / "series-root" / "test-series" / "0.5.12"
+    written_by_tests = (directory / "manifest.toml").read_text()
+    (directory / "manifest.toml").unlink()
+    report, _ = engine.check(tree, "test-series", use_contracts=False)
+    assert report.refusal == f"gate manifest failed: {directory / 'manifest.toml'} is missing"
+    out = CliRunner().invoke(main, ["patch", "manifest", "--sglang", str(tree), "--series", "test-series"])
+    assert out.exit_code == 0, out.output
+    series = load_series("test-series", "0.5.12")
+    assert series.manifest_patch_sha() == {p.name: p.sha256 for p in series.patches}
+    import tomllib
+
+    assert series.manifest_original_sha() == {f["path"]: f["original_sha256"] for f in tomllib.loads(written_by_tests)["files"]}
+    report, _ = engine.check(tree, "test-series", use_contracts=False)
+    assert report.refusal is None
