@@ -1,0 +1,442 @@
+"""Runtime shims against SGLang's own code, on the CPU (no torch, no sglang installed).
+
+The consumer side is real: ``Scheduler.run_batch`` (and the output processor's
+``_resolve_spec_overlap_tokens``) are compiled from the fetched SGLang 0.5.12 source with their
+real file names and line numbers, and so are ``GenerationBatchResult``, ``EagleDraftInput`` and
+``FutureMap.store_to_map``: the shims find their sites in that source and check the results that
+flow through it. Only the environment of a step (streams, a tensor stand-in, the batch object)
+is made of minimal objects with SGLang's attribute names.
+"""
+
+from __future__ import annotations
+
+import __future__
+import ast
+import contextlib
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from spectrace.contracts import runtime
+
+VERSION = "0.5.12"
+SCHED = "sglang/srt/managers/scheduler.py"
+OUTPROC = "sglang/srt/managers/scheduler_output_processor_mixin.py"
+UTILS = "sglang/srt/managers/utils.py"
+EAGLE_INFO = "sglang/srt/speculative/eagle_info.py"
+OVERLAP = "sglang/srt/managers/overlap_utils.py"
+
+# the catalog entries these tests exercise, in the schema of docs/design.md
+CATALOG = """
+family = "spec-v2-overlap"
+
+[[contract]]
+id = "SPEC2-NDI-SPECINFO"
+field = "next_draft_input"
+owner = "GenerationBatchResult"
+consumer = "Scheduler.run_batch"
+shape = "batch.spec_info = batch_result.next_draft_input"
+attribute_path = ["next_draft_input"]
+kind = "unconditional-read"
+path_condition = "self.enable_overlap and batch.is_spec_v2"
+versions = ["0.5.9", "0.5.12"]
+[contract.runtime]
+check = "not-none"
+at = "producer-return"
+producer = "forward_batch_generation"
+
+[[contract]]
+id = "SPEC2-NDI-SEQLENS"
+field = "next_draft_input"
+owner = "GenerationBatchResult"
+consumer = "Scheduler.run_batch"
+shape = "batch.seq_lens = batch_result.next_draft_input.new_seq_lens"
+attribute_path = ["next_draft_input", "new_seq_lens"]
+kind = "unconditional-read"
+path_condition = "self.enable_overlap and batch.is_spec_v2"
+versions = ["0.5.9", "0.5.12"]
+[contract.runtime]
+check = "seq-lens-relation"
+at = "producer-return"
+producer = "forward_batch_generation"
+
+[[contract]]
+id = "SPEC2-OUT-ACCEPT-LENS"
+field = "accept_lens"
+owner = "GenerationBatchResult"
+consumer = "SchedulerOutputProcessorMixin._resolve_spec_overlap_tokens"
+shape = "accept_lens = result.accept_lens.tolist()"
+attribute_path = ["accept_lens"]
+kind = "unconditional-read"
+path_condition = "batch.is_spec_v2"
+[contract.runtime]
+check = "fields-present"
+fields = ["accept_lens", "next_token_ids", "speculative_num_draft_tokens"]
+at = "producer-return"
+mode = "decode"
+
+[[contract]]
+id = "SPEC2-NEW-SEQLENS-ON-RESULT"
+field = "new_seq_lens"
+owner = "GenerationBatchResult"
+consumer = "Scheduler.run_batch"
+shape = "batch.seq_lens = batch_result.new_seq_lens"
+attribute_path = ["new_seq_lens"]
+kind = "unconditional-read"
+versions = ["0.5.17"]
+[contract.runtime]
+check = "not-none"
+"""
+
+
+# --------------------------------------------------------------------------------------------
+# real SGLang classes, compiled from the fetched source without torch
+# --------------------------------------------------------------------------------------------
+
+def real_class(root: Path, relpath: str, name: str, methods=(), namespace=None, bases=()):
+    """Class ``name`` of ``relpath`` with its real fields (dataclass fields keep their
+    declarations and defaults) and the real ``methods``, compiled with the file's name and line
+    numbers. Defaults that need torch become None. Method bodies resolve names in ``namespace``."""
+    filename = str(root / relpath)
+    tree = ast.parse(Path(filename).read_text(), filename)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+    ns = dict(namespace or {})
+    ns.setdefault("dataclass", __import__("dataclasses").dataclass)
+    ns.setdefault("dataclasses", __import__("dataclasses"))
+    body = []
+    for node in cls.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if node.value is not None:
+                try:
+                    eval(compile(ast.Expression(node.value), filename, "eval"), ns)
+                except Exception:
+                    node.value = ast.copy_location(ast.Constant(None), node.value)
+            body.append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in methods:
+            body.append(node)
+    decorators = [d for d in cls.decorator_list if "dataclass" in ast.unparse(d)]
+    new = ast.ClassDef(name=name, bases=[ast.Name(f"_base{i}", ast.Load()) for i in range(len(bases))],
+                       keywords=[], body=body or [ast.Pass()], decorator_list=decorators, type_params=[])
+    ast.copy_location(new, cls)
+    mod = ast.Module(body=[new], type_ignores=[])
+    ast.fix_missing_locations(mod)
+    for i, b in enumerate(bases):
+        ns[f"_base{i}"] = b
+    code = compile(mod, filename, "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+    exec(code, ns)
+    return ns[name]
+
+
+class FakeTensor:
+    """Host-side stand-in with the metadata the shims read (shape) and the ops run_batch uses."""
+
+    def __init__(self, values):
+        self.values = list(values)
+        self.shape = (len(self.values),)
+        self.is_cuda = False
+
+    def to(self, *args, **kwargs):
+        return self
+
+    def __neg__(self):
+        return FakeTensor([-v for v in self.values])
+
+    def __len__(self):
+        return len(self.values)
+
+    def tolist(self):
+        return list(self.values)
+
+    def record_stream(self, stream):
+        pass
+
+
+class Mode:
+    def __init__(self, name):
+        self.name = name
+
+    def is_prebuilt(self):
+        return False
+
+    def is_decode(self):
+        return self.name == "DECODE"
+
+    def is_extend(self):
+        return self.name == "EXTEND"
+
+
+@pytest.fixture
+def real(sglang_source):
+    """SGLang 0.5.12's classes on the path the overlap spec-v2 scheduler takes."""
+    root = sglang_source(VERSION).root
+    torch_ns = {"torch": types.SimpleNamespace(is_tensor=lambda x: isinstance(x, FakeTensor))}
+    result_cls = real_class(root, UTILS, "GenerationBatchResult", methods=("copy_to_cpu",), namespace=torch_ns)
+    draft_cls = real_class(root, EAGLE_INFO, "EagleDraftInput")
+    future_map_cls = real_class(root, OVERLAP, "FutureMap",
+                                methods=("store_to_map", "store_to_map_for_new_batch", "is_empty_slice"),
+                                namespace={"spec_need_hidden_states": lambda: False})
+    mixin = real_class(root, OUTPROC, "SchedulerOutputProcessorMixin",
+                       methods=("_resolve_spec_overlap_tokens",))
+    scheduler_cls = real_class(root, SCHED, "Scheduler", methods=("run_batch",),
+                               namespace={"time": __import__("time")}, bases=(mixin,))
+    return types.SimpleNamespace(root=root, Result=result_cls, DraftInput=draft_cls,
+                                 FutureMap=future_map_cls, Scheduler=scheduler_cls, Mixin=mixin)
+
+
+class Buffers:
+    """A device buffer indexed by slices: keeps what was stored."""
+
+    def __init__(self):
+        self.stored = []
+
+    def __setitem__(self, index, value):
+        self.stored.append((index, value))
+
+
+def make_scheduler(real, worker):
+    sched = real.Scheduler.__new__(real.Scheduler)
+    fm = real.FutureMap.__new__(real.FutureMap)
+    fm.spec_algo = types.SimpleNamespace(is_none=lambda: False)
+    fm.buf_initialized = True
+    fm.future_buffer_len = 1024
+    for buf in ("topk_p_buf", "topk_index_buf", "bonus_tokens_buf", "new_seq_lens_buf", "hidden_states_buf"):
+        setattr(fm, buf, Buffers())
+    fm.alloc_future_indices = lambda bs: types.SimpleNamespace(indices=FakeTensor(range(1, bs + 1)),
+                                                                interval=slice(1, bs + 1))
+    fm.resolve_future = lambda mwb: None
+    sched.__dict__.update(
+        forward_ct=0, forward_sleep_time=None, is_generation=True, enable_overlap=True,
+        enable_pdmux=False, spec_algorithm=types.SimpleNamespace(is_none=lambda: False),
+        future_map=fm, forward_stream_ctx=contextlib.nullcontext(),
+        forward_stream=types.SimpleNamespace(wait_stream=lambda s: None), schedule_stream=None,
+        device_module=types.SimpleNamespace(Event=lambda: types.SimpleNamespace(record=lambda: None,
+                                                                                 query=lambda: True)),
+        model_worker=worker, tp_rank=0,
+        server_args=types.SimpleNamespace(enable_dp_attention=False, elastic_ep_backend=None),
+    )
+    sched._profile_batch_predicate = lambda batch: None
+    sched.record_batch_in_overlap = lambda mwb: None
+    return sched
+
+
+def make_batch(mode="DECODE", bs=3):
+    seq_lens = FakeTensor([10 + i for i in range(bs)])
+    mwb = types.SimpleNamespace(seq_lens=seq_lens, forward_mode=Mode(mode),
+                                sampling_info=types.SimpleNamespace(copy_for_forward=lambda: None))
+    batch = types.SimpleNamespace(forward_mode=Mode(mode), is_spec_v2=True, return_logprob=False,
+                                  return_hidden_states=False, reqs=[object()] * bs, seq_lens=seq_lens,
+                                  spec_info=None, output_ids=None, get_model_worker_batch=lambda: mwb)
+    return batch
+
+
+class SpecWorker:
+    """A worker whose forward_batch_generation returns what EAGLEWorkerV2's verify returns
+    (a GenerationBatchResult with next_draft_input), or, while ``disabled``, what the naive
+    dynamic disable returned: a plain target result without the draft input."""
+
+    def __init__(self, real):
+        self.real = real
+        self.disabled = False
+
+    def forward_batch_generation(self, model_worker_batch):
+        bs = len(model_worker_batch.seq_lens)
+        if self.disabled:
+            return self.real.Result(logits_output=None, next_token_ids=FakeTensor([7] * bs),
+                                    can_run_cuda_graph=True)
+        accept = FakeTensor([1] * bs)
+        new = FakeTensor([s + 1 for s in model_worker_batch.seq_lens.values])
+        ndi = self.real.DraftInput(bonus_tokens=FakeTensor([5] * bs), new_seq_lens=new)
+        return self.real.Result(logits_output=None, next_token_ids=FakeTensor([5] * (4 * bs)),
+                                can_run_cuda_graph=True, speculative_num_draft_tokens=4,
+                                next_draft_input=ndi, accept_lens=accept)
+
+
+@pytest.fixture
+def shims(tmp_path, real):
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    (catalog / "spec-v2.toml").write_text(CATALOG)
+
+    made = []
+
+    def make(mode="warn", worker_cls=SpecWorker):
+        report = tmp_path / f"report-{mode}.jsonl"
+        s = runtime.Shims(mode, str(report), str(catalog), value_sample=0)
+        module = types.SimpleNamespace(Scheduler=real.Scheduler, __name__="sglang.srt.managers.scheduler")
+        s._on_scheduler_module(module)
+        worker_module = types.ModuleType("fake_worker_module")
+        worker_module.__dict__["SpecWorker"] = worker_cls
+        worker_cls.__module__ = "fake_worker_module"
+        s._on_worker_module(worker_module)
+        made.append(s)
+        return s, report
+
+    yield make
+    for s in made:
+        s.close()
+        s.returns.close()
+    # restore the unwrapped methods for the next test
+    for cls, name in ((real.Scheduler, "run_batch"), (SpecWorker, "forward_batch_generation")):
+        while hasattr(cls.__dict__[name], "__spectrace_wrapped__"):
+            setattr(cls, name, cls.__dict__[name].__spectrace_wrapped__)
+
+
+def events(report):
+    return [json.loads(line) for line in Path(report).read_text().splitlines()]
+
+
+def test_sites_come_from_the_imported_source(shims, real):
+    s, _ = shims()
+    active = {p["id"]: p for p in s.active}
+    text = (real.root / SCHED).read_text().splitlines()
+    site = active["SPEC2-NDI-SPECINFO"]["consumer_site"]
+    assert site["file"] == SCHED and site["qualname"] == "Scheduler.run_batch"
+    assert text[site["line"] - 1].strip() == "batch.spec_info = batch_result.next_draft_input"
+    seq = active["SPEC2-NDI-SEQLENS"]["consumer_site"]
+    assert text[seq["line"] - 1].strip() == "batch.seq_lens = batch_result.next_draft_input.new_seq_lens"
+    out = active["SPEC2-OUT-ACCEPT-LENS"]["consumer_site"]
+    assert out["file"] == OUTPROC and out["qualname"] == "SchedulerOutputProcessorMixin._resolve_spec_overlap_tokens"
+    # 0.5.17's contract is not in 0.5.12's run_batch: listed as not checked, with the reason
+    inactive = {p["id"]: p["reason"] for p in s.inactive}
+    assert "batch.seq_lens = batch_result.new_seq_lens" in inactive["SPEC2-NEW-SEQLENS-ON-RESULT"]
+
+
+def test_healthy_steps_hold_every_contract(shims, real):
+    s, report = shims("raise")
+    worker = SpecWorker(real)
+    sched = make_scheduler(real, worker)
+    for mode in ("EXTEND", "DECODE", "DECODE"):
+        batch = make_batch(mode)
+        result = sched.run_batch(batch)
+        assert batch.seq_lens is result.next_draft_input.new_seq_lens
+    s.close()
+    assert s.checks["SPEC2-NDI-SPECINFO"] == 3 and s.checks["SPEC2-NDI-SEQLENS"] == 3
+    assert s.checks["SPEC2-OUT-ACCEPT-LENS"] == 2  # decode steps only
+    assert sum(s.violations.values()) == 0
+    final = [e for e in events(report) if e["event"] == "summary"][-1]
+    assert final["final"] and final["checks"]["SPEC2-NDI-SPECINFO"] == 3
+
+
+def test_raise_names_contract_and_both_sites_before_sglangs_crash(shims, real):
+    s, report = shims("raise")
+    worker = SpecWorker(real)
+    sched = make_scheduler(real, worker)
+    sched.run_batch(make_batch("EXTEND"))
+    worker.disabled = True
+    with pytest.raises(runtime.ContractViolation) as info:
+        sched.run_batch(make_batch("DECODE"))
+    exc = info.value
+    assert exc.contract == "SPEC2-NDI-SPECINFO"
+    assert exc.consumer["file"] == SCHED and exc.consumer["qualname"] == "Scheduler.run_batch"
+    assert exc.producer["qualname"] == "SpecWorker.forward_batch_generation"
+    assert exc.producer["file"].endswith("test_runtime.py")
+    returns = [r["line"] for r in exc.producer.get("return_sites", [])]
+    assert len(returns) == 2
+    if "return_site" in exc.producer:  # Python 3.12+: the return that ran
+        assert exc.producer["return_site"]["line"] == returns[0]
+    assert f"{SCHED}:{exc.consumer['line']}" in str(exc)
+    violation = [e for e in events(report) if e["event"] == "violation"][0]
+    assert violation["contract"] == "SPEC2-NDI-SPECINFO" and violation["step"] == 2
+    assert violation["forward_mode"] == "DECODE"
+
+    # without the shim, SGLang's own code crashes on the same step, inside run_batch
+    s.active = []
+    with pytest.raises(AttributeError, match="NoneType"):
+        sched.run_batch(make_batch("DECODE"))
+
+
+def test_warn_logs_once_and_counts_the_rest(shims, real, capsys):
+    s, report = shims("warn")
+    worker = SpecWorker(real)
+    worker.disabled = True
+    sched = make_scheduler(real, worker)
+    for _ in range(3):
+        with pytest.raises(AttributeError):  # warn lets SGLang's own crash happen
+            sched.run_batch(make_batch("DECODE"))
+    err = capsys.readouterr().err
+    assert err.count("contract SPEC2-NDI-SPECINFO broken") == 1
+    assert err.count("contract SPEC2-OUT-ACCEPT-LENS broken") == 1
+    assert SCHED in err and "test_runtime.py" in err
+    assert s.violations["SPEC2-NDI-SPECINFO"] == 3
+    assert s.violations["SPEC2-OUT-ACCEPT-LENS"] == 3
+
+
+def test_record_mode_only_reports(shims, real, capsys):
+    s, report = shims("record")
+    worker = SpecWorker(real)
+    sched = make_scheduler(real, worker)
+    worker.disabled = True
+    with pytest.raises(AttributeError):
+        sched.run_batch(make_batch("DECODE"))
+    assert "[spectrace]" not in capsys.readouterr().err
+    kinds = {e["contract"] for e in events(report) if e["event"] == "violation"}
+    assert kinds == {"SPEC2-NDI-SPECINFO", "SPEC2-NDI-SEQLENS", "SPEC2-OUT-ACCEPT-LENS"}
+
+
+def test_seq_lens_batch_size_mismatch(shims, real):
+    class ShortWorker(SpecWorker):
+        def forward_batch_generation(self, model_worker_batch):
+            result = SpecWorker.forward_batch_generation(self, model_worker_batch)
+            result.next_draft_input.new_seq_lens = FakeTensor([1])
+            return result
+
+    s, report = shims("raise", worker_cls=ShortWorker)
+    sched = make_scheduler(real, ShortWorker(real))
+    with pytest.raises(runtime.ContractViolation) as info:
+        sched.run_batch(make_batch("DECODE", bs=3))
+    assert info.value.contract == "SPEC2-NDI-SEQLENS"
+    assert "shape (1,)" in info.value.detail and "3 requests" in info.value.detail
+
+
+def test_path_condition_off_means_no_check(shims, real):
+    s, _ = shims("raise")
+    worker = SpecWorker(real)
+    worker.disabled = True
+    sched = make_scheduler(real, worker)
+    sched.enable_overlap = False  # the catalog's path condition: self.enable_overlap and batch.is_spec_v2
+    sched.run_batch = types.MethodType(real.Scheduler.run_batch, sched)
+    batch = make_batch("DECODE")
+    batch.is_spec_v2 = False
+    s.local.ctx = None
+    # run only the producer wrapper with a context whose condition is false
+    ctx = runtime._StepContext(sched, batch, 1)
+    s.local.ctx = ctx
+    result = worker.forward_batch_generation(batch.get_model_worker_batch())
+    s.local.ctx = None
+    assert result.next_draft_input is None
+    assert s.checks["SPEC2-NDI-SPECINFO"] == 0 and sum(s.violations.values()) == 0
+
+
+def test_a_producer_replaced_after_import_is_rewrapped(shims, real):
+    s, _ = shims("raise")
+    worker = SpecWorker(real)
+    sched = make_scheduler(real, worker)
+    sched.run_batch(make_batch("EXTEND"))
+
+    def naive(self, model_worker_batch):  # a plugin's monkeypatch, after the shims wrapped
+        return real.Result(next_token_ids=FakeTensor([1, 2, 3]))
+
+    original = SpecWorker.__dict__["forward_batch_generation"]
+    SpecWorker.forward_batch_generation = naive
+    try:
+        with pytest.raises(runtime.ContractViolation) as info:
+            sched.run_batch(make_batch("DECODE"))
+        assert info.value.producer["qualname"] == "SpecWorker.forward_batch_generation"
+        assert info.value.producer["line"] == naive.__code__.co_firstlineno
+    finally:
+        SpecWorker.forward_batch_generation = original
+
+
+def test_packaged_catalog_resolves_on_the_real_scheduler(real, tmp_path):
+    """Whatever the packaged catalog holds for 0.5.12, its runtime checks find their consumer."""
+    if not list(runtime.DEFAULT_CATALOG.glob("*.toml")):
+        pytest.skip("no packaged catalog yet")
+    s = runtime.Shims("record", str(tmp_path / "r.jsonl"), None, value_sample=0)
+    s._on_scheduler_module(types.SimpleNamespace(Scheduler=real.Scheduler))
+    s.close()
+    ids = {p["id"] for p in s.active}
+    spec_info = [p for p in s.active if p["shape"] == "batch.spec_info = batch_result.next_draft_input"]
+    assert spec_info, f"no active runtime check for the next_draft_input read (active: {sorted(ids)})"
