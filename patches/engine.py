@@ -255,17 +255,26 @@ def _series_dirs(target: Target) -> list[Path]:
     return sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
 
 
-def _restore_from(state_dir: Path, root: Path, files: list[dict]) -> None:
-    """Put every journaled file back to its original bytes (idempotent: a rerun after a crash is safe)."""
+def _restore_from(state_dir: Path, root: Path, files: list[dict], only_ours: bool = True) -> list[str]:
+    """Put journaled files back to their original bytes (idempotent: a rerun after a crash is safe).
+
+    ``only_ours``: restore a file only if it holds what the engine wrote (or the original already);
+    bytes that are neither were written by someone else meanwhile and are left alone, reported.
+    Returns one line per file left alone.
+    """
+    left_alone = []
     for entry in files:
         rel = entry["path"]
         (root / (rel + TMP_SUFFIX)).unlink(missing_ok=True)
         current = _read_or_none(root / rel)
-        if not entry["existed_before"]:
-            if current is not None:
-                _put(root, rel, None)
+        sha = sha256_bytes(current) if current is not None else None
+        if sha == entry["sha_before"]:
+            continue  # already original (None == None: a created file that is gone)
+        if only_ours and sha != entry["sha_after"]:
+            left_alone.append(f"{rel} was changed by something else meanwhile; left as it is")
             continue
-        if current is not None and sha256_bytes(current) == entry["sha_before"]:
+        if not entry["existed_before"]:
+            _put(root, rel, None)
             continue
         saved = _read_or_none(state_dir / ORIGINALS / rel)
         if saved is None or sha256_bytes(saved) != entry["sha_before"]:
@@ -273,6 +282,7 @@ def _restore_from(state_dir: Path, root: Path, files: list[dict]) -> None:
                 f"cannot restore {rel}: its saved original in {state_dir / ORIGINALS} is missing or damaged"
             )
         _put(root, rel, saved)
+    return left_alone
 
 
 def recover(target: Target) -> list[str]:
@@ -286,18 +296,21 @@ def recover(target: Target) -> list[str]:
                 (state_dir / JOURNAL).unlink()  # the apply committed; only the cleanup was cut short
                 done.append(f"recovered: the interrupted apply of '{state_dir.name}' had committed; kept it")
             elif journal.get("op") == "apply":
-                _restore_from(state_dir, target.root, journal["files"])
+                left_alone = _restore_from(state_dir, target.root, journal["files"])
                 (state_dir / JOURNAL).unlink()
                 shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
                 done.append(f"recovered: rolled back an interrupted apply of '{state_dir.name}'; the tree is as before")
+                done.extend(f"recovered: warning: {line}" for line in left_alone)
             elif journal.get("op") == "revert":
-                _restore_from(state_dir, target.root, journal["files"])
+                _restore_from(state_dir, target.root, journal["files"], only_ours=False)
                 (state_dir / STATE).unlink(missing_ok=True)
                 (state_dir / JOURNAL).unlink()
                 shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
                 done.append(f"recovered: finished an interrupted revert of '{state_dir.name}'")
             else:
                 raise SpectraceError(f"unknown journal in {state_dir}: op={journal.get('op')!r}")
+        for leftover in state_dir.glob("*" + TMP_SUFFIX):  # a state/journal write cut short
+            leftover.unlink()
         if not (state_dir / STATE).exists() and not (state_dir / JOURNAL).exists():
             shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)  # e.g. an apply killed before its journal existed
             with contextlib.suppress(OSError):
@@ -346,6 +359,8 @@ def dry_run(series: Series, root: Path) -> DryRun:
     before: dict[str, bytes | None] = {}
     current: dict[str, bytes | None] = {}
     for path in series.touched_files:
+        if (root / path).is_symlink():
+            raise SpectraceError(f"{root / path} is a symbolic link; the engine patches regular files only")
         data = _read_or_none(root / path)
         if data is None and (root / path).exists():
             raise SpectraceError(f"{root / path} is not a readable file")
@@ -641,6 +656,9 @@ def apply(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, use_contra
         try:
             with _sigterm_raises():
                 for entry in files:
+                    on_disk = _read_or_none(target.root / entry["path"])
+                    if (sha256_bytes(on_disk) if on_disk is not None else None) != entry["sha_before"]:
+                        raise SpectraceError(f"{entry['path']} changed while the series was being applied; rolled back")
                     _put(target.root, entry["path"], report.dry.after[entry["path"]], writes)
                 writes.reached("files-written")
                 gates = list(report.gates)

@@ -335,14 +335,16 @@ def _run_cli(args: list[str], env_extra: dict[str, str]) -> subprocess.Completed
 KILL_POINTS = [
     ("kill-after-writes", "1"),
     ("kill-after-writes", "2"),
+    ("kill-after-writes", "3"),
     ("kill-at", "journal-written"),
     ("kill-at", "files-written"),
 ]
 
 
+@pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("hook,value", KILL_POINTS)
-def test_sigkill_during_apply_leaves_the_original(test_series, tmp_path, hook, value):
-    tree = test_series("0.5.12")
+def test_sigkill_during_apply_leaves_the_original(test_series, tmp_path, hook, value, version):
+    tree = test_series(version)
     before = whole_tree_digest(tree)
     env = {SERIES_DIR_ENV: str(tmp_path / "series-root")}
     env[engine.KILL_AFTER_WRITES_ENV if hook == "kill-after-writes" else engine.KILL_AT_ENV] = value
@@ -385,6 +387,26 @@ def test_sigkill_during_revert_finishes_the_revert(test_series, tmp_path, hook, 
     assert report.recovered == ["recovered: finished an interrupted revert of 'test-series'"]
     assert report.applied == []
     assert whole_tree_digest(tree) == before
+
+
+def test_recovery_leaves_a_file_someone_else_changed(test_series, tmp_path):
+    """Rollback restores what the engine wrote, never bytes another writer put there meanwhile."""
+    tree = test_series("0.5.12")
+    env = {SERIES_DIR_ENV: str(tmp_path / "series-root"), engine.KILL_AFTER_WRITES_ENV: "1"}
+    gate = [] if USE_CONTRACTS else ["--no-contract-gate"]
+    proc = _run_cli(["patch", "apply", "--sglang", str(tree), "--series", "test-series", *gate], env)
+    assert proc.returncode == -9
+    journal = json.loads((tree / ".spectrace/patches/test-series/journal.json").read_text())
+    first = journal["files"][0]["path"]  # written before the kill
+    second = [f["path"] for f in journal["files"][1:] if f["existed_before"]][0]  # not written yet
+    (tree / second).write_text((tree / second).read_text() + "# written by another editor\n")
+    report = engine.status(tree)
+    assert report.recovered == [
+        "recovered: rolled back an interrupted apply of 'test-series'; the tree is as before",
+        f"recovered: warning: {second} was changed by something else meanwhile; left as it is",
+    ]
+    assert hashlib.sha256((tree / first).read_bytes()).hexdigest() == journal["files"][0]["sha_before"]
+    assert (tree / second).read_text().endswith("# written by another editor\n")
 
 
 # ---------------------------------------------------------------- git checkout
@@ -499,6 +521,28 @@ def test_bad_patch_is_one_line_error():
         parse_patch_text("--- a/sglang/x.py\n+++ b/sglang/x.py\n@@ -1,3 +1,3 @@\n a\n")
     with pytest.raises(SpectraceError, match="without an a/ or b/ prefix"):
         parse_patch_text("--- sglang/x.py\n+++ sglang/x.py\n@@ -1 +1 @@\n-a\n+b\n")
+
+
+def _diff_of(old: str, new: str) -> "FileDiff":
+    return parse_patch_text(_diff("sglang/x.py", old, new))[1][0]
+
+
+def test_hunk_lands_at_an_offset_but_never_on_an_ambiguous_match():
+    from spectrace.patches.hunks import HunkError, apply_file_diff
+
+    base = "".join(f"line {i}\n" for i in range(1, 21))
+    diff = _diff_of(base, base.replace("line 10\n", "line ten\n"))
+    shifted = "extra\nextra\n" + base
+    new, placements = apply_file_diff(shifted.encode(), diff)
+    assert new == ("extra\nextra\n" + base.replace("line 10\n", "line ten\n")).encode()
+    assert [(p.line, p.offset) for p in placements] == [(9, 2)]
+    repeated = "".join(f"line {i}\n" for i in range(7, 14)) + "gap\n" + "".join(f"line {i}\n" for i in range(7, 14))
+    with pytest.raises(HunkError, match=r"is ambiguous: its context matches at lines 1, 9"):
+        apply_file_diff(repeated.encode(), diff)
+    with pytest.raises(HunkError, match=r"hunk #1 @@ -7,7 \+7,7 @@ does not match: line 10 is 'line TEN', the patch expects 'line 10'"):
+        apply_file_diff(base.replace("line 10\n", "line TEN\n").encode(), diff)
+    reverted, _ = apply_file_diff(new, diff, reverse=True)
+    assert reverted == shifted.encode()
 
 
 # ---------------------------------------------------------------- the shipped series
