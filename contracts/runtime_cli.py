@@ -75,7 +75,7 @@ def load_reports(paths: list[str | os.PathLike]) -> MergedReport:
                 except json.JSONDecodeError:
                     bad += 1  # a process killed mid-write leaves at most one partial line
                     continue
-                key = (str(p), ev.get("pid"))
+                key = (str(p), ev.get("pid"), json.dumps(ev.get("rank"), sort_keys=True))
                 kind = ev.get("event")
                 if kind == "start":
                     starts[key] = ev
@@ -113,7 +113,8 @@ def load_reports(paths: list[str | os.PathLike]) -> MergedReport:
         if row.first is None:
             row.first = ev
         # a process killed before any summary still counts its violations
-        if not any(k[1] == ev.get("pid") and cid == ev["contract"] for k, cid in seen_in_summary):
+        rank = json.dumps(ev.get("rank"), sort_keys=True)
+        if not any(k[1] == ev.get("pid") and k[2] == rank and cid == ev["contract"] for k, cid in seen_in_summary):
             row.violations = max(row.violations, 1)
     for cid in list(inactive):
         if cid in rows and rows[cid].checks:
