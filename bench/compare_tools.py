@@ -179,10 +179,12 @@ def run_one(tool, input_name, args, targets, workdir: Path) -> Result:
     time_file = workdir / f"{tool}-{input_name}.time"
     log_file = workdir / f"{tool}-{input_name}.log"
     out.unlink(missing_ok=True)
-    # time -v measures timeout and (through wait4's rusage) the tool it waits for.
+    # time -v measures timeout and (through wait4's rusage) the tool it waits for; --foreground
+    # makes timeout kill only the tool and then reap it, so a timed-out run still reports the
+    # peak RSS it had reached (without it timeout kills its whole group, itself included).
     wrapped = (
         f"/usr/bin/time -v -o {shlex.quote(str(time_file))} "
-        f"timeout -s KILL {args.timeout} bash -c {shlex.quote(command)}"
+        f"timeout --foreground -s KILL {args.timeout} bash -c {shlex.quote(command)}"
     )
     env = dict(os.environ, PATH=f"{args.venv}/bin:{os.environ['PATH']}")
     started = time.monotonic()
@@ -193,13 +195,16 @@ def run_one(tool, input_name, args, targets, workdir: Path) -> Result:
     if result.wall_s is None:
         result.wall_s = elapsed
     rc = proc.returncode
-    log_tail = log_file.read_text(errors="replace").strip().splitlines()[-1:] or [""]
+    log_lines = log_file.read_text(errors="replace").strip().splitlines()
+    frames = [line.strip() for line in log_lines if line.strip().startswith("File ")]
+    log_tail = [(log_lines[-1] if log_lines else "") + (f" ({frames[-1]})" if frames else "")]
     if rc in (124, 137) or "Command terminated by signal 9" in (time_file.read_text() if time_file.exists() else ""):
         result.status = f"timeout ({args.timeout} s)"
+        result.note = "killed; peak RSS is what it had reached"
         return result
     if rc != 0 or not out.exists() or out.stat().st_size == 0:
         result.status = f"crash (exit {rc})"
-        result.note = log_tail[0][:160]
+        result.note = log_tail[0][:220]
         return result
     try:
         callees = READERS[tool](out)
@@ -260,7 +265,7 @@ def markdown(results, targets, versions, args) -> str:
             f"{'-' if r.callees is None else r.callees} | {resolved} | {', '.join(r.other_fbg) or '-'} |"
         )
     lines += ["", "Commands (run in the directory that holds `sglang/`, each wrapped as "
-              f"`/usr/bin/time -v timeout -s KILL {args.timeout} bash -c '<command>'`):", "", "```"]
+              f"`/usr/bin/time -v timeout --foreground -s KILL {args.timeout} bash -c '<command>'`):", "", "```"]
     seen = set()
     for r in results:
         if r.command not in seen:
