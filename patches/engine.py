@@ -421,17 +421,23 @@ def run_contract_catalog(source: SglangSource):
     return check_catalog(source, load_catalog())
 
 
+def _get(obj, name: str, default=None):
+    """An attribute or a key: the checker's results may be dataclasses or plain dicts."""
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
 def _result_id(result) -> str | None:
     for attr in ("id", "contract_id"):
-        if isinstance(getattr(result, attr, None), str):
-            return getattr(result, attr)
-    contract = getattr(result, "contract", None)
-    return getattr(contract, "id", None)
+        if isinstance(_get(result, attr), str):
+            return _get(result, attr)
+    return _get(_get(result, "contract"), "id")
 
 
 def _result_kind(result) -> str | None:
-    kind = getattr(result, "kind", None)
-    return kind if isinstance(kind, str) else getattr(getattr(result, "contract", None), "kind", None)
+    kind = _get(result, "kind")
+    return kind if isinstance(kind, str) else _get(_get(result, "contract"), "kind")
 
 
 @dataclass
@@ -443,10 +449,10 @@ class ContractSnapshot:
 
 def _violation_key(violation) -> str:
     """Identifies a violation across a patch: line numbers shift when a file is patched, so drop them."""
-    producer = getattr(violation, "producer", None)
-    if isinstance(producer, dict) and getattr(violation, "id", None):
-        return f"{violation.id}|{producer.get('worker')}|{producer.get('method')}"
-    return re.sub(r"\d+", "#", str(getattr(violation, "message", None) or violation))
+    producer = _get(violation, "producer")
+    if isinstance(producer, dict) and _get(violation, "id"):
+        return f"{_get(violation, 'id')}|{producer.get('worker')}|{producer.get('method')}"
+    return re.sub(r"\d+", "#", str(_get(violation, "message") or violation))
 
 
 def contract_gate(source: SglangSource, series: Series, phase: str, baseline: ContractSnapshot | None = None) -> tuple[GateResult, ContractSnapshot]:
@@ -467,10 +473,10 @@ def contract_gate(source: SglangSource, series: Series, phase: str, baseline: Co
         return GateResult(name, "fail", f"the contract checker failed: {type(exc).__name__}: {exc}"), empty
     if isinstance(report, str):
         return GateResult(name, "unavailable", f"contracts: not available: {report}"), empty
-    results = list(getattr(report, "results", []) or [])
-    statuses = {cid: str(getattr(r, "status", "?")) for r in results if (cid := _result_id(r))}
+    results = list(_get(report, "results", []) or [])
+    statuses = {cid: str(_get(r, "status", "?")) for r in results if (cid := _result_id(r))}
     kinds = {cid: _result_kind(r) for r in results if (cid := _result_id(r))}
-    violations = {_violation_key(v): str(getattr(v, "message", None) or v) for v in list(getattr(report, "violations", []) or [])}
+    violations = {_violation_key(v): str(_get(v, "message") or v) for v in list(_get(report, "violations", []) or [])}
     snapshot = ContractSnapshot(statuses, kinds, violations)
     problems = []
     if phase == "before":
@@ -587,10 +593,13 @@ def _check(target: Target, series: Series, use_contracts: bool) -> CheckReport:
         gates.append(cgate)
     else:
         gates.append(GateResult("contracts (before)", "skipped", "skipped on request (--no-contract-gate)"))
+    applied_state = _any_applied_state(target)
+    if applied_state is not None or dry.already_applied:
+        notes = []  # "differs from the release" says nothing new about a patched tree
     dirty = git_dirty(target, series.touched_files)
     if dirty:
         notes.append(f"uncommitted changes in {', '.join(dirty)} are kept: the series applies around them and revert restores them")
-    return CheckReport(target, series, dry, gates, notes, _any_applied_state(target), baseline)
+    return CheckReport(target, series, dry, gates, notes, applied_state, baseline)
 
 
 def check(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, use_contracts: bool = True) -> tuple[CheckReport, list[str]]:
