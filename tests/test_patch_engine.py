@@ -601,3 +601,18 @@ def test_manifest_command_writes_what_the_gate_checks(test_series, tmp_path):
     assert series.manifest_original_sha() == {f["path"]: f["original_sha256"] for f in tomllib.loads(written_by_tests)["files"]}
     report, _ = engine.check(tree, "test-series", use_contracts=False)
     assert report.refusal is None
+
+
+@pytest.mark.parametrize("version", shipped_versions())
+def test_shipped_series_killed_midway_leaves_the_original(sglang_copy, monkeypatch, version):
+    monkeypatch.delenv(SERIES_DIR_ENV, raising=False)
+    tree = sglang_copy(version, subdirs=("sglang/srt",))
+    before = whole_tree_digest(tree)
+    gate = [] if USE_CONTRACTS else ["--no-contract-gate"]
+    proc = _run_cli(["patch", "apply", "--sglang", str(tree), *gate], {engine.KILL_AFTER_WRITES_ENV: "2"})
+    assert proc.returncode == -9, proc.stdout + proc.stderr
+    assert whole_tree_digest(tree) != before  # two files really were replaced
+    proc = _run_cli(["patch", "check", "--sglang", str(tree), *gate], {})
+    assert "rolled back an interrupted apply of 'dynamic-disable'" in proc.stdout
+    assert proc.stdout.rstrip().splitlines()[-1].startswith("result: apply would succeed"), proc.stdout + proc.stderr
+    assert whole_tree_digest(tree) == before
