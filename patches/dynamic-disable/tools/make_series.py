@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Regenerate a dynamic-disable series directory from a pristine and an edited SGLang tree.
+
+    python3 make_series.py VERSION PRISTINE_DIR EDITED_DIR OUT_DIR
+
+PRISTINE_DIR and EDITED_DIR each hold ``sglang/`` (an unpacked release copied to /tmp, the
+second one edited).  Every patch is ``diff -u`` output between the two (never hand-written),
+prefixed with its DEP-3-like header; ``series`` and ``manifest.toml`` (patch sha256, original
+file sha256) are written next to them.  Finally the series is dry-run with ``patch -p1`` on a
+fresh copy of the pristine tree, then really applied there and compared with EDITED_DIR.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+AUTHOR = "spectrace"
+REQUIRES = "SPEC2-NDI-SPECINFO, SPEC2-NDI-SEQLENS"
+MODULE = "sglang/srt/speculative/dynamic_disable.py"
+
+# (file name stem, touched files, Description (first line, then body lines), Requires, Adds)
+PATCHES = {
+    "0.5.12": [
+        (
+            "0001-speculative-dynamic-disable-module",
+            [MODULE],
+            [
+                "Spec v2: policy and plain-decode step for dynamic speculation disable",
+                "New module sglang/srt/speculative/dynamic_disable.py: the per-step controller",
+                "(running batch size with hysteresis, optional accept-length floor with",
+                "periodic probes), the server-start refusal of unverified modes, target",
+                "DECODE CUDA graphs on a second attention backend, and the disabled step:",
+                "one plain target decode token whose GenerationBatchResult still carries",
+                "next_draft_input (bonus_tokens, new_seq_lens = seq_lens + 1, verify_done,",
+                "topk_p/topk_index/hidden_states), accept_lens of ones and stride 1, plus",
+                "one draft decode token that keeps the draft KV exact.",
+            ],
+            REQUIRES,
+            "SPEC2-DISABLED-NDI, SPEC2-DISABLED-STRIDE",
+        ),
+        (
+            "0002-server-args-dynamic-disable",
+            ["sglang/srt/server_args.py"],
+            [
+                "Server arguments for dynamic speculation disable; refuse unverified modes",
+                "--speculative-dynamic-disable, --speculative-disable-above-bs (24),",
+                "--speculative-enable-below-bs (16), --speculative-disable-below-accept-len",
+                "(1.5).  At the end of _handle_speculative_decoding the server refuses to",
+                "start with the v1 worker (overlap off), topk > 1, --speculative-adaptive,",
+                "DP attention, PP, TBO, PD disaggregation, or (unless",
+                "SGLANG_SPEC_DISABLE_ALLOW_UNVERIFIED=1) a mode not verified on the GPU.",
+            ],
+            "",
+            "",
+        ),
+        (
+            "0003-eagle-worker-v2-disabled-step",
+            ["sglang/srt/speculative/eagle_worker_v2.py"],
+            [
+                "EAGLEWorkerV2: run the disabled step when the controller says so",
+                "forward_batch_generation decides once per decode step, before drafting;",
+                "a disabled step returns SpecDisableRuntime.forward_disabled's result.",
+                "on_verify_complete_cpu feeds the accept-length rule; spec_disable_status",
+                "reports the mode for the decode log line.",
+            ],
+            REQUIRES,
+            "SPEC2-DISABLED-NDI",
+        ),
+        (
+            "0004-decode-log-spec-mode",
+            ["sglang/srt/observability/scheduler_metrics_mixin.py"],
+            [
+                "Decode log line: which speculation mode ran and why",
+                "Appends the worker's spec_disable_status() (mode, reason, steps on/off,",
+                "accept-length average) after 'accept len' in the periodic decode log.",
+            ],
+            "",
+            "",
+        ),
+    ],
+}
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def file_diff(pristine: Path, edited: Path, rel: str) -> str:
+    old = pristine / rel
+    new = edited / rel
+    old_arg = str(old) if old.exists() else "/dev/null"
+    old_label = f"a/{rel}" if old.exists() else "/dev/null"
+    proc = subprocess.run(
+        ["diff", "-u", "--label", old_label, "--label", f"b/{rel}", old_arg, str(new)],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"diff failed for {rel}: {proc.stderr}")
+    if proc.returncode == 0:
+        raise SystemExit(f"{rel}: no change between the trees")
+    return proc.stdout
+
+
+def header(desc: list[str], requires: str, adds: str, today: str) -> str:
+    lines = [f"Description: {desc[0]}"] + [f" {line}" for line in desc[1:]]
+    lines.append(f"Author: {AUTHOR}")
+    lines.append(f"Requires-Contracts: {requires}")
+    lines.append(f"Adds-Contracts: {adds}")
+    lines.append("Forwarded: no")
+    lines.append(f"Last-Update: {today}")
+    lines.append("---")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    version = sys.argv[1]
+    pristine, edited, out = (Path(a).resolve() for a in sys.argv[2:5])
+    spec = PATCHES[version]
+    out.mkdir(parents=True, exist_ok=True)
+    today = datetime.date.today().isoformat()
+    names = []
+    touched = []
+    for stem, files, desc, requires, adds in spec:
+        body = "".join(file_diff(pristine, edited, rel) for rel in files)
+        name = f"{stem}.patch"
+        (out / name).write_text(header(desc, requires, adds, today) + body)
+        names.append(name)
+        touched += files
+    (out / "series").write_text(
+        "# dynamic-disable for SGLang " + version + ": apply in this order (patch -p1 from the dir holding sglang/)\n"
+        + "".join(n + "\n" for n in names)
+    )
+
+    m = [
+        'series = "dynamic-disable"',
+        f'sglang_version = "{version}"',
+        'description = "Spec v2 (EAGLEWorkerV2, overlap scheduler): per decode step, run a plain '
+        "one-token target decode instead of draft/verify/draft-extend while the running batch is "
+        "large (hysteresis) or drafts are rarely accepted; next_draft_input (new_seq_lens) is "
+        'returned on every path."',
+        'verified_modes = ["spec-v2 overlap, EAGLE3, topk=1, triton attention, page_size 1, tp 1 (GPU: H200, 0.5.12)", '
+        '"spec-v2 overlap, EAGLE, topk=1 (same code path as EAGLE3; not run on the GPU)"]',
+        'server_args = ["--speculative-dynamic-disable", "--speculative-disable-above-bs", '
+        '"--speculative-enable-below-bs", "--speculative-disable-below-accept-len"]',
+        'environment = ["SGLANG_SPEC_DISABLE_SKIP_DRAFT", "SGLANG_SPEC_DISABLE_CHECK", '
+        '"SGLANG_SPEC_DISABLE_ALLOW_UNVERIFIED", "SGLANG_SPEC_DISABLE_PROBE_INTERVAL", '
+        '"SGLANG_SPEC_DISABLE_PROBE_STEPS", "SGLANG_SPEC_DISABLE_WARMUP_STEPS"]',
+        'adds_files = ["' + MODULE + '"]',
+        "",
+    ]
+    for n in names:
+        m += ["[[patches]]", f'name = "{n}"', f'sha256 = "{sha256(out / n)}"', ""]
+    for rel in touched:
+        if (pristine / rel).exists():
+            m += ["[[files]]", f'path = "{rel}"', f'original_sha256 = "{sha256(pristine / rel)}"', ""]
+    (out / "manifest.toml").write_text("\n".join(m))
+
+    # check: dry run and real apply on a fresh copy of the pristine tree
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp) / "tree"
+        shutil.copytree(pristine / "sglang", fresh / "sglang")
+        for n in names:
+            for dry in (True, False):
+                cmd = ["patch", "-p1", "--forward", "--batch", "-d", str(fresh), "-i", str(out / n)]
+                if dry:
+                    cmd.insert(1, "--dry-run")
+                proc = subprocess.run(cmd, capture_output=True, text=True)
+                if proc.returncode != 0:
+                    raise SystemExit(f"{n} does not apply (dry_run={dry}):\n{proc.stdout}{proc.stderr}")
+        for rel in touched:
+            if (fresh / rel).read_bytes() != (edited / rel).read_bytes():
+                raise SystemExit(f"{rel}: patched result differs from the edited tree")
+    print(f"{out}: {len(names)} patches, apply cleanly, result equals the edited tree")
+
+
+if __name__ == "__main__":
+    main()
