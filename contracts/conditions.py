@@ -1,0 +1,156 @@
+"""Path conditions as propositional formulas, and whether two of them can hold together.
+
+A condition's text (as libcst printed it) is read back with the stdlib ``ast`` into and/or/not
+over atoms. Atoms are compared *receiver-free*: ``self.enable_overlap`` in the scheduler,
+``enable_overlap`` in ``SpeculativeAlgorithm.create_worker`` and ``batch.spec_algorithm.is_none()``
+/ ``self.spec_algorithm.is_none()`` name the same server configuration (the batch's
+``spec_algorithm`` and the create-worker flag are copied from the scheduler's server arguments), so
+the root name of an attribute chain is dropped: ``spec_algorithm.is_none()``, ``enable_overlap``.
+``x is None`` / ``x is not None`` become the atom ``x is None`` with a polarity.
+
+A boolean property read as an atom (``batch.is_spec_v2``) is replaced by its returned expression
+when the caller can resolve it (``expand``), which is how the analysis knows that
+``is_spec_v2 == enable_overlap and not spec_algorithm.is_none()``.
+
+Satisfiability is decided by enumerating the atoms (a handful per question).
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from typing import Callable, Iterable
+
+Formula = tuple  # ("atom", key) | ("not", f) | ("and", [f...]) | ("or", [f...]) | ("true",)
+
+MAX_ATOMS = 16
+
+
+def _atom_key(node: ast.expr) -> str:
+    """Receiver-free text of an atom."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant) \
+            and node.comparators[0].value is None and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+        return f"{_atom_key(node.left)} is None"
+    text = ast.unparse(node)
+    # drop the root name of a dotted chain: self.x.y() -> x.y()
+    base = node
+    while isinstance(base, (ast.Attribute, ast.Call, ast.Subscript)):
+        base = base.func if isinstance(base, ast.Call) else base.value
+    if isinstance(base, ast.Name) and base is not node and text.startswith(base.id + "."):
+        text = text[len(base.id) + 1:]
+    return text
+
+
+def parse(text: str, expand: Callable[[str, str], str | None] | None = None, _depth: int = 0) -> Formula:
+    """Formula of a condition's text. ``expand(root, attr)`` may return the source of a property."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return ("atom", text.strip())
+    return _convert(node, expand, _depth)
+
+
+def _convert(node: ast.expr, expand, depth: int) -> Formula:
+    if isinstance(node, ast.BoolOp):
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        return (op, [_convert(v, expand, depth) for v in node.values])
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return ("not", _convert(node.operand, expand, depth))
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.IsNot) \
+            and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+        return ("not", ("atom", _atom_key(node)))
+    if expand is not None and depth < 4 and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        body = expand(node.value.id, node.attr)
+        if body:
+            return parse(body, expand, depth + 1)
+    return ("atom", _atom_key(node))
+
+
+def conjunction(parts: Iterable[tuple[str, bool]], expand=None) -> Formula:
+    items = []
+    for text, positive in parts:
+        f = parse(text, expand)
+        items.append(f if positive else ("not", f))
+    return ("and", items)
+
+
+def atoms(f: Formula, out: set | None = None) -> set:
+    out = set() if out is None else out
+    if f[0] == "atom":
+        out.add(f[1])
+    elif f[0] == "not":
+        atoms(f[1], out)
+    elif f[0] in ("and", "or"):
+        for g in f[1]:
+            atoms(g, out)
+    return out
+
+
+def evaluate(f: Formula, env: dict) -> bool:
+    kind = f[0]
+    if kind == "atom":
+        return env[f[1]]
+    if kind == "not":
+        return not evaluate(f[1], env)
+    if kind == "and":
+        return all(evaluate(g, env) for g in f[1])
+    if kind == "or":
+        return any(evaluate(g, env) for g in f[1])
+    return True
+
+
+def satisfiable(*formulas: Formula) -> bool:
+    """Can all formulas hold at once? (unknown atoms are free; too many atoms: assume yes)."""
+    whole = ("and", list(formulas))
+    names = sorted(atoms(whole))
+    if len(names) > MAX_ATOMS:
+        # keep the atoms shared between formulas; the rest cannot create a contradiction alone
+        counts: dict = {}
+        for f in formulas:
+            for a in atoms(f):
+                counts[a] = counts.get(a, 0) + 1
+        shared = [a for a in names if counts[a] > 1][:MAX_ATOMS]
+        return _sat_projected(whole, shared)
+    for values in itertools.product((True, False), repeat=len(names)):
+        if evaluate(whole, dict(zip(names, values))):
+            return True
+    return False
+
+
+def _sat_projected(whole: Formula, shared: list[str]) -> bool:
+    """Over-approximation: atoms outside ``shared`` are made to satisfy whatever asks for them."""
+
+    def ev(f, env):
+        kind = f[0]
+        if kind == "atom":
+            return env.get(f[1], None)
+        if kind == "not":
+            v = ev(f[1], env)
+            return None if v is None else not v
+        vals = [ev(g, env) for g in f[1]]
+        if kind == "and":
+            return False if False in vals else (None if None in vals else True)
+        return True if True in vals else (None if None in vals else False)
+
+    for values in itertools.product((True, False), repeat=len(shared)):
+        if ev(whole, dict(zip(shared, values))) is not False:
+            return True
+    return False
+
+
+def render(parts: Iterable[tuple[str, bool]]) -> str:
+    """The path condition as people write it: ``a and not (b)``."""
+    out = []
+    for text, positive in parts:
+        out.append(text if positive else f"not ({text})")
+    return " and ".join(out)
+
+
+def render_dnf(alternatives) -> str:
+    """Alternatives (each a list of (text, positive)) as ``(a and b) or (c)``; "always" for an empty one."""
+    if not alternatives:
+        return "never traced"
+    parts = [render(a) or "always" for a in alternatives]
+    if "always" in parts:
+        return "always"
+    return " or ".join(f"({p})" if len(alternatives) > 1 else p for p in parts)
