@@ -7,6 +7,7 @@ hand is the honest way to pin every marker the renderers must show; each output 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import struct
 import xml.etree.ElementTree as ET
@@ -228,12 +229,21 @@ def test_svg_nodes_edges_and_classes(call_graph, tmp_path):
 
 
 @needs_dot
-def test_svg_puts_the_scheduler_side_left_of_the_worker_side(call_graph):
+def test_svg_draws_the_two_sides_as_separate_differently_filled_boxes(call_graph):
     _, groups = svg_tree(render(call_graph, "svg"))
+    boxes = {}
+    for _, title, g in groups["cluster"]:
+        if title in ("cluster_side_scheduler", "cluster_side_worker"):
+            shape = next(e for e in g.iter() if e.tag in (f"{SVG}path", f"{SVG}polygon"))
+            points = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", shape.get("d") or shape.get("points"))]
+            xs, ys = points[0::2], points[1::2]
+            boxes[title] = (min(xs), min(ys), max(xs), max(ys), shape.get("fill"))
+    sched, worker = boxes["cluster_side_scheduler"], boxes["cluster_side_worker"]
+    assert sched[4] != worker[4]
+    apart = sched[2] < worker[0] or worker[2] < sched[0] or sched[3] < worker[1] or worker[3] < sched[1]
+    assert apart, boxes
     x = {title: node_x(g) for _, title, g in groups["node"]}
-    scheduler = [x[n] for n in (RUN_BATCH, RECORD)]
-    worker = [x[n] for n in (TP_FBG, EAGLE2_FBG, EAGLE2_VERIFY, DRAFT)]
-    assert max(scheduler) < min(worker)
+    assert x[RUN_BATCH] < x[TP_FBG]  # left to right: the caller before its callees
 
 
 @needs_dot

@@ -422,7 +422,7 @@ def _bundle_node_attrs(graph: nx.DiGraph, caller: str, members: list[str]) -> di
             "tooltip": _esc(f"{len(members)} unresolved calls in {caller}")}
 
 
-def to_graphviz(graph: nx.DiGraph, separate_sides: bool = True):
+def to_graphviz(graph: nx.DiGraph):
     """A ``graphviz.Digraph`` of the call graph or field map (clusters, styles, legend)."""
     import graphviz
 
@@ -492,52 +492,15 @@ def to_graphviz(graph: nx.DiGraph, separate_sides: bool = True):
     for node in graph:
         if _cluster_key(graph, node) is None and graph.nodes[node].get("kind") != "field":
             add_node(dot, node, in_class=False)
-    stretch = _separate_sides(graph) if separate_sides and not field_map else {}
     for src, dst in graph.edges():
-        if dst in bundled:
-            continue
-        attrs = _edge_attrs(graph, src, dst)
-        if (src, dst) in stretch:
-            attrs["minlen"] = str(stretch[src, dst])
-        if stretch and _side(graph, src) == "worker" and _side(graph, dst) == "scheduler":
-            attrs["constraint"] = "false"  # a call back into the scheduler side must not pull it right
-        dot.edge(_dot_id(src), _dot_id(dst), **attrs)
+        if dst not in bundled:
+            dot.edge(_dot_id(src), _dot_id(dst), **_edge_attrs(graph, src, dst))
     for caller, members in bundles.items():
         dot.edge(_dot_id(caller), _bundle_id(caller), style="dashed", color=UNRESOLVED_COLOR, arrowhead="onormal",
                  arrowsize="0.5", penwidth="0.8", label=f"{len(members)} unresolved", fontcolor="#757575",
                  tooltip=_esc(f"{len(members)} unresolved calls"), **{"class": "call resolution-unresolved unresolved"})
     dot.node("__legend__", label=_legend(graph), shape="plaintext", style="", margin="0", tooltip="legend")
     return dot
-
-
-def _side(graph: nx.DiGraph, node: str) -> str | None:
-    key = _cluster_key(graph, node)
-    return key[0] if key else None
-
-
-def _separate_sides(graph: nx.DiGraph) -> dict[tuple[str, str], int]:
-    """``minlen`` for scheduler->worker edges so that the worker side is ranked right of the scheduler.
-
-    Left alone, dot ranks by call depth, so the two side clusters share ranks and end up
-    stacked. Ranking each scheduler-side node by its longest call path inside the scheduler
-    side, and stretching every edge into the worker side past the deepest of them, puts the
-    scheduler on the left and the worker on the right.
-    """
-    sched = graph.subgraph(n for n in graph if _side(graph, n) == "scheduler")
-    if not sched or not any(_side(graph, n) == "worker" for n in graph):
-        return {}
-    condensed = nx.condensation(sched)
-    depth = {}
-    for component in nx.topological_sort(condensed):
-        preds = list(condensed.predecessors(component))
-        depth[component] = 1 + max((depth[p] for p in preds), default=-1)
-    rank = {n: depth[condensed.graph["mapping"][n]] for n in sched}
-    deepest = max(rank.values())
-    return {
-        (src, dst): deepest + 1 - rank[src]
-        for src, dst in graph.edges()
-        if src in rank and _side(graph, dst) == "worker"
-    }
 
 
 def _html(text: str) -> str:
@@ -553,21 +516,16 @@ def _graphviz_pipe(graph: nx.DiGraph, fmt: str) -> bytes:
 
     if shutil.which("dot") is None:
         raise SpectraceError(INSTALL_DOT.format(fmt=fmt))
-    failure = None
-    # dot's spline router occasionally gives up on the stretched side-by-side ranking
-    # ("lost edge"); the plain ranking always draws, with the sides stacked instead.
-    for separate_sides in (True, False):
-        dot = to_graphviz(graph, separate_sides=separate_sides)
-        if fmt == "png":
-            dot.attr(dpi="110")
-        try:
-            return dot.pipe(format=fmt, quiet=True)
-        except graphviz.ExecutableNotFound as exc:
-            raise SpectraceError(INSTALL_DOT.format(fmt=fmt)) from exc
-        except graphviz.CalledProcessError as exc:
-            failure = exc
-    message = (failure.stderr or b"").decode(errors="replace").strip().splitlines()
-    raise SpectraceError(f"Graphviz failed to draw the {fmt}: {message[-1] if message else failure}")
+    dot = to_graphviz(graph)
+    if fmt == "png":
+        dot.attr(dpi="110")
+    try:
+        return dot.pipe(format=fmt, quiet=True)
+    except graphviz.ExecutableNotFound as exc:
+        raise SpectraceError(INSTALL_DOT.format(fmt=fmt)) from exc
+    except graphviz.CalledProcessError as exc:
+        message = (exc.stderr or b"").decode(errors="replace").strip().splitlines()
+        raise SpectraceError(f"Graphviz failed to draw the {fmt}: {message[-1] if message else exc}") from exc
 
 
 # --------------------------------------------------------------------------- mermaid
