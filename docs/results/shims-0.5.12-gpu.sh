@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Device side of the runtime-shims proof on SGLang 0.5.12 (docs/results/shims-0.5.12.md).
+# Run from the checkout's root on the GPU machine, with the bundle carried in .gpu/:
+#   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 proof   # EAGLE-3 + baseline with shims; overhead
+#   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 fault   # the naive disable, warn and raise
+#   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 tp2     # --tp 2 (two-GPU kind), ranks merged
+# The SGLang set-up is the one of the GPU recipe (.gpu/recipe/gpu-run.sh, its first 45 lines).
+set -uo pipefail
+BUNDLE=${1:?bundle dir}
+PLAN=${2:-proof}
+OUT=${OUT:-/tmp/shims-out}
+BUDGET_S=${BUDGET_S:-300}
+mkdir -p "$OUT"
+t0=$(date +%s)
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+mkdir -p /tmp/site && tar -xJf "$BUNDLE/site.tar.xz" -C /tmp/site || { echo "unpack failed"; exit 2; }
+export TVM_FFI_CACHE_DIR=/tmp/jitcache/tvm-ffi TRITON_CACHE_DIR=/tmp/jitcache/triton FLASHINFER_WORKSPACE_BASE=/tmp/jitcache/fi
+mkdir -p /tmp/jitcache
+[ -f "$BUNDLE/jitcache.tar.xz" ] && tar -xJf "$BUNDLE/jitcache.tar.xz" -C /tmp/jitcache && echo "[shims] JIT caches restored"
+rm -rf /tmp/stubs-active && mkdir -p /tmp/stubs-active
+for n in $(cat "$BUNDLE/STUBS" 2>/dev/null); do
+  [ -d ".gpu/recipe/stubs/$n" ] || continue
+  PYTHONPATH=/tmp/site python3 -c "import $n" 2>/dev/null || ln -s "$PWD/.gpu/recipe/stubs/$n" "/tmp/stubs-active/$n"
+done
+ldconfig -p 2>/dev/null | grep -q 'libnuma\.so\.1 ' || export LD_LIBRARY_PATH=/tmp/site/_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# spectrace from this checkout, laid out as installed (spectrace.contracts is contracts/)
+rm -rf /tmp/spt && mkdir -p /tmp/spt/spectrace && cp -r spectrace/. /tmp/spt/spectrace/
+for d in contracts tracer patches; do cp -r "$d" "/tmp/spt/spectrace/$d"; done
+export PYTHONPATH=/tmp/spt:/tmp/site:/tmp/stubs-active
+python3 -c "import sglang, torch, spectrace.contracts.runtime as r; print('[shims] sglang', sglang.__version__, 'torch', torch.__version__, 'gpus', torch.cuda.device_count(), 'monitoring', hasattr(__import__('sys'), 'monitoring'))"
+echo "[shims] set-up $(( $(date +%s) - t0 ))s"
+left=$(( BUDGET_S - ($(date +%s) - t0) ))
+CAT=docs/results/shims-catalog-0.5.12.toml
+[ -n "$(ls contracts/catalog/*.toml 2>/dev/null)" ] && [ -z "${FORCE_RUNTIME_CATALOG:-}" ] && CAT=contracts/catalog
+echo "[shims] catalog $CAT"
+case "$PLAN" in
+  proof)
+    timeout $(( left - 15 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/shims-0.5.12-bench.toml \
+      --catalog "$CAT" --seq-reps 4 --timeout 200 --reference eagle3 -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn ;;
+  fault)
+    timeout $(( left - 15 )) python3 -m spectrace bench --dummy-model small --configs docs/results/shims-0.5.12-fault.toml \
+      --catalog "$CAT" --seq-reps 2 --timeout 100 --no-plot -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn ;;
+  tp2)
+    timeout $(( left - 15 )) python3 -m spectrace bench --dummy-model 8b --catalog "$CAT" --shims warn \
+      --base-args '--tp-size 2 --max-running-requests 64 --cuda-graph-max-bs 64' --concurrency 1,16,64 --timeout 250 \
+      --config eagle3-tp2='--speculative-algorithm EAGLE3 --speculative-draft-model-path {draft} --speculative-eagle-topk 1 --speculative-num-steps 3 --speculative-num-draft-tokens 4' \
+      -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn ;;
+esac
+for f in "$OUT"/bench/log-*.txt; do
+  [ -f "$f" ] || continue
+  echo "==== $(basename "$f"): spectrace / fault / error lines"
+  grep -E '^\[spectrace\]|^\[fault\]|ContractViolation|Error|error:|Traceback' "$f" | grep -v -i 'warning: ' | head -n 25 | cut -c1-700
+done
+for f in "$OUT"/bench/shims-*.jsonl; do
+  [ -f "$f" ] || continue
+  echo "==== spectrace report $(basename "$f")"
+  python3 -m spectrace report "$f" | cut -c1-900
+done
+rm -rf "$OUT/bench/models"
+tar -C "$OUT" -czf "$OUT/bench.tar.gz" bench && rm -rf "$OUT/bench"
+if [ ! -f "$BUNDLE/jitcache.tar.xz" ] && [ -n "$(ls -A /tmp/jitcache 2>/dev/null)" ]; then
+  tar -C /tmp/jitcache -cf - . | xz -T0 -3 > "$OUT/jitcache.tar.xz"
+  [ "$(stat -c %s "$OUT/jitcache.tar.xz")" -gt 15000000 ] && rm -f "$OUT/jitcache.tar.xz"
+fi
+echo "[shims] total $(( $(date +%s) - t0 ))s"
