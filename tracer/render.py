@@ -375,8 +375,10 @@ def _legend(graph: nx.DiGraph) -> str:
         (any(d.get("resolution") not in ("unresolved", "reads", "writes") and not d.get("cross")
              and not d.get("polymorphic") for d in edges), CALL_COLOR, "&#8594;", "call"),
         (any(d.get("cross") for d in edges), CROSS_COLOR, "&#10145;", "crosses scheduler/worker"),
-        (any(d.get("polymorphic") for d in edges), POLY_COLOR, "- - &#8594;",
+        (any(d.get("polymorphic") and not d.get("cross") for d in edges), POLY_COLOR, "- - &#8594;",
          "polymorphic: one edge per possible target"),
+        (any(d.get("polymorphic") and d.get("cross") for d in edges), CROSS_COLOR, "- - &#10145;",
+         "polymorphic, crossing scheduler/worker"),
         (any(d.get("resolution") == "unresolved" for d in edges), UNRESOLVED_COLOR, "- - &#8594;",
          "unresolved call (its text)"),
         (any(d.get("resolution") == "writes" for d in edges), WRITES_COLOR, "&#8594;", "writes the field"),
