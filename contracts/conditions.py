@@ -26,19 +26,26 @@ Formula = tuple  # ("atom", key) | ("not", f) | ("and", [f...]) | ("or", [f...])
 MAX_ATOMS = 16
 
 
+class _DropReceivers(ast.NodeTransformer):
+    """``self.x.y()`` -> ``x.y()``, ``get_parallel().pp_size`` -> ``pp_size``: the receiver's root goes."""
+
+    def visit_Attribute(self, node: ast.Attribute):
+        base = node.value
+        if isinstance(base, ast.Name) or (isinstance(base, ast.Call) and isinstance(base.func, (ast.Name, ast.Attribute))
+                                          and not base.args and not base.keywords):
+            return ast.copy_location(ast.Name(id=node.attr, ctx=ast.Load()), node)
+        node.value = self.visit(node.value)
+        return node
+
+
 def _atom_key(node: ast.expr) -> str:
     """Receiver-free text of an atom."""
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant) \
             and node.comparators[0].value is None and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
         return f"{_atom_key(node.left)} is None"
-    text = ast.unparse(node)
-    # drop the root name of a dotted chain: self.x.y() -> x.y()
-    base = node
-    while isinstance(base, (ast.Attribute, ast.Call, ast.Subscript)):
-        base = base.func if isinstance(base, ast.Call) else base.value
-    if isinstance(base, ast.Name) and base is not node and text.startswith(base.id + "."):
-        text = text[len(base.id) + 1:]
-    return text
+    import copy
+
+    return ast.unparse(_DropReceivers().visit(copy.deepcopy(node)))
 
 
 def parse(text: str, expand: Callable[[str, str], str | None] | None = None, _depth: int = 0) -> Formula:
@@ -138,11 +145,19 @@ def _sat_projected(whole: Formula, shared: list[str]) -> bool:
     return False
 
 
+def implication(when: str, implies: str) -> Formula:
+    """``when -> implies`` as a formula (assumptions)."""
+    return ("or", [("not", parse(when)), parse(implies)])
+
+
 def render(parts: Iterable[tuple[str, bool]]) -> str:
     """The path condition as people write it: ``a and not (b)``."""
     out = []
     for text, positive in parts:
-        out.append(text if positive else f"not ({text})")
+        if positive:
+            out.append(f"({text})" if " or " in text else text)
+        else:
+            out.append(f"not ({text})")
     return " and ".join(out)
 
 

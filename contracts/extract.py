@@ -283,6 +283,20 @@ def _stable_id(prefix: str, *parts: str) -> str:
     return hashlib.sha1("\0".join(parts).encode()).hexdigest()[:10]
 
 
+ASSUMPTIONS_FILE = Path(__file__).parent / "catalog" / "assumptions.toml"
+
+
+def load_assumptions(path: Path | None = None) -> list[dict]:
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - python 3.10
+        import tomli as tomllib
+    p = Path(path) if path else ASSUMPTIONS_FILE
+    if not p.is_file():
+        return []
+    return list(tomllib.loads(p.read_text()).get("assumption", []))
+
+
 def _load_project(source: SglangSource):
     try:
         from spectrace.tracer.project import Project
@@ -299,7 +313,8 @@ def _load_project(source: SglangSource):
 
 class Extractor:
     def __init__(self, source: SglangSource, owner: str = DEFAULT_OWNER, project=None, use_cache: bool = True,
-                 jobs: int | None = None, worker_packages=WORKER_PACKAGES, scope_packages=SCOPE_PACKAGES):
+                 jobs: int | None = None, worker_packages=WORKER_PACKAGES, scope_packages=SCOPE_PACKAGES,
+                 assumptions: list[dict] | None = None):
         self.source = source
         self.root = Path(source.root)
         self.owner_name = owner
@@ -310,6 +325,8 @@ class Extractor:
         self.notes: list[str] = []
         self._func_index: dict[str, tuple[str, FunctionFacts]] = {}  # module.qualname -> (rel, facts)
         self._class_memo: dict[str, list[str]] = {}
+        self.assumptions = load_assumptions() if assumptions is None else assumptions
+        self.assumptions_used: set[str] = set()
 
     # -- files
     def all_files(self) -> list[str]:
@@ -453,6 +470,9 @@ class Extractor:
                 if fq:
                     paths.extend(self._return_paths_of(t, fq))
         violations = self._violations(reads, paths, selection, scheduler_writes)
+        if self.assumptions_used:
+            self.notes.append("assumptions used to rule out violations: " + ", ".join(sorted(self.assumptions_used))
+                              + " (contracts/catalog/assumptions.toml)")
         if scheduler_writes:
             self.notes.append(
                 "fields the scheduler side sets itself on a result (not checked against workers): "
@@ -738,10 +758,11 @@ class Extractor:
         module = module_of_rel(rel)
         out = []
         for ret in f.returns:
-            for sets, via, unresolved in self._value_sets(module, f, ret.value, ret.line, ret.blocks, 0, (func_qn,)):
+            own = list(ret.conds) + [(e, False) for e in ret.exits]
+            for sets, via, unresolved, inner in self._value_sets(module, f, ret.value, ret.line, ret.blocks, 0, (func_qn,)):
                 if sets == "not-a-result":
                     continue
-                conds = list(ret.conds) + [(e, False) for e in ret.exits]
+                conds = own + inner
                 out.append(ReturnPath(
                     worker=worker_qn, method=f.qualname, file=rel, line=ret.line, shape=ret.shape,
                     path_condition=C.render(conds), conditions=[list(c) for c in conds],
@@ -750,42 +771,43 @@ class Extractor:
         return out
 
     def _value_sets(self, module, f: FunctionFacts, desc: dict, line: int, blocks: list, depth: int, seen: tuple):
-        """[(fields set | None unknown | "not-a-result", via, unresolved reason)] for a returned value."""
+        """[(fields set | None unknown | "not-a-result", via, unresolved reason, helper conditions)]."""
         kind = desc.get("kind")
         if depth > MAX_HOPS:
-            return [(None, [], "too many hops")]
+            return [(None, [], "too many hops", [])]
         if kind == "none":
-            return [("not-a-result", [], None)]
+            return [("not-a-result", [], None, [])]
         if kind == "ifexp":
-            return self._value_sets(module, f, desc["body"], line, blocks, depth, seen) + \
-                self._value_sets(module, f, desc["orelse"], line, blocks, depth, seen)
+            return [(s_, v, u, [(desc["test"], True)] + c) for s_, v, u, c in self._value_sets(module, f, desc["body"], line, blocks, depth, seen)] + \
+                [(s_, v, u, [(desc["test"], False)] + c) for s_, v, u, c in self._value_sets(module, f, desc["orelse"], line, blocks, depth, seen)]
         if kind == "call":
             callee = desc["callee"]
             if callee.split(".")[-1] == self.owner_name:
                 sets = {k for k, v in desc["kw"].items() if v.get("kind") != "none" and k in self.fields}
-                return [(sets | self._defaults_set(), [], None)]
+                return [(sets | self._defaults_set(), [], None, [])]
             targets = self.resolve_callee(module, f, callee)
             if not targets:
-                return [(None, [], f"unresolved call {callee}(...)")]
+                return [(None, [], f"unresolved call {callee}(...)", [])]
             out = []
             for t in targets:
                 if t in seen:
                     continue
                 got = self.function_facts(t)
                 if got is None:
-                    out.append((None, [t], f"no source for {t}"))
+                    out.append((None, [t], f"no source for {t}", []))
                     continue
                 rel2, f2 = got
                 mod2 = module_of_rel(rel2)
                 for ret in f2.returns:
-                    for sets, via, unres in self._value_sets(mod2, f2, ret.value, ret.line, ret.blocks, depth + 1, seen + (t,)):
-                        out.append((sets, [f"{f2.qualname}:{ret.line}"] + via, unres))
-            return out or [(None, [], f"recursive call {callee}")]
+                    own = list(ret.conds) + [(e, False) for e in ret.exits]
+                    for sets, via, unres, inner in self._value_sets(mod2, f2, ret.value, ret.line, ret.blocks, depth + 1, seen + (t,)):
+                        out.append((sets, [f"{f2.qualname}:{ret.line}"] + via, unres, own + inner))
+            return out or [(None, [], f"recursive call {callee}", [])]
         if kind == "name":
             name = desc["name"]
             binds = [b for b in f.bindings if b.target == name and b.line < line and _dominates(b.blocks, blocks)]
             if not binds:
-                return [(None, [], f"{name} not bound before the return")]
+                return [(None, [], f"{name} not bound before the return", [])]
             b = max(binds, key=lambda b: b.line)
             base = self._value_sets(module, f, b.value, b.line, b.blocks, depth, seen)
             writes = [w for w in f.writes if w.root == name and len(w.attrs) == 1 and w.attrs[0] in self.fields
@@ -797,7 +819,7 @@ class Extractor:
             covered = {fld for fld in {w.attrs[0] for w in branch_writes}
                        if _covers([w.blocks for w in branch_writes if w.attrs[0] == fld], list(blocks))}
             out = []
-            for sets, via, unres in base:
+            for sets, via, unres, inner in base:
                 if isinstance(sets, set):
                     sets = set(sets) | covered
                     for w in sorted(writes, key=lambda w: w.line):
@@ -805,12 +827,9 @@ class Extractor:
                             sets.discard(w.attrs[0])
                         else:
                             sets.add(w.attrs[0])
-                elif sets is None:
-                    # unknown base; the writes still count as set
-                    pass
-                out.append((sets, via, unres))
+                out.append((sets, via, unres, inner))
             return out
-        return [(None, [], f"returns {desc.get('text', kind)}")]
+        return [(None, [], f"returns {desc.get('text', kind)}", [])]
 
     # -- how model_worker comes to be each class
     def _selection_conditions(self, targets: list[str]) -> dict:
@@ -823,6 +842,21 @@ class Extractor:
         for alt, cls_name in found:
             if cls_name:
                 by_short.setdefault(cls_name, []).append(alt)
+        # `self.x is None` in a selection condition: replace it by the conditions under which the
+        # scheduler assigns None to x (e.g. draft_worker: spec off, or a non-last PP+spec stage)
+        none_conds: dict[str, str] = {}
+
+        def expand_none(text: str) -> str:
+            def sub(m):
+                attr = m.group(1)
+                if attr not in none_conds:
+                    alts = [c for c, name in self._attr_sources(sched, attr, 1) if name is None]
+                    none_conds[attr] = " or ".join(f"({C.render(a) or 'True'})" for a in alts) if alts else ""
+                return f"({none_conds[attr]})" if none_conds[attr] else m.group(0)
+            return re.sub(r"\bself\.(\w+) is None\b", sub, text)
+
+        for short, alts in by_short.items():
+            by_short[short] = [[(expand_none(t), pos) for t, pos in alt] for alt in alts]
         out = {}
         for t in targets:
             short = t.rsplit(".", 1)[-1]
@@ -977,7 +1011,14 @@ class Extractor:
                     alts = selection.get(p.worker, [[]])
                     p_f = C.conjunction([tuple(c) for c in p.conditions])
                     for alt in alts:
-                        if not C.satisfiable(read_f, C.conjunction(alt), p_f):
+                        sel_f = C.conjunction(alt)
+                        if not C.satisfiable(read_f, sel_f, p_f):
+                            continue
+                        relevant = [a for a in self.assumptions
+                                    if C.atoms(C.parse(a["when"])) & C.atoms(("and", [read_f, sel_f, p_f]))]
+                        if relevant and not C.satisfiable(read_f, sel_f, p_f,
+                                                          *[C.implication(a["when"], a["implies"]) for a in self.assumptions]):
+                            self.assumptions_used.update(a["id"] for a in self.assumptions)
                             continue
                         vid = "V-" + _stable_id("V", r.id, p.worker, p.method, p.shape)
                         if any(v.id == vid for v in out):
