@@ -172,6 +172,20 @@ def test_text_refers_back_to_a_node_already_expanded(call_graph):
     assert len(tp_lines) == 2 and tp_lines[1].endswith("(see above)")
 
 
+def test_text_field_map_lists_writers_then_readers(field_map):
+    lines = render(field_map, "text").splitlines()
+    assert lines[0] == "# field map: next_draft_input (GenerationBatchResult)  ·  SGLang 0.5.9"
+    assert lines[1:] == [
+        "next_draft_input",
+        "  writes (1):",
+        "    EAGLEWorkerV2.forward_batch_generation  sglang/srt/speculative/eagle_worker_v2.py:690",
+        "  reads (2):",
+        "    Scheduler.run_batch  sglang/srt/managers/scheduler.py:2340",
+        "    Scheduler.process_batch_result  sglang/srt/managers/scheduler.py:2510",
+        "# 3 functions, 1 writing, 2 reading",
+    ]
+
+
 # ----------------------------------------------------------------------------- json
 
 
@@ -298,7 +312,7 @@ def test_mermaid_flowchart_with_nested_subgraphs_and_styled_links(call_graph):
     assert lines.count("end") == len(subgraphs)
     links = [line for line in lines if "-->" in line or ".->" in line]
     assert len(links) == call_graph.number_of_edges()
-    poly = [line for line in links if '-. "poly: self.model_worker" .->' in line]
+    poly = [line for line in links if '-.->|"poly: self.model_worker"|' in line]
     assert len(poly) == 2
     link_styles = [line for line in lines if line.startswith("linkStyle")]
     assert sum("stroke:#d62728" in line for line in link_styles) == 2  # the two crossing edges

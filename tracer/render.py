@@ -151,6 +151,10 @@ def summary_line(graph: nx.DiGraph) -> str:
     for _, data in graph.nodes(data=True):
         kinds[data.get("kind")] += 1
     code = kinds["function"] + kinds["method"] + kinds["class"]
+    if is_field_map(graph):
+        writes = sum(1 for *_, d in graph.edges(data=True) if d.get("resolution") == "writes")
+        reads = sum(1 for *_, d in graph.edges(data=True) if d.get("resolution") == "reads")
+        return f"{code} functions, {writes} writing, {reads} reading"
     calls = sum(1 for *_, d in graph.edges(data=True) if d.get("resolution") != "unresolved")
     parts = [f"{code} functions", f"{calls} calls"]
     poly = sum(1 for *_, d in graph.edges(data=True) if d.get("polymorphic"))
@@ -194,6 +198,8 @@ def render_text(graph: nx.DiGraph) -> str:
     lines = [f"# {title(graph)}"]
     if graph.graph.get("source"):
         lines.append(f"# source: {graph.graph['source']}")
+    if is_field_map(graph):
+        return "\n".join(lines + _field_map_text(graph) + [f"# {summary_line(graph)}"]) + "\n"
     expanded: set[str] = set()
 
     def label(node: str, edge: dict | None) -> str:
@@ -242,6 +248,22 @@ def render_text(graph: nx.DiGraph) -> str:
             walk(node, "", None, "", set())
     lines.append(f"# {summary_line(graph)}")
     return "\n".join(lines) + "\n"
+
+
+def _field_map_text(graph: nx.DiGraph) -> list[str]:
+    """Producers (writes) and consumers (reads) of each field, with the sites' file:line."""
+    lines = []
+    for field in (n for n, d in graph.nodes(data=True) if d.get("kind") == "field"):
+        lines.append(display_name(field, graph.nodes[field]))
+        for heading, edges, end in (("writes", graph.in_edges(field, data=True), 0),
+                                    ("reads", graph.out_edges(field, data=True), 1)):
+            edges = sorted(edges, key=lambda e: (e[2].get("file") or "", e[2].get("line") or 0))
+            lines.append(f"  {heading} ({len(edges)}):")
+            for edge in edges:
+                node = edge[end]
+                sites = ",".join(str(s) for s in edge[2].get("sites") or [edge[2].get("line")])
+                lines.append(f"    {display_name(node, graph.nodes[node])}  {edge[2].get('file')}:{sites}")
+    return lines
 
 
 # --------------------------------------------------------------------------- json
@@ -547,10 +569,10 @@ def render_mermaid(graph: nx.DiGraph) -> str:
     def node_line(node: str, in_class: bool) -> str:
         data = graph.nodes[node]
         kind = data.get("kind")
-        if kind in ("method", "function", "class") and in_class and kind != "class":
+        if kind in ("method", "function") and in_class:
             label = node.rsplit(".", 1)[-1]
         else:
-            label = display_name(node, data)
+            label = display_name(node, data) + ("()" if kind == "class" else "")
         shape = {"unresolved": ('>"', '"]'), "external": ('["', '"]'), "field": ('[("', '")]')}.get(kind, ('("', '")'))
         cls = {"unresolved": "unresolved", "external": "external", "field": "field"}.get(kind)
         if node in roots and not cls:
@@ -600,7 +622,7 @@ def render_mermaid(graph: nx.DiGraph) -> str:
     for index, (src, dst, data) in enumerate(graph.edges(data=True)):
         resolution = data.get("resolution")
         if data.get("polymorphic"):
-            arrow = f'-. "poly: {_mermaid_text(receiver(data.get("call")))}" .->'
+            arrow = f'-.->|"poly: {_mermaid_text(receiver(data.get("call")))}"|'
         elif resolution in ("reads", "writes"):
             arrow = f"-->|{resolution}|"
         elif resolution == "unresolved" or graph.nodes[dst].get("kind") == "unresolved":
