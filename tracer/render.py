@@ -6,9 +6,10 @@ dot; ``bytes`` for svg and png) and writes it to ``out_path`` when one is given.
 The Graphviz drawing groups nodes the way a reader of SGLang thinks about them: one big cluster
 per side of the scheduler/worker boundary (different fills), inside it one cluster per module and
 inside that one per class. Edges that cross the boundary are thick and red, polymorphic edges
-(one per possible target of a dispatch) dashed purple and labelled with the receiver,
-unresolved calls grey dashed to small plaintext nodes holding the call text. A field map
-(graph attribute ``field``) is drawn producers | field | consumers from left to right.
+(one per possible target of a dispatch) dashed, purple (red when they also cross) and labelled
+with the receiver, unresolved calls grey dashed to small plaintext nodes holding the call text
+(one grey list per caller when it has many). A field map (graph attribute ``field``) is drawn
+producers | field | consumers from left to right.
 """
 
 from __future__ import annotations
