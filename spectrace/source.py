@@ -167,9 +167,13 @@ def _pip_download(version: str, dest: Path) -> Path:
         errors.append(proc.stderr)
     text = "\n".join(errors)
     if "No matching distribution" in text or "Could not find a version" in text:
-        if re.search(r"(Failed to establish|Temporary failure|Name or service not known|NewConnectionError|ConnectTimeout)", text):
+        # pip lists the versions it saw; none at all for a package that exists means no index answered
+        if "from versions: none" in text or re.search(
+            r"(Failed to establish|Temporary failure|Name or service not known|NewConnectionError|ConnectTimeout)", text
+        ):
             raise SpectraceError(
-                f"cannot fetch sglang=={version}: no network and not in the cache {versions_dir()}"
+                f"cannot fetch sglang=={version}: no package index answered (no network?) "
+                f"and it is not in the cache {versions_dir()}"
             )
         raise SpectraceError(f"no such SGLang version on PyPI: {version} (pip: no matching distribution)")
     last = [ln for ln in text.strip().splitlines() if ln.strip()]

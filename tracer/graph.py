@@ -18,15 +18,18 @@ from spectrace.tracer.project import Project
 WORKER_SIDE = (
     "sglang.srt.speculative.*",
     "sglang.srt.managers.tp_worker*",
-    "sglang.srt.model_executor.*",
+    "sglang.srt.model_executor.model_runner*",
+    "sglang.srt.model_executor.*graph_runner*",
     "sglang.srt.hardware_backend.*",
-    "sglang.srt.layers.*",
-    "sglang.srt.models.*",
 )
+# Plain data and enums shared by both sides: calling them is not crossing the boundary.
+SHARED = ("sglang.srt.speculative.spec_info", "sglang.srt.model_executor.forward_batch_info")
 SCHEDULER_SIDE = ("sglang.srt.managers.*", "sglang.srt.disaggregation.*")
 
 
 def side_of(module: str) -> str:
+    if module in SHARED:
+        return "other"
     if any(fnmatch.fnmatchcase(module, p) for p in WORKER_SIDE):
         return "worker"
     if any(fnmatch.fnmatchcase(module, p) for p in SCHEDULER_SIDE):

@@ -72,6 +72,10 @@ class Project:
         self._ret_cache: dict = {}
         self._subclass_map: dict | None = None
         self._cycle_hits = 0
+        self._subclass_cache: dict = {}
+        self._name_cache: dict = {}
+        self._locals_cache: dict = {}
+        self._texts: dict | None = None
         self._active = 0
 
     # ------------------------------------------------------------------ files and modules
@@ -203,22 +207,25 @@ class Project:
     def module_of(self, qualname: str) -> ModuleSummary | None:
         return self.split(qualname)[0]
 
-    def _grep(self, pattern: bytes) -> list[str]:
-        """Modules whose text matches: a cheap pre-filter before parsing (lazy mode)."""
+    def _grep(self, pattern: bytes, literal: bytes = b"") -> list[str]:
+        """Modules whose text matches: a cheap pre-filter before parsing (lazy mode).
+
+        ``literal`` must occur in a matching file; testing it first skips the regex on most files.
+        """
         rx = re.compile(pattern, re.M)
-        hits = []
-        for mod, rel in self.files.items():
-            try:
-                data = (self.root / rel).read_bytes()
-            except OSError:
-                continue
-            if rx.search(data):
-                hits.append(mod)
-        return hits
+        if self._texts is None:
+            texts = {}
+            for mod, rel in self.files.items():
+                try:
+                    texts[mod] = (self.root / rel).read_bytes()
+                except OSError:
+                    continue
+            self._texts = texts
+        return [mod for mod, data in self._texts.items() if literal in data and rx.search(data)]
 
     def find_classes(self, name: str) -> list[str]:
         found = []
-        for mod in self._grep(rb"^\s*class\s+" + re.escape(name.encode()) + rb"\b"):
+        for mod in self._grep(rb"^\s*class\s+" + re.escape(name.encode()) + rb"\b", name.encode()):
             summary = self.module(mod)
             if summary is None:
                 continue
@@ -251,7 +258,7 @@ class Project:
                 if target and target not in found:
                     found.append(target)
         else:
-            for m in self._grep(rb"^\s*(async\s+)?def\s+" + re.escape(spec.encode()) + rb"\b"):
+            for m in self._grep(rb"^\s*(async\s+)?def\s+" + re.escape(spec.encode()) + rb"\b", spec.encode()):
                 summary = self.module(m)
                 for qn, f in (summary.functions.items() if summary else ()):
                     if f.name == spec and f.cls is None and f.parent is None:
@@ -263,7 +270,7 @@ class Project:
 
         last = spec.split(".")[-1].split(":")[-1]
         candidates = set()
-        for m in self._grep(rb"def\s+\w*" + re.escape(last[:4].encode())):
+        for m in self._grep(rb"def\s+\w*" + re.escape(last[:4].encode()), last[:4].encode()):
             summary = self.module(m)
             for qn, f in (summary.functions.items() if summary else ()):
                 candidates.add(qn)
@@ -370,14 +377,20 @@ class Project:
         return None
 
     def subclasses(self, class_qn: str) -> list[str]:
-        """Subclasses among the modules loaded so far (all of them after index_all)."""
+        """Classes that have ``class_qn`` in their MRO (found by a text pre-filter, then parsed)."""
+        if class_qn in self._subclass_cache:
+            return self._subclass_cache[class_qn]
+        self._subclass_cache[class_qn] = []
+        name = class_qn.rsplit(".", 1)[-1]
         out = []
-        for summary in list(self.loaded_modules()):
-            for qn in summary.classes:
+        for mod in self._grep(rb"^\s*class\s+\w+\s*\([^)]*\b" + re.escape(name.encode()) + rb"\b", name.encode()):
+            summary = self.module(mod)
+            for qn in (summary.classes if summary else ()):
                 full = f"{summary.module}.{qn}"
                 if full != class_qn and class_qn in self.mro(full):
                     out.append(full)
-        return sorted(out)
+        self._subclass_cache[class_qn] = sorted(out)
+        return self._subclass_cache[class_qn]
 
     def attr_types(self, class_qn: str, attr: str, depth: int = 0) -> set:
         """Every type ``self.<attr>`` can hold, from all assignments across the class's MRO."""
@@ -439,7 +452,15 @@ class Project:
                             types |= self.annotation_types(mod.module, annot, f)
                         types |= self.expr_types_in(mod.module, f, value, depth + 1)
         types.discard(("none",))
+        if not types and self._is_mixin(class_qn):
+            # `self` inside a mixin is whatever class mixes it in: ask those classes.
+            for sub in self.subclasses(class_qn):
+                types |= self.attr_types(sub, attr, depth + 1)
         return types
+
+    def _is_mixin(self, class_qn: str) -> bool:
+        """A class that defines no __init__ of its own anywhere in its MRO (e.g. Scheduler*Mixin)."""
+        return self.lookup_method(class_qn, "__init__") is None
 
     # ------------------------------------------------------------------ annotations
     def annotation_types(self, module: str, ir, func: FuncInfo | None = None) -> set:
@@ -507,9 +528,14 @@ class Project:
         return result
 
     def _local_assigns(self, f: FuncInfo, name: str):
-        for target, value, annot, _line in f.assigns:
-            if target == ("n", name):
-                yield value, annot
+        table = self._locals_cache.get(id(f))
+        if table is None:
+            table = {}
+            for target, value, annot, _line in f.assigns:
+                if target[0] == "n":
+                    table.setdefault(target[1], []).append((value, annot))
+            self._locals_cache[id(f)] = table
+        return table.get(name, ())
 
     def expr_types_in(self, module: str, f: FuncInfo | None, ir, depth: int = 0) -> set:
         if depth > MAX_DEPTH:
@@ -542,6 +568,13 @@ class Project:
         return set()
 
     def _name_types(self, module: str, f: FuncInfo | None, name: str, depth: int) -> set:
+        if f is None:
+            return self._scope_name_types(module, f, name, depth)
+        # locals are re-asked for every call site that mentions them: memoise per function
+        return self._memo(self._name_cache, (module, f.qualname, name),
+                          lambda: self._scope_name_types(module, f, name, depth))
+
+    def _scope_name_types(self, module: str, f: FuncInfo | None, name: str, depth: int) -> set:
         summary = self.module(module)
         scope = f
         while scope is not None:
@@ -553,7 +586,7 @@ class Project:
             for pname, pann in scope.params:
                 if pname == name:
                     return self.annotation_types(module, pann, scope) if pann is not None else set()
-            local = list(self._local_assigns(scope, name))
+            local = self._local_assigns(scope, name)
             if local:
                 out = set()
                 for value, annot in local:
@@ -607,6 +640,8 @@ class Project:
             return {("inst", t[1])}
         if t[0] == "func":
             return self.return_types(t[1], depth)
+        if t[0] == "ext":  # an object made outside SGLang: its methods are external calls too
+            return {("ext", t[1] + "()")}
         return set()
 
     # ------------------------------------------------------------------ calls
