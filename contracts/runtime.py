@@ -499,7 +499,7 @@ class _Report:
 
 class _StepContext:
     __slots__ = ("scheduler", "batch", "step", "in_producer", "conditions", "result", "mwb",
-                 "checked")
+                 "checked", "entry_seq_lens", "entry_bs")
 
     def __init__(self, scheduler, batch, step):
         self.scheduler, self.batch, self.step = scheduler, batch, step
@@ -508,6 +508,10 @@ class _StepContext:
         self.result = None
         self.mwb = None
         self.checked = False
+        # the worker batch's seq_lens as the step began: workers rebind (not modify) it later
+        # (EAGLE's draft extend sets batch.seq_lens = batch.seq_lens + num_draft_tokens)
+        self.entry_seq_lens = None
+        self.entry_bs = None
 
 
 class Shims:
@@ -799,7 +803,7 @@ class Shims:
         shape = getattr(value, "shape", None)
         if shape is None:
             return f"{'.'.join(plan['attribute_path'])} has no shape ({type(value).__name__})"
-        expected = _batch_size(ctx.mwb) if ctx.mwb is not None else _batch_size(ctx.batch)
+        expected = ctx.entry_bs if ctx.entry_bs is not None else _batch_size(ctx.batch)
         if expected is not None and (len(shape) != 1 or shape[0] != expected):
             return f"{'.'.join(plan['attribute_path'])} has shape {tuple(shape)}, the batch has {expected} requests"
         return None
@@ -809,7 +813,7 @@ class Shims:
         if not self.value_sample or not plan.get("value_check"):
             return
         accept = getattr(result, "accept_lens", None)
-        old = getattr(ctx.mwb, "seq_lens", None)
+        old = ctx.entry_seq_lens
         new = _chain(self._root(plan, result), plan["attribute_path"])
         if accept is None or old is None or new is None:
             return
@@ -913,6 +917,8 @@ class Shims:
                 return original(worker, *args, **kwargs)
             ctx.in_producer = True
             ctx.mwb = args[0] if args else kwargs.get("model_worker_batch")
+            ctx.entry_seq_lens = getattr(ctx.mwb, "seq_lens", None)
+            ctx.entry_bs = _batch_size(ctx.mwb)
             shims.returns.clear()
             try:
                 result = original(worker, *args, **kwargs)
