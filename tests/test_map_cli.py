@@ -1,0 +1,146 @@
+"""``spectrace map`` end to end on real SGLang 0.5.9: every format parsed back, and the errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+import xml.etree.ElementTree as ET
+
+import networkx as nx
+import pytest
+from click.testing import CliRunner
+
+from spectrace.cli import main
+
+from conftest import OLD
+
+RUN_BATCH = "sglang.srt.managers.scheduler.Scheduler.run_batch"
+V2_FBG = "sglang.srt.speculative.eagle_worker_v2.EAGLEWorkerV2.forward_batch_generation"
+
+
+@pytest.fixture(scope="module")
+def old_root(sglang_source):
+    return str(sglang_source(OLD).root)
+
+
+def run(*args):
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result
+
+
+def test_json_is_node_link_with_sites(old_root, tmp_path):
+    out = tmp_path / "g.json"
+    r = run("map", "--sglang", old_root, "Scheduler.run_batch", "--depth", "1", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    assert "using SGLang 0.5.9" in r.output
+    data = json.loads(out.read_text())
+    g = nx.node_link_graph(data, edges="edges")
+    node = g.nodes[RUN_BATCH]
+    assert node["file"] == "sglang/srt/managers/scheduler.py" and node["line"] > 2000
+    edge = g.edges[RUN_BATCH, V2_FBG]
+    assert edge["polymorphic"] is True and edge["resolution"] == "polymorphic"
+    assert edge["file"] == "sglang/srt/managers/scheduler.py" and edge["line"] == 2328
+    assert data["graph"]["unresolved"] == sum(1 for n in g if g.nodes[n]["kind"] == "unresolved")
+
+
+def test_text_tree_marks_polymorphic_and_unresolved(old_root):
+    r = run("map", "--sglang", old_root, "Scheduler.run_batch", "--depth", "1", "--format", "text")
+    assert r.exit_code == 0
+    lines = r.output.splitlines()
+    assert any("EAGLEWorkerV2.forward_batch_generation" in ln and "polymorphic" in ln for ln in lines)
+    assert any("self.forward_stream.wait_stream()" in ln and "unresolved" in ln for ln in lines)
+
+
+def test_dot_and_mermaid(old_root):
+    dot = run("map", "--sglang", old_root, "Scheduler.run_batch", "--depth", "1", "--format", "dot").output
+    assert "digraph" in dot and "cluster" in dot and "forward_batch_generation" in dot
+    mer = run("map", "--sglang", old_root, "Scheduler.run_batch", "--depth", "1", "--format", "mermaid").output
+    body = mer[mer.index("flowchart"):]
+    assert body.startswith("flowchart") and "subgraph" in body and "forward_batch_generation" in body
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's dot is not installed")
+def test_svg_and_png(old_root, tmp_path):
+    svg = tmp_path / "g.svg"
+    assert run("map", "--sglang", old_root, "Scheduler.run_batch", "--depth", "1", "-o", str(svg)).exit_code == 0
+    root = ET.parse(svg).getroot()
+    titles = {t.text for t in root.iter("{http://www.w3.org/2000/svg}title")}
+    assert any(t and "run_batch" in t for t in titles)
+    assert any(t and "forward_batch_generation" in t for t in titles)
+    png = tmp_path / "g.png"
+    assert run("map", "--sglang", old_root, "Scheduler.run_batch", "--depth", "1", "-o", str(png)).exit_code == 0
+    head = png.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", head[16:24])
+    assert width > 200 and height > 200
+
+
+def test_field_map_of_next_draft_input(old_root, tmp_path):
+    out = tmp_path / "ndi.json"
+    r = run("map", "--sglang", old_root, "--field", "next_draft_input", "-o", str(out))
+    assert r.exit_code == 0, r.output
+    g = nx.node_link_graph(json.loads(out.read_text()), edges="edges")
+    field = "field:next_draft_input"
+    producers = set(g.predecessors(field))
+    consumers = set(g.successors(field))
+    assert V2_FBG in producers  # batch_output.next_draft_input = ... (prefill path)
+    assert "sglang.srt.speculative.eagle_worker_v2.EAGLEWorkerV2.verify" in producers  # constructor kwarg
+    assert RUN_BATCH in consumers
+    assert "sglang.srt.managers.overlap_utils.FutureMap.store_to_map" in consumers
+    assert g.edges[field, RUN_BATCH]["sites"] == [2347, 2357]
+
+
+def test_unknown_root_lists_close_matches(old_root):
+    r = run("map", "--sglang", old_root, "Scheduler.run_bach")
+    assert r.exit_code == 2
+    assert "unknown root 'Scheduler.run_bach'" in r.output and "run_batch" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_ambiguous_root_names_the_candidates(old_root):
+    r = run("map", "--sglang", old_root, "LlamaMLP.forward")
+    assert r.exit_code == 2
+    assert "ambiguous root" in r.output
+    assert "sglang.srt.models.llama.LlamaMLP.forward" in r.output
+    assert "sglang.srt.models.torch_native_llama.LlamaMLP.forward" in r.output
+
+
+def test_directory_without_sglang(tmp_path):
+    r = run("map", "--sglang", str(tmp_path), "Scheduler.run_batch")
+    assert r.exit_code == 2 and "no sglang package in" in r.output
+
+
+def test_no_network_and_no_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "empty"))
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # nothing listens there
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
+    monkeypatch.setenv("PIP_FIND_LINKS", "")
+    monkeypatch.setenv("PIP_RETRIES", "0")
+    monkeypatch.setenv("PIP_TIMEOUT", "2")
+    r = run("map", "--sglang", "0.5.8", "Scheduler.run_batch")
+    assert r.exit_code == 2
+    assert "no package index answered" in r.output and "not in the cache" in r.output
+
+
+def test_unknown_version_is_refused_by_pip(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "empty"))
+    r = run("map", "--sglang", "0.0.999", "Scheduler.run_batch")
+    assert r.exit_code == 2
+    assert "no such SGLang version on PyPI: 0.0.999" in r.output or "no package index answered" in r.output
+
+
+def test_default_source_is_the_newest_cached_version(tmp_path, monkeypatch, sglang_source):
+    cache = tmp_path / "c"
+    (cache / "sglang").mkdir(parents=True)
+    (cache / "sglang" / OLD).symlink_to(sglang_source(OLD).root, target_is_directory=True)
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(cache))
+    from spectrace.source import installed
+
+    if installed() is not None:
+        pytest.skip("an installed sglang takes precedence")
+    r = run("map", "Scheduler.run_batch", "--depth", "0", "--format", "text")
+    assert r.exit_code == 0 and "using SGLang 0.5.9 (cache:" in r.output
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "nothing"))
+    r = run("map", "Scheduler.run_batch")
+    assert r.exit_code == 2 and "pass --sglang VERSION" in r.output
