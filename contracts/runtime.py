@@ -125,7 +125,17 @@ def _read_toml_catalog(path: Path) -> list[dict]:
 
 def load_runtime_catalog(path: str | os.PathLike | None = None) -> list[dict]:
     """The catalog as plain dicts (design.md schema), read with spectrace's own loader when it
-    imports here, else with the tolerant TOML reader above (no third-party packages needed)."""
+    imports here, else with the tolerant TOML reader above (no third-party packages needed).
+    ``path`` may list several catalogs separated by ``os.pathsep``; the first entry of an id wins."""
+    if path and os.pathsep in str(path):
+        merged, seen = [], set()
+        for part in str(path).split(os.pathsep):
+            if part:
+                for c in load_runtime_catalog(part):
+                    if c.get("id") not in seen:
+                        seen.add(c.get("id"))
+                        merged.append(c)
+        return merged
     p = Path(path) if path else DEFAULT_CATALOG
     if not p.exists():
         raise FileNotFoundError(f"contract catalog not found: {p}")
@@ -601,8 +611,18 @@ class Shims:
 
     def _resolve_sites(self, scheduler_cls: type) -> None:
         self.active, self.inactive = [], []
+        imported = _base_version(self.sglang_version)
+        listed = {_base_version(v) for p in self.plans for v in p["versions"]}
+        # the catalog's `versions` choose among contracts whose statements look alike across
+        # versions under different conditions; a version the catalog never names falls back to
+        # "the statement is present in the imported source"
+        by_version = imported is not None and imported in listed
         for plan in self.plans:
             plan = dict(plan)
+            if by_version and plan["versions"] and imported not in {_base_version(v) for v in plan["versions"]}:
+                plan["reason"] = f"catalog expects it on {', '.join(plan['versions'])}, not on {self.sglang_version}"
+                self.inactive.append(plan)
+                continue
             found = _resolve_consumer(plan["consumer"], scheduler_cls)
             if found is None:
                 plan["reason"] = f"consumer {plan['consumer']} not found in the imported SGLang"
@@ -617,6 +637,10 @@ class Shims:
                 continue
             plan["consumer_site"] = {"file": relative_source_path(node[0]), "line": lines[0],
                                      "qualname": qualname, "shape": plan["shape"]}
+            # `self` in the path condition: the scheduler, or the scheduler's component of the
+            # consumer's class (FutureMap.store_to_map -> scheduler.future_map)
+            owner_cls = qualname.split(".")[0]
+            plan["self_attr"] = None if any(c.__name__ == owner_cls for c in scheduler_cls.__mro__) else owner_cls
             cond = plan.get("condition")
             plan["condition_code"] = None
             if cond and str(cond).strip() not in ("", "True", "true"):
@@ -676,7 +700,8 @@ class Shims:
             return ctx.conditions[key]
         ok: bool | None = True
         if code is not None:
-            names = {"self": ctx.scheduler, "batch": ctx.batch, "batch_result": result,
+            owner = ctx.scheduler if not plan.get("self_attr") else _component(ctx.scheduler, plan["self_attr"])
+            names = {"self": owner, "batch": ctx.batch, "batch_result": result,
                      "result": result, "model_worker_batch": ctx.mwb}
             try:
                 ok = bool(eval(code, {"__builtins__": {}}, names))
@@ -968,6 +993,29 @@ def pool_counters(scheduler) -> dict:
     return out
 
 
+_COMPONENT_ATTR: dict[tuple[type, str], str | None] = {}
+
+
+def _component(scheduler, class_name: str):
+    """The scheduler's attribute holding an instance of ``class_name`` (looked up once)."""
+    key = (type(scheduler), class_name)
+    if key not in _COMPONENT_ATTR:
+        _COMPONENT_ATTR[key] = next(
+            (name for name, value in vars(scheduler).items()
+             if any(c.__name__ == class_name for c in type(value).__mro__)), None)
+    name = _COMPONENT_ATTR[key]
+    return getattr(scheduler, name, None) if name else None
+
+
+def _base_version(version: str | None) -> str | None:
+    if not version:
+        return None
+    import re
+
+    m = re.match(r"\d+(\.\d+)*", str(version))
+    return m.group(0) if m else None
+
+
 def _chain(obj, path):
     for name in path:
         obj = getattr(obj, name, None)
@@ -1014,7 +1062,7 @@ def child_environment(mode: str | None, report: str | None = None, catalog: str 
     if report:
         env[ENV_REPORT] = os.path.abspath(report)
     if catalog:
-        env[ENV_CATALOG] = os.path.abspath(catalog)
+        env[ENV_CATALOG] = os.pathsep.join(os.path.abspath(c) for c in str(catalog).split(os.pathsep) if c)
     if value_sample is not None:
         env[ENV_SAMPLE] = str(value_sample)
     if pool_stats:

@@ -190,8 +190,9 @@ def report_command(files, as_json):
               help="warn: log once per contract; raise: ContractViolation stops the step; record: report only.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default="spectrace-shims.jsonl",
               show_default=True, help="JSON-lines report (appended; several processes share it).")
-@click.option("--catalog", type=click.Path(exists=True), default=None,
-              help="Contract catalog dir or file (default: the packaged contracts/catalog).")
+@click.option("--catalog", default=None,
+              help="Contract catalog dir or file, or several joined with os.pathsep "
+                   "(default: the packaged contracts/catalog).")
 @click.option("--value-sample", type=int, default=16, show_default=True,
               help="Run the device-side new_seq_lens value check on every N-th decode step (0: never).")
 @click.option("--pool-stats/--no-pool-stats", default=False,

@@ -508,6 +508,13 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
     names = [c["name"] for c in configs]
     if len(set(names)) != len(names):
         raise SpectraceError(f"configuration names must be unique: {names}")
+    if catalog:
+        from spectrace.contracts import runtime
+
+        try:
+            runtime.load_runtime_catalog(catalog)
+        except Exception as exc:
+            raise SpectraceError(f"cannot read the contract catalog: {exc}")
     if plot:
         try:
             import matplotlib  # noqa: F401
@@ -559,7 +566,7 @@ if click is not None:
                   help="Requests sent one after another at concurrency 1.")
     @click.option("--shims", type=click.Choice(("off", "warn", "raise", "record")), default="off", show_default=True,
                   help="Runtime shims in every configuration (a configuration's own `shims` wins).")
-    @click.option("--catalog", type=click.Path(exists=True), default=None, help="Contract catalog for the shims.")
+    @click.option("--catalog", default=None, help="Contract catalog(s) for the shims (as for spectrace run).")
     @click.option("--value-sample", type=int, default=None, help="Shims' device value check every N-th step.")
     @click.option("--dummy-model", type=click.Choice(sorted(SHAPES)), default=None,
                   help="Write dummy Llama target / EAGLE-3 draft configs; {target} and {draft} in args.")

@@ -30,8 +30,8 @@ export PYTHONPATH=/tmp/spt:/tmp/site:/tmp/stubs-active
 python3 -c "import sglang, torch, spectrace.contracts.runtime as r; print('[shims] sglang', sglang.__version__, 'torch', torch.__version__, 'gpus', torch.cuda.device_count(), 'monitoring', hasattr(__import__('sys'), 'monitoring'))"
 echo "[shims] set-up $(( $(date +%s) - t0 ))s"
 left=$(( BUDGET_S - ($(date +%s) - t0) ))
-CAT=docs/results/shims-catalog-0.5.12.toml
-[ -n "$(ls contracts/catalog/*.toml 2>/dev/null)" ] && [ -z "${FORCE_RUNTIME_CATALOG:-}" ] && CAT=contracts/catalog
+CAT=contracts/catalog:docs/results/shims-catalog-0.5.12.toml  # project catalog first; ours adds 0.5.12 output-processor reads
+[ -z "$(ls contracts/catalog/*.toml 2>/dev/null)" ] && CAT=docs/results/shims-catalog-0.5.12.toml
 echo "[shims] catalog $CAT"
 case "$PLAN" in
   proof)
