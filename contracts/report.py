@@ -1,0 +1,138 @@
+"""Renderings of an extraction or a check: text, json, yaml and SARIF 2.1.0."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from spectrace.contracts.extract import Extraction
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+TOOL_URI = "https://github.com/spectrace/spectrace"
+
+
+def extraction_json(x: Extraction) -> dict:
+    return x.to_json()
+
+
+def extraction_text(x: Extraction, verbose: bool = False) -> str:
+    lines = [f"{x.source}", f"owner {x.owner} ({x.owner_file}:{x.owner_line}, {len(x.owner_fields)} fields)"]
+    poly = x.polymorphic.get("model_worker", {})
+    lines.append(f"model_worker: {len(poly.get('targets', []))} worker classes")
+    for t in poly.get("targets", []):
+        lines.append(f"  {t.rsplit('.', 1)[-1]:28} when {poly['selection'].get(t, '?')}")
+    sched = [r for r in x.reads if r["side"] == "scheduler" and r["kind"] != "check"]
+    uncond = [r for r in sched if r["kind"] == "unconditional-read"]
+    lines.append(f"\nscheduler-side reads: {len(sched)} ({len(uncond)} unconditional)")
+    for r in sched if verbose else uncond:
+        guard = "" if not r["guarded"] else "  [guarded: " + "; ".join(g["text"] for g in r["guards"]) + "]"
+        cond = f"  when {r['path_condition']}" if r["path_condition"] else ""
+        lines.append(f"  {r['file']}:{r['line']}  {r['consumer']}  {'.'.join(r['attribute_path'])}{cond}{guard}")
+        lines.append(f"      {r['shape']}   ({r['id']})")
+    lines.append(f"\nproducers: {len(x.producers)}")
+    for p in x.producers:
+        if p["side"] == "worker":
+            lines.append(f"  {p['file']}:{p['line']}  {p['function']}  {p['kind']} {', '.join(p['fields'])}")
+    lines.append(f"\nworker return paths: {len(x.return_paths)}")
+    lines.append(f"\nviolations: {len(x.violations)}")
+    for v in x.violations:
+        lines.append(f"  VIOLATION {v['id']}: {v['message']}")
+        lines.append(f"    read:     {v['read']['file']}:{v['read']['line']}  {v['read']['shape']}  when {v['read']['path_condition']}")
+        lines.append(f"    producer: {v['producer']['file']}:{v['producer']['line']}  {v['producer']['shape']}")
+        lines.append(f"    worker chosen when: {v['worker_selection']}")
+    for n in x.notes:
+        lines.append(f"note: {n}")
+    return "\n".join(lines) + "\n"
+
+
+def _location(file: str, line: int, message: str | None = None) -> dict:
+    loc = {"physicalLocation": {"artifactLocation": {"uri": file, "uriBaseId": "SRCROOT"},
+                                "region": {"startLine": max(int(line), 1)}}}
+    if message:
+        loc["message"] = {"text": message}
+    return loc
+
+
+def sarif(x: Extraction, check=None) -> dict:
+    """SARIF 2.1.0: violations and broken catalog contracts as results, both code sites as locations."""
+    rules = [
+        {"id": "spectrace/violation", "name": "WorkerLeavesFieldUnset",
+         "shortDescription": {"text": "A worker return path leaves a field unset that the scheduler reads unconditionally"},
+         "defaultConfiguration": {"level": "error"}},
+        {"id": "spectrace/contract-broken", "name": "CatalogContractBroken",
+         "shortDescription": {"text": "A catalog contract no longer holds in this source tree"},
+         "defaultConfiguration": {"level": "error"}},
+        {"id": "spectrace/unconditional-read", "name": "UnconditionalFieldRead",
+         "shortDescription": {"text": "The scheduler reads a result field without a None check"},
+         "defaultConfiguration": {"level": "note"}},
+    ]
+    results = []
+    for v in x.violations:
+        results.append({
+            "ruleId": "spectrace/violation", "ruleIndex": 0, "level": "error",
+            "message": {"text": v["message"]},
+            "locations": [_location(v["read"]["file"], v["read"]["line"], "scheduler read")],
+            "relatedLocations": [dict(_location(v["producer"]["file"], v["producer"]["line"], "worker return path"), id=1)],
+            "partialFingerprints": {"spectraceId": v["id"]},
+        })
+    if check is not None:
+        for r in check.results:
+            if r.ok:
+                continue
+            site = r.found or {}
+            results.append({
+                "ruleId": "spectrace/contract-broken", "ruleIndex": 1, "level": "error",
+                "message": {"text": f"{r.id} {r.status}: {r.message}"},
+                "locations": [_location(site.get("file", x.owner_file), site.get("line", x.owner_line))],
+                "partialFingerprints": {"spectraceId": r.id},
+            })
+    for r in x.reads:
+        if r["side"] == "scheduler" and r["kind"] == "unconditional-read":
+            results.append({
+                "ruleId": "spectrace/unconditional-read", "ruleIndex": 2, "level": "note",
+                "message": {"text": f"{r['consumer']} reads {r['owner']}.{'.'.join(r['attribute_path'])} without a None check"
+                                    + (f" when {r['path_condition']}" if r["path_condition"] else "")},
+                "locations": [_location(r["file"], r["line"])],
+                "partialFingerprints": {"spectraceId": r["id"]},
+            })
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "spectrace", "informationUri": TOOL_URI, "rules": rules}},
+            "originalUriBaseIds": {"SRCROOT": {"uri": Path(x.root).as_uri() + "/"}},
+            "results": results,
+        }],
+    }
+
+
+def render_extraction(x: Extraction, fmt: str, check=None) -> str:
+    if fmt == "json":
+        return json.dumps(extraction_json(x), indent=2) + "\n"
+    if fmt == "yaml":
+        return yaml.safe_dump(extraction_json(x), sort_keys=False, width=120)
+    if fmt == "sarif":
+        return json.dumps(sarif(x, check), indent=2) + "\n"
+    return extraction_text(x)
+
+
+def check_text(report) -> str:
+    lines = [f"{report.source}"]
+    width = max((len(r.id) for r in report.results), default=10)
+    for r in report.results:
+        mark = "ok  " if r.ok else "FAIL"
+        lines.append(f"{mark} {r.id:{width}}  {r.status:17}  {r.message}")
+        if not r.ok and r.found:
+            lines.append(f"       catalog: {r.consumer}: `{r.shape}` when {r.expected_condition or 'always'}")
+            lines.append(f"       found:   {r.found['file']}:{r.found['line']} `{r.found['shape']}` when {r.found['path_condition'] or 'always'}")
+        if r.old_site:
+            lines.append(f"       old site {r.old_site}")
+    for v in report.violations:
+        lines.append(f"FAIL VIOLATION {v['id']}: {v['message']}")
+        lines.append(f"       scheduler read:     {v['read']['file']}:{v['read']['line']}  {v['read']['shape']}")
+        lines.append(f"       worker return path: {v['producer']['file']}:{v['producer']['line']}  {v['producer']['shape']}")
+    held = sum(r.ok for r in report.results)
+    lines.append(f"{held}/{len(report.results)} contracts hold, {len(report.violations)} violations: {'OK' if report.ok else 'BROKEN'}")
+    return "\n".join(lines) + "\n"
