@@ -27,6 +27,7 @@ ldconfig -p 2>/dev/null | grep -q 'libnuma\.so\.1 ' || export LD_LIBRARY_PATH=/t
 rm -rf /tmp/spt && mkdir -p /tmp/spt/spectrace && cp -r spectrace/. /tmp/spt/spectrace/
 for d in contracts tracer patches; do cp -r "$d" "/tmp/spt/spectrace/$d"; done
 export PYTHONPATH=/tmp/spt:/tmp/site:/tmp/stubs-active
+export PYTHONSAFEPATH=1  # the checkout's spectrace/ (without contracts/) must not shadow /tmp/spt
 python3 -c "import sglang, torch, spectrace.contracts.runtime as r; print('[shims] sglang', sglang.__version__, 'torch', torch.__version__, 'gpus', torch.cuda.device_count(), 'monitoring', hasattr(__import__('sys'), 'monitoring'))"
 echo "[shims] set-up $(( $(date +%s) - t0 ))s"
 left=$(( BUDGET_S - ($(date +%s) - t0) ))
