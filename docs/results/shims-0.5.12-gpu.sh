@@ -13,20 +13,21 @@ BUDGET_S=${BUDGET_S:-300}
 mkdir -p "$OUT"
 t0=$(date +%s)
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-mkdir -p /tmp/site && tar -xJf "$BUNDLE/site.tar.xz" -C /tmp/site || { echo "unpack failed"; exit 2; }
+SITE=/tmp/site-shims-$(basename "$BUNDLE")  # not /tmp/site: a warm machine may hold another bundle there
+rm -rf "$SITE" && mkdir -p "$SITE" && tar -xJf "$BUNDLE/site.tar.xz" -C "$SITE" || { echo "unpack failed"; exit 2; }
 export TVM_FFI_CACHE_DIR=/tmp/jitcache/tvm-ffi TRITON_CACHE_DIR=/tmp/jitcache/triton FLASHINFER_WORKSPACE_BASE=/tmp/jitcache/fi
 mkdir -p /tmp/jitcache
 [ -f "$BUNDLE/jitcache.tar.xz" ] && tar -xJf "$BUNDLE/jitcache.tar.xz" -C /tmp/jitcache && echo "[shims] JIT caches restored"
 rm -rf /tmp/stubs-active && mkdir -p /tmp/stubs-active
 for n in $(cat "$BUNDLE/STUBS" 2>/dev/null); do
   [ -d ".gpu/recipe/stubs/$n" ] || continue
-  PYTHONPATH=/tmp/site python3 -c "import $n" 2>/dev/null || ln -s "$PWD/.gpu/recipe/stubs/$n" "/tmp/stubs-active/$n"
+  PYTHONPATH=$SITE python3 -c "import $n" 2>/dev/null || ln -s "$PWD/.gpu/recipe/stubs/$n" "/tmp/stubs-active/$n"
 done
-ldconfig -p 2>/dev/null | grep -q 'libnuma\.so\.1 ' || export LD_LIBRARY_PATH=/tmp/site/_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+ldconfig -p 2>/dev/null | grep -q 'libnuma\.so\.1 ' || export LD_LIBRARY_PATH=$SITE/_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # spectrace from this checkout, laid out as installed (spectrace.contracts is contracts/)
 rm -rf /tmp/spt && mkdir -p /tmp/spt/spectrace && cp -r spectrace/. /tmp/spt/spectrace/
 for d in contracts tracer patches; do cp -r "$d" "/tmp/spt/spectrace/$d"; done
-export PYTHONPATH=/tmp/spt:/tmp/site:/tmp/stubs-active
+export PYTHONPATH=/tmp/spt:$SITE:/tmp/stubs-active
 export PYTHONSAFEPATH=1  # the checkout's spectrace/ (without contracts/) must not shadow /tmp/spt
 python3 -c "import sglang, torch, spectrace.contracts.runtime as r; print('[shims] sglang', sglang.__version__, 'torch', torch.__version__, 'gpus', torch.cuda.device_count(), 'monitoring', hasattr(__import__('sys'), 'monitoring'))"
 echo "[shims] set-up $(( $(date +%s) - t0 ))s"
