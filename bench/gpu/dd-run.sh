@@ -92,6 +92,8 @@ while [ "$i" -lt "${#LIST[@]}" ]; do
   ph=${LIST[$i]}; i=$((i + 1))
   IFS='|' read -r name secs args <<< "$ph"
   name=$(echo "$name" | tr -d ' ')
+  # a phase named alt-* runs only when the phase before it failed (a fallback configuration)
+  if [[ "$name" == alt-* ]] && [ "${prev_ok:-1}" = 1 ]; then echo "[run] SKIP $name: the phase before it passed"; continue; fi
   left=$(( DEADLINE - $(date +%s) - 10 ))
   if [ "$left" -lt 60 ]; then echo "[run] SKIP $name: only ${left}s left"; continue; fi
   [ "$secs" -gt "$left" ] && secs=$left
@@ -109,11 +111,16 @@ while [ "$i" -lt "${#LIST[@]}" ]; do
   kill -KILL -- -"$pid" 2>/dev/null   # leftovers of this phase's group only
   echo "[run] PHASE $name rc=$rc in $(( $(date +%s) - ts ))s"
   grep -E '^\[probe\]|^\[run\]|spec v2|Overlap|EAGLEWorkerV2|accept len|spec-dynamic-disable|Error|error:' "$log" | grep -v 'Engine kwargs' | awk '/accept len/ { if (n++ >= 3) next } /speculation (ON|OFF) at/ { if (m++ >= 12) next } { print substr($0, 1, 600) }'
+  prev_ok=1
   if [ "$rc" != 0 ] || ! grep -q '^\[probe\] RESULT' "$log"; then
+    prev_ok=0
     echo "[run] ---- last lines of $name ----"; grep -v -i 'warn' "$log" | tail -n 40 | cut -c1-400
     if [ "$i" = 1 ] && [ "${#LIST[@]}" -gt 1 ]; then
-      if [ -n "$FALLBACK" ]; then LIST=("$FALLBACK"); else LIST=(); fi
-      i=0; echo "[run] first phase failed: running only the fallback '${FALLBACK%%|*}'"
+      if [ "${DD_NO_FALLBACK:-0}" = 1 ]; then echo "[run] first phase failed: going on with the others"
+      else
+        if [ -n "$FALLBACK" ]; then LIST=("$FALLBACK"); else LIST=(); fi
+        i=0; echo "[run] first phase failed: running only the fallback '${FALLBACK%%|*}'"
+      fi
     fi
   fi
   sleep 3

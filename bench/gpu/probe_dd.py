@@ -120,6 +120,9 @@ def main():
     ap.add_argument("--vary-out", type=int, default=0,
                     help="request i of C gets out_len*(i+1)/C new tokens (batch shrinks during the run)")
     ap.add_argument("--dump", type=int, default=0, help="keep output_ids per request in results.jsonl")
+    ap.add_argument("--switch-run", type=int, default=0,
+                    help="after the timed runs: N requests at once with output lengths out_len*(i+1)/N "
+                         "(own fixed prompts), so the running batch shrinks from N to 1")
     a = ap.parse_args()
 
     out_dir = os.environ.get("OUT", "/tmp/probe-out")
@@ -250,6 +253,24 @@ def main():
         res["runs"].append(run)
         run = {k: v for k, v in run.items() if k != "output_ids"}
         print(f"[probe] RUN {a.name} conc={c}: {run}", flush=True)
+
+    if a.switch_run:
+        n = a.switch_run
+        srng = random.Random(4321)
+        batch = [[srng.randrange(10, vocab - 10) for _ in range(a.in_len)] for _ in range(n)]
+        sp = [{"max_new_tokens": max(1, a.out_len * (i + 1) // n), "ignore_eos": True,
+               "temperature": 0.0} for i in range(n)]
+        t = time.time()
+        outs = eng.generate(input_ids=batch, sampling_params=sp)
+        dt = time.time() - t
+        toks, ct, ver, acc = summarize(outs)
+        run = {"concurrency": f"switch{n}", "requests": n, "output_tokens": toks,
+               "wall_s": round(dt, 3), "tok_per_s": round(toks / dt, 1),
+               "spec_verify_ct": ver, "accept_len": round(acc, 3) if acc else None}
+        print(f"[probe] RUN {a.name} switch run: {run}", flush=True)
+        if a.dump:
+            run["output_ids"] = [o.get("output_ids") for o in outs]
+        res["runs"].append(run)
 
     time.sleep(1.2)  # let the scheduler-side dumper write the final counters
     res["sched_stats"] = read_sched_stats(stats_dir)

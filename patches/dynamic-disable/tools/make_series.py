@@ -149,7 +149,7 @@ def main() -> None:
         '"spec-v2 overlap, EAGLE, topk=1 (same code path as EAGLE3; not run on the GPU)"]',
         'server_args = ["--speculative-dynamic-disable", "--speculative-disable-above-bs", '
         '"--speculative-enable-below-bs", "--speculative-disable-below-accept-len"]',
-        'environment = ["SGLANG_SPEC_DISABLE_SKIP_DRAFT", "SGLANG_SPEC_DISABLE_CHECK", '
+        'environment = ["SGLANG_SPEC_DISABLE_SKIP_DRAFT", "SGLANG_SPEC_DISABLE_CHECK", "SGLANG_SPEC_DISABLE_DECODE_GRAPH", '
         '"SGLANG_SPEC_DISABLE_ALLOW_UNVERIFIED", "SGLANG_SPEC_DISABLE_PROBE_INTERVAL", '
         '"SGLANG_SPEC_DISABLE_PROBE_STEPS", "SGLANG_SPEC_DISABLE_WARMUP_STEPS"]',
         'adds_files = ["' + MODULE + '"]',
