@@ -54,6 +54,8 @@ def test_model_worker_dispatch_is_polymorphic_on_both_versions(old_project, rece
         assert edge["polymorphic"] and edge["resolution"] == "polymorphic"
         assert edge["cross"], "scheduler -> speculative worker crosses the boundary"
         assert edge["file"] == "sglang/srt/managers/scheduler.py"
+        # the standalone worker inherits the method: the edge names both receiver classes
+        assert any(v.endswith("StandaloneWorkerV2") for v in edge["via"])
 
 
 def test_model_worker_types_come_from_every_assignment_and_the_factory(old_project):

@@ -114,7 +114,8 @@ def call_graph(
                     continue
                 cross = {g.nodes[caller]["side"], g.nodes[target]["side"]} == {"scheduler", "worker"}
                 g.add_edge(caller, target, file=mod.path, line=call.line, sites=[call.line],
-                           resolution=call.resolution, polymorphic=poly, call=call.text, cross=cross)
+                           resolution=call.resolution, polymorphic=poly, call=call.text, cross=cross,
+                           via=call.via.get(target, []))
                 if not call.external and target not in seen_depth:
                     seen_depth[target] = d + 1
                     queue.append(target)

@@ -52,6 +52,7 @@ class ResolvedCall:
     targets: list  # function/class qualnames (sglang) or external dotted names
     resolution: str  # self, super, local, import, attr-type, constructor, polymorphic, external, unresolved
     external: bool = False
+    via: dict = field(default_factory=dict)  # target -> receiver classes (inherited methods)
 
 
 @dataclass
@@ -664,7 +665,18 @@ class Project:
             if target:
                 return ResolvedCall(line, col, text, [target], "super")
             return ResolvedCall(line, col, text, [], "unresolved")
-        types = self.expr_types_in(module, f, callee)
+        via: dict = {}  # target method -> the receiver classes it is reached through
+        if callee[0] == "a":
+            types = set()
+            for base in self.expr_types_in(module, f, callee[1]):
+                found = self._member_types(base, callee[2], 0)
+                types |= found
+                if base[0] == "inst":
+                    for t in found:
+                        if t[0] == "func":
+                            via.setdefault(t[1], set()).add(base[1])
+        else:
+            types = self.expr_types_in(module, f, callee)
         targets, external = [], []
         constructor = False
         for t in sorted(types):
@@ -690,7 +702,8 @@ class Project:
                 how = "local"
             else:
                 how = "import"
-            return ResolvedCall(line, col, text, targets, how)
+            return ResolvedCall(line, col, text, targets, how,
+                                via={t: sorted(via[t]) for t in targets if t in via})
         if external:
             return ResolvedCall(line, col, text, sorted(set(external)), "external", external=True)
         if callee[0] == "n" and callee[1] in BUILTINS:
