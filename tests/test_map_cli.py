@@ -144,3 +144,18 @@ def test_default_source_is_the_newest_cached_version(tmp_path, monkeypatch, sgla
     monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "nothing"))
     r = run("map", "Scheduler.run_batch")
     assert r.exit_code == 2 and "pass --sglang VERSION" in r.output
+
+
+def test_installed_sglang_is_found_without_importing_it(sglang_source, monkeypatch):
+    import sys
+
+    from spectrace.source import resolve_source
+
+    root = sglang_source(OLD).root
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delitem(sys.modules, "sglang", raising=False)
+    src = resolve_source("installed")
+    assert src.origin == "installed" and src.version == OLD and src.root == root
+    assert "sglang" not in sys.modules  # found through the import system, never imported
+    r = run("map", "--sglang", "installed", "Scheduler.run_batch", "--depth", "0", "--format", "text")
+    assert r.exit_code == 0 and "using SGLang 0.5.9 (installed:" in r.output
