@@ -182,11 +182,22 @@ class FactsStore:
         return self._text[rel]
 
     def spans(self, rel: str) -> list[FunctionSpan]:
+        """Function spans of a file; their boundaries are cached with the facts (no ast parse when warm)."""
         if rel not in self._spans:
-            try:
-                self._spans[rel] = function_spans(self.text(rel))
-            except SyntaxError:
-                self._spans[rel] = []
+            cache = self._file_cache(rel)
+            bounds = cache.get("__spans__")
+            text = self.text(rel)
+            if bounds is None:
+                try:
+                    spans = function_spans(text)
+                except SyntaxError:
+                    spans = []
+                cache["__spans__"] = [(s.cls, s.name, s.start, s.end) for s in spans]
+                self._dirty.add(rel)
+            else:
+                lines = text.splitlines(keepends=True)
+                spans = [FunctionSpan(c, n, a, b, "".join(lines[a - 1 : b])) for c, n, a, b in bounds]
+            self._spans[rel] = spans
         return self._spans[rel]
 
     def _file_cache(self, rel: str) -> dict:
@@ -324,7 +335,7 @@ class Extractor:
         self.scope_packages = tuple(scope_packages)
         self.notes: list[str] = []
         self._func_index: dict[str, tuple[str, FunctionFacts]] = {}  # module.qualname -> (rel, facts)
-        self._class_memo: dict[str, list[str]] = {}
+        self._class_map: dict[str, list[str]] | None = None
         self.assumptions = load_assumptions() if assumptions is None else assumptions
         self.assumptions_used: set[str] = set()
 
@@ -353,9 +364,18 @@ class Extractor:
         return f"{module}.{cls}" if cls else None
 
     def find_class(self, name: str) -> list[str]:
-        if name not in self._class_memo:
-            self._class_memo[name] = self.project.find_classes(name) if self.project is not None else []
-        return self._class_memo[name]
+        """Qualified names of the top-level classes called ``name`` (one text pass over the tree, then a dict)."""
+        if self._class_map is None:
+            self._class_map = {}
+            rx = re.compile(rb"^class\s+(\w+)", re.M)
+            for rel in self.all_files():
+                try:
+                    data = (self.root / rel).read_bytes()
+                except OSError:
+                    continue
+                for m in rx.finditer(data):
+                    self._class_map.setdefault(m.group(1).decode(), []).append(module_of_rel(rel))
+        return sorted(f"{mod}.{name}" for mod in self._class_map.get(name, []))
 
     def mro(self, class_qn: str) -> list[str]:
         return self.project.mro(class_qn) if self.project is not None else [class_qn]
