@@ -84,6 +84,85 @@ PATCHES = {
             "",
         ),
     ],
+    "0.5.9": [
+        (
+            "0001-speculative-dynamic-disable-module",
+            [MODULE],
+            [
+                "Spec v2: policy and plain-decode step for dynamic speculation disable",
+                "New module sglang/srt/speculative/dynamic_disable.py (the 0.5.12 design on",
+                "0.5.9's API: verified_id instead of bonus_tokens, CudaGraphRunner without an",
+                "attn_backend argument, no speculative_num_draft_tokens on the result): the",
+                "per-step controller, the server-start refusal of unsupported modes, target",
+                "DECODE CUDA graphs on a second attention backend, and the disabled step whose",
+                "GenerationBatchResult still carries next_draft_input (verified_id,",
+                "new_seq_lens = seq_lens + 1, verify_done, topk_p/topk_index/hidden_states),",
+                "accept_lens of ones and spec_disabled = True, plus one draft decode token.",
+            ],
+            REQUIRES,
+            "SPEC2-DISABLED-NDI",
+        ),
+        (
+            "0002-server-args-dynamic-disable",
+            ["sglang/srt/server_args.py"],
+            [
+                "Server arguments for dynamic speculation disable; refuse unsupported modes",
+                "--speculative-dynamic-disable, --speculative-disable-above-bs (24),",
+                "--speculative-enable-below-bs (16), --speculative-disable-below-accept-len",
+                "(1.5).  At the end of _handle_speculative_decoding the server refuses to",
+                "start with the v1 worker (overlap off), topk > 1, DP attention, PP, TBO,",
+                "PD disaggregation, or (unless SGLANG_SPEC_DISABLE_ALLOW_UNVERIFIED=1) a",
+                "mode outside EAGLE/EAGLE3, triton attention, page size 1, tp 1.",
+            ],
+            "",
+            "",
+        ),
+        (
+            "0003-eagle-worker-v2-disabled-step",
+            ["sglang/srt/speculative/eagle_worker_v2.py"],
+            [
+                "EAGLEWorkerV2: run the disabled step when the controller says so",
+                "forward_batch_generation decides once per decode step, before drafting;",
+                "a disabled step returns SpecDisableRuntime.forward_disabled's result.",
+                "on_spec_step_done_cpu feeds the accept-length rule; spec_disable_status",
+                "reports the mode for the decode log line.",
+            ],
+            REQUIRES,
+            "SPEC2-DISABLED-NDI",
+        ),
+        (
+            "0004-output-processor-disabled-stride",
+            ["sglang/srt/managers/scheduler_output_processor_mixin.py"],
+            [
+                "Output processor: stride 1 for a disabled step's tokens; accept statistics",
+                "0.5.9 slices next_token_ids with the worker's speculative_num_draft_tokens;",
+                "a result marked spec_disabled holds one token per request.  The per-request",
+                "accept lengths are handed to the worker (on_spec_step_done_cpu).",
+            ],
+            REQUIRES,
+            "SPEC2-DISABLED-STRIDE",
+        ),
+        (
+            "0005-decode-log-spec-mode",
+            ["sglang/srt/managers/scheduler_metrics_mixin.py"],
+            [
+                "Decode log line: which speculation mode ran and why",
+                "Appends the worker's spec_disable_status() after 'accept len'.",
+            ],
+            "",
+            "",
+        ),
+    ],
+}
+
+
+VERIFIED = {
+    "0.5.12": 'verified_modes = ["spec-v2 overlap, EAGLE3, topk=1, triton attention, page_size 1, tp 1 '
+    '(GPU: H200, see docs/results/patch-0.5.12.md)", "spec-v2 overlap, EAGLE, topk=1 (same code path as '
+    'EAGLE3; not run on the GPU)"]',
+    "0.5.9": 'verified_modes = ["spec-v2 overlap, EAGLE/EAGLE3, topk=1, triton attention, page_size 1, tp 1: '
+    'NOT run on a GPU (0.5.9 needs an older torch than the lent H200 has); applies cleanly, byte-compiles, '
+    'read against 0.5.9; same design as the GPU-verified 0.5.12 series"]',
 }
 
 
@@ -145,8 +224,7 @@ def main() -> None:
         "one-token target decode instead of draft/verify/draft-extend while the running batch is "
         "large (hysteresis) or drafts are rarely accepted; next_draft_input (new_seq_lens) is "
         'returned on every path."',
-        'verified_modes = ["spec-v2 overlap, EAGLE3, topk=1, triton attention, page_size 1, tp 1 (GPU: H200, 0.5.12)", '
-        '"spec-v2 overlap, EAGLE, topk=1 (same code path as EAGLE3; not run on the GPU)"]',
+        VERIFIED[version],
         'server_args = ["--speculative-dynamic-disable", "--speculative-disable-above-bs", '
         '"--speculative-enable-below-bs", "--speculative-disable-below-accept-len"]',
         'environment = ["SGLANG_SPEC_DISABLE_SKIP_DRAFT", "SGLANG_SPEC_DISABLE_CHECK", "SGLANG_SPEC_DISABLE_DECODE_GRAPH", '
