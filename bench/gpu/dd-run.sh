@@ -25,7 +25,7 @@ export PROBE_HOOK=1 PROBE_OUT=$OUT
 PY=${PY:-python3}
 
 t0=$(date +%s)
-mkdir -p /tmp/site
+rm -rf /tmp/site; mkdir -p /tmp/site   # a warm machine may hold an earlier (patched) copy
 tar -xJf "$BUNDLE/site.tar.xz" -C /tmp/site || { echo "[run] unpack failed"; exit 2; }
 echo "[run] unpacked $BUNDLE/site.tar.xz in $(( $(date +%s) - t0 ))s"
 if [ -n "${DD_SERIES:-}" ]; then
