@@ -408,17 +408,22 @@ class GateResult:
         return f"gate {self.name}: {self.status}: {self.summary}"
 
 
-def run_contract_catalog(source: SglangSource):
-    """The one call into the contract checker (spectrace.contracts.check.check_catalog).
+HOLDS = {"present", "moved"}  # the checker's statuses for a read that is there (moved: at another line)
 
-    Returns the checker's CheckReport, or a string saying why the checker is not available.
+
+def run_contract_catalog(source: SglangSource):
+    """The one call into the contract checker: ``check_catalog(source, load_catalog())``.
+
+    Returns ``(CheckReport, {contract id: catalog kind})``, or a string saying why the checker is
+    not available. The kinds come from the catalog itself (unconditional-read, guarded-read, ...).
     """
     try:
         from spectrace.contracts.catalog import load_catalog
         from spectrace.contracts.check import check_catalog
     except ImportError as exc:
         return f"the contract checker is not installed ({exc})"
-    return check_catalog(source, load_catalog())
+    catalog = load_catalog()
+    return check_catalog(source, catalog), {c.id: c.kind for c in catalog}
 
 
 def _get(obj, name: str, default=None):
@@ -428,23 +433,15 @@ def _get(obj, name: str, default=None):
     return getattr(obj, name, default)
 
 
-def _result_id(result) -> str | None:
-    for attr in ("id", "contract_id"):
-        if isinstance(_get(result, attr), str):
-            return _get(result, attr)
-    return _get(_get(result, "contract"), "id")
-
-
-def _result_kind(result) -> str | None:
-    kind = _get(result, "kind")
-    return kind if isinstance(kind, str) else _get(_get(result, "contract"), "kind")
-
-
 @dataclass
 class ContractSnapshot:
-    statuses: dict[str, str] = field(default_factory=dict)  # contract id -> present|guarded|moved|gone
-    kinds: dict[str, str | None] = field(default_factory=dict)
+    statuses: dict[str, str] = field(default_factory=dict)  # contract id -> present|moved|guarded|gone|...
+    holding: set[str] = field(default_factory=set)  # ids whose read is there as the catalog says
+    kinds: dict[str, str] = field(default_factory=dict)
     violations: dict[str, str] = field(default_factory=dict)  # line-free key -> one-line text
+
+    def unconditional_holding(self) -> set[str]:
+        return {cid for cid in self.holding if self.kinds.get(cid) == "unconditional-read"}
 
 
 def _violation_key(violation) -> str:
@@ -455,58 +452,72 @@ def _violation_key(violation) -> str:
     return re.sub(r"\d+", "#", str(_get(violation, "message") or violation))
 
 
-def contract_gate(source: SglangSource, series: Series, phase: str, baseline: ContractSnapshot | None = None) -> tuple[GateResult, ContractSnapshot]:
-    """Run the catalog on ``source``; returns the gate and {contract id: status} for a later comparison.
+def _snapshot(report, kinds: dict[str, str]) -> ContractSnapshot:
+    snap = ContractSnapshot(kinds=dict(kinds))
+    for r in list(_get(report, "results", []) or []):
+        cid = _get(r, "id")
+        if not isinstance(cid, str):
+            continue
+        snap.statuses[cid] = str(_get(r, "status", "?"))
+        if snap.statuses[cid] in HOLDS and _get(r, "ok", True):
+            snap.holding.add(cid)
+    for v in list(_get(report, "violations", []) or []):
+        snap.violations[_violation_key(v)] = str(_get(v, "message") or v)
+    return snap
 
-    before: every contract a patch lists in Requires-Contracts is in the catalog and ``present``.
-    after:  every unconditional read that was present before is still present, every contract a
-            patch lists in Adds-Contracts that the catalog knows is present, and the checker reports
-            no violation that the tree did not already have before patching.
+
+def contract_gate(source: SglangSource, series: Series, phase: str, baseline: ContractSnapshot | None = None) -> tuple[GateResult, ContractSnapshot]:
+    """Run the catalog on ``source``; returns the gate and a snapshot for the after-gate's comparison.
+
+    before: every contract a patch lists in Requires-Contracts is in the catalog and holds
+            (``present`` or ``moved``) in this tree.
+    after:  every unconditional read that held before still holds, every contract a patch lists
+            in Adds-Contracts that the catalog knows holds, and the checker reports no violation
+            that the tree did not already have before patching.
     """
     empty = ContractSnapshot()
     name = f"contracts ({phase})"
     try:
-        report = run_contract_catalog(source)
+        outcome = run_contract_catalog(source)
     except SpectraceError as exc:
         return GateResult(name, "fail", f"the contract checker refused: {exc}"), empty
     except Exception as exc:  # the checker is another module: report its failure as a failed gate, one line
         return GateResult(name, "fail", f"the contract checker failed: {type(exc).__name__}: {exc}"), empty
-    if isinstance(report, str):
-        return GateResult(name, "unavailable", f"contracts: not available: {report}"), empty
-    results = list(_get(report, "results", []) or [])
-    statuses = {cid: str(_get(r, "status", "?")) for r in results if (cid := _result_id(r))}
-    kinds = {cid: _result_kind(r) for r in results if (cid := _result_id(r))}
-    violations = {_violation_key(v): str(_get(v, "message") or v) for v in list(_get(report, "violations", []) or [])}
-    snapshot = ContractSnapshot(statuses, kinds, violations)
+    if isinstance(outcome, str):
+        return GateResult(name, "unavailable", f"contracts: not available: {outcome}"), empty
+    report, kinds = outcome
+    snap = _snapshot(report, kinds)
     problems = []
     if phase == "before":
         for patch in series.patches:
             for cid in patch.requires_contracts:
-                if cid not in statuses:
+                if cid not in snap.statuses:
                     problems.append(f"{patch.name} requires {cid}, which the catalog does not know")
-                elif statuses[cid] != "present":
-                    problems.append(f"{patch.name} requires {cid}, which is {statuses[cid]} in this tree")
+                elif cid not in snap.holding:
+                    problems.append(f"{patch.name} requires {cid}, which is {snap.statuses[cid]} in this tree")
         required = sorted({c for p in series.patches for c in p.requires_contracts})
-        summary = f"{len(statuses)} contracts checked; required present: {', '.join(required) or 'none listed'}"
+        summary = f"{len(snap.statuses)} contracts checked; required and holding: {', '.join(required) or 'none listed'}"
+        if snap.violations:
+            summary += f"; {len(snap.violations)} violations already in this tree (not the series')"
     else:
         baseline = baseline or ContractSnapshot()
-        for cid, status in statuses.items():
-            if kinds.get(cid) == "unconditional-read" and baseline.statuses.get(cid) == "present" and status != "present":
-                problems.append(f"unconditional read {cid} is {status} after patching")
+        for cid in sorted(baseline.unconditional_holding() - snap.holding):
+            problems.append(f"unconditional read {cid} is {snap.statuses.get(cid, 'missing')} after patching")
         for patch in series.patches:
             for cid in patch.adds_contracts:
-                if cid in statuses and statuses[cid] != "present":
-                    problems.append(f"{patch.name} adds {cid}, which is {statuses[cid]} after patching")
-        for key, text in violations.items():
+                if cid in snap.statuses and cid not in snap.holding:
+                    problems.append(f"{patch.name} adds {cid}, which is {snap.statuses[cid]} after patching")
+        for key, text in snap.violations.items():
             if key not in baseline.violations:
                 problems.append(f"new violation: {text}")
-        unconditional = sum(1 for cid in statuses if kinds.get(cid) == "unconditional-read")
-        summary = f"{len(statuses)} contracts checked; {unconditional} unconditional reads hold"
-    if phase == "before" and violations:
-        summary += f"; {len(violations)} violations already in this tree (not caused by the series)"
+        summary = (f"{len(snap.statuses)} contracts checked; all {len(snap.unconditional_holding())} unconditional "
+                   f"reads that held still hold; no new violation")
+        unknown = sorted({c for p in series.patches for c in p.adds_contracts if c not in snap.statuses})
+        if unknown:
+            summary += f"; Adds-Contracts not in the catalog, not checked: {', '.join(unknown)}"
     if problems:
-        return GateResult(name, "fail", problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""), problems), snapshot
-    return GateResult(name, "ok", summary), snapshot
+        return GateResult(name, "fail", problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""), problems), snap
+    return GateResult(name, "ok", summary), snap
 
 
 def manifest_gate(series: Series, before: dict[str, bytes | None]) -> tuple[GateResult, list[str]]:

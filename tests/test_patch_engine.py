@@ -88,16 +88,13 @@ def _header(description: str, requires: list[str] = (), adds: list[str] = ()) ->
 
 
 def required_contracts(tree: Path) -> list[str]:
-    """Unconditional reads the catalog finds present in this tree (what a real patch would require)."""
+    """Unconditional reads the real catalog finds holding in this tree (what a real patch requires)."""
     if not contracts_available():
         return []
     from spectrace.source import from_path
 
-    report = engine.run_contract_catalog(from_path(tree))
-    return sorted(
-        cid for r in report.results
-        if (cid := engine._result_id(r)) and engine._result_kind(r) == "unconditional-read" and str(r.status) == "present"
-    )[:2]
+    report, kinds = engine.run_contract_catalog(from_path(tree))
+    return sorted(r.id for r in report.results if kinds.get(r.id) == "unconditional-read" and r.status == "present")[:2]
 
 
 def build_test_series(pristine: Path, series_root: Path, version: str, name: str = "test-series") -> Path:
@@ -280,8 +277,8 @@ def test_edited_series_fails_the_manifest_gate(test_series, tmp_path):
 
 def test_unavailable_contract_checker_refuses_apply(test_series, monkeypatch):
     """The gate never passes silently: without a checker apply refuses unless told to skip it."""
-    monkeypatch.setattr(engine, "run_contract_catalog", lambda source: "the contract checker is not installed (test)")
     tree = test_series("0.5.12")
+    monkeypatch.setattr(engine, "run_contract_catalog", lambda source: "the contract checker is not installed (test)")
     before = whole_tree_digest(tree)
     report, _ = engine.check(tree, "test-series")
     assert [g.line() for g in report.gates if g.name.startswith("contracts")] == [
@@ -297,13 +294,13 @@ def test_unavailable_contract_checker_refuses_apply(test_series, monkeypatch):
 def test_contract_failure_after_patching_rolls_back(test_series, monkeypatch):
     """A patched tree that breaks an unconditional read is never left behind."""
 
-    class Result:
+    class Result:  # the shape of spectrace.contracts.check.ContractResult that the engine reads
         def __init__(self, status):
-            self.id, self.kind, self.status = "TEST-UNCOND", "unconditional-read", status
+            self.id, self.status, self.ok = "TEST-UNCOND", status, status == "present"
 
     class Report:
         def __init__(self, status):
-            self.results, self.violations, self.ok = [Result(status)], [], status == "present"
+            self.results, self.violations = [Result(status)], []
 
     tree = test_series("0.5.12")
     before = whole_tree_digest(tree)
@@ -312,7 +309,7 @@ def test_contract_failure_after_patching_rolls_back(test_series, monkeypatch):
     def fake_catalog(source):
         calls.append(source.root)
         # before the patch the read is there; on the patched tree it is gone
-        return Report("present" if len(calls) == 1 else "gone")
+        return Report("present" if len(calls) == 1 else "gone"), {"TEST-UNCOND": "unconditional-read"}
 
     monkeypatch.setattr(engine, "run_contract_catalog", fake_catalog)
     # the test series requires real catalog ids; drop them so only TEST-UNCOND matters here
