@@ -47,6 +47,8 @@ ENV_REPORT = "SPECTRACE_SHIMS_REPORT"     # JSON-lines report path ("{pid}" expa
 ENV_CATALOG = "SPECTRACE_SHIMS_CATALOG"   # catalog dir or file (default: the packaged catalog)
 ENV_SAMPLE = "SPECTRACE_SHIMS_VALUE_SAMPLE"  # value check every N-th eligible step; 0: off
 ENV_POOL = "SPECTRACE_POOL_STATS"         # "1": add KV-pool counters to get_server_info()
+ENV_TOGGLE = "SPECTRACE_SHIMS_TOGGLE_FILE"  # A/B measurement: a file whose words switch parts
+TOGGLE_POLL_S = 0.2
 
 HERE = Path(__file__).resolve().parent
 BOOT_DIR = HERE / "boot"
@@ -376,6 +378,15 @@ class _ReturnTracker:
     def clear(self) -> None:
         self.local.last = None
 
+    def enable(self, on: bool) -> None:
+        """Switch the PY_RETURN events of the watched code objects (A/B measurements)."""
+        if self.tool is None:
+            return
+        events = sys.monitoring.events.PY_RETURN if on else 0
+        for code in self.codes:
+            sys.monitoring.set_local_events(self.tool, code, events)
+        self.local.last = None
+
     def last_site(self) -> dict | None:
         last = getattr(self.local, "last", None)
         if not last:
@@ -560,6 +571,13 @@ class Shims:
         self.wrapped: list[str] = []
         self.started = False
         self.closed = False
+        # overhead A/B in one engine (spectrace bench --shims-ab): the file's words are "off" or
+        # "on" plus optional "nomonitoring" / "novalue"; read at most every TOGGLE_POLL_S
+        self.toggle_file = os.environ.get(ENV_TOGGLE) or None
+        self.toggle_seen = None
+        self.toggle_next = 0.0
+        self.enabled = True
+        self.base_value_sample = self.value_sample
 
     # ---------------------------------------------------------------- install
     def hook(self) -> None:
@@ -653,6 +671,24 @@ class Shims:
             self.active.append(plan)
             self.checks.setdefault(plan["id"], 0)
             self.violations.setdefault(plan["id"], 0)
+
+    def _poll_toggle(self) -> None:
+        now = time.monotonic()
+        if now < self.toggle_next:
+            return
+        self.toggle_next = now + TOGGLE_POLL_S
+        try:
+            with open(self.toggle_file) as fh:
+                words = fh.read().split()
+        except OSError:
+            words = ["on"]
+        if words == self.toggle_seen:
+            return
+        self.toggle_seen = words
+        self.enabled = "off" not in words
+        self.value_sample = 0 if "novalue" in words else self.base_value_sample
+        self.returns.enable("nomonitoring" not in words)
+        self.report.write({"event": "toggle", "state": words, "step": self.step})
 
     # ---------------------------------------------------------------- report
     def _start(self, scheduler) -> None:
@@ -898,6 +934,10 @@ class Shims:
         shims = self
 
         def run_batch(scheduler, batch, *args, **kwargs):
+            if shims.toggle_file is not None:
+                shims._poll_toggle()
+                if not shims.enabled:
+                    return original(scheduler, batch, *args, **kwargs)
             if not shims.started:
                 shims._start(scheduler)
             shims._rewrap_producer(scheduler)

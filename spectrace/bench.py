@@ -226,7 +226,19 @@ def run_worker(spec: dict) -> dict:
             driver.generate(prompts_for(0, 2, spec["input_len"], vocab, 7), dict(sampling, max_new_tokens=16))
             driver.generate(prompts_for(0, max(spec["concurrency"]), spec["input_len"], vocab, 8),
                             dict(sampling, max_new_tokens=16))
-        for c in spec["concurrency"]:
+        plan = [(c, None, 0) for c in spec["concurrency"]]
+        if spec.get("ab_states"):
+            # the same engine, the shims switched between runs through the toggle file;
+            # the order alternates per repetition so that drift does not favour one state
+            plan = []
+            for c in spec["concurrency"]:
+                for rep in range(spec.get("ab_reps", 2)):
+                    states = spec["ab_states"] if rep % 2 == 0 else spec["ab_states"][::-1]
+                    plan += [(c, st, rep) for st in states]
+        for c, state, rep in plan:
+            if state is not None:
+                Path(spec["toggle_file"]).write_text(state.replace("+", " "))
+                time.sleep(0.3)  # the scheduler re-reads the file at most every 0.2 s
             pool_before = driver.pool(flush=True)
             if c == 1:
                 prompts = prompts_for(1, spec["seq_reps"], spec["input_len"], vocab, spec["seed"])
@@ -247,11 +259,13 @@ def run_worker(spec: dict) -> dict:
                    "tok_per_s": round(toks / wall, 1) if wall else None,
                    "accept_len": round(ct / ver, 3) if ver else None,
                    "pool_before": pool_before, "pool_after_run": pool_after_run, "pool_after": pool_after}
+            if state is not None:
+                run.update(shims_state=state, rep=rep)
             if spec.get("save_outputs", True):
                 run["output_ids"] = [o.get("output_ids") for o in outs]
             res["runs"].append(run)
             shown = {k: v for k, v in run.items() if k != "output_ids"}
-            print(f"[bench] {spec['name']} C={c}: {json.dumps(shown)}", flush=True)
+            print(f"[bench] {spec['name']} C={c}{' ' + state if state else ''}: {json.dumps(shown)}", flush=True)
     finally:
         driver.close()
     return res
@@ -329,6 +343,16 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
                                     common.get("catalog"), common.get("value_sample"), pool_stats=True)
     if shims == "off":
         env[runtime.ENV_MODE] = "off"
+    ab_states = cfg.get("ab") or common.get("ab_states")
+    if isinstance(ab_states, str):
+        ab_states = [x.strip() for x in ab_states.split(",") if x.strip()]
+    toggle = None
+    if ab_states and shims != "off":
+        toggle = out_dir / f"toggle-{name}"
+        toggle.write_text("on")
+        env[runtime.ENV_TOGGLE] = str(toggle)
+    else:
+        ab_states = None
     for key, value in (cfg.get("env") or {}).items():
         if key == "PYTHONPATH":  # e.g. a patched SGLang tree: after the shims' boot dir
             rest = env.get("PYTHONPATH", "").split(os.pathsep)[1:]
@@ -346,7 +370,9 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
     spec = {"name": name, "args": args_filled, "shims": shims, "concurrency": concurrency,
             "input_len": common["input_len"], "output_len": common["output_len"], "seq_reps": common["seq_reps"],
             "seed": common["seed"], "vocab_size": common.get("vocab_size"), "warmup": common["warmup"],
-            "save_outputs": common["save_outputs"], "user_flags": _user_flags(cfg.get("args", ""))}
+            "save_outputs": common["save_outputs"], "user_flags": _user_flags(cfg.get("args", "")),
+            "ab_states": ab_states, "ab_reps": int(cfg.get("ab_reps") or common.get("ab_reps") or 2),
+            "toggle_file": str(toggle) if toggle else None}
     server = None
     if common.get("url"):
         spec["url"] = common["url"]
@@ -421,7 +447,7 @@ def render_markdown(results: list[dict], common: dict, reference: str | None) ->
     for c in concs:
         cells = []
         for r in results:
-            run = next((x for x in r.get("runs", []) if x["concurrency"] == c), None)
+            run = next((x for x in r.get("runs", []) if x["concurrency"] == c and not x.get("shims_state")), None)
             if run is None:
                 cells.append("-")
                 continue
@@ -455,6 +481,23 @@ def render_markdown(results: list[dict], common: dict, reference: str | None) ->
                      f"{'; '.join(pools) or '-'} | {match} | {st.get('checks', '-')} | {st.get('violations', '-')} |")
         if r.get("error"):
             lines.append(f"|  ↳ {r['name']} failed: {r['error']} | | | | | | |")
+    for r in results:
+        ab = [x for x in r.get("runs", []) if x.get("shims_state")]
+        if not ab:
+            continue
+        states = list(dict.fromkeys(x["shims_state"] for x in ab))
+        lines += ["", f"Shims A/B in one engine (`{r['name']}`), output tokens/s, mean of "
+                  f"{max(x['rep'] for x in ab) + 1} runs each, alternating order:", "",
+                  "| C | " + " | ".join(states) + " | " + " | ".join(f"{st} / {states[0]}" for st in states[1:]) + " |",
+                  "|---" * (2 * len(states)) + "|"]
+        for c in sorted({x["concurrency"] for x in ab}):
+            means = {}
+            for st in states:
+                vals = [x["tok_per_s"] for x in ab if x["concurrency"] == c and x["shims_state"] == st and x.get("tok_per_s")]
+                means[st] = sum(vals) / len(vals) if vals else None
+            ratios = [f"{means[st] / means[states[0]]:.4f}" if means[st] and means[states[0]] else "-" for st in states[1:]]
+            lines.append(f"| {c} | " + " | ".join(f"{means[st]:,.1f}" if means[st] else "-" for st in states)
+                         + " | " + " | ".join(ratios) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -502,7 +545,8 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
           value_sample: int | None = None, dummy_model: str | None = None, base_args: str = "",
           url: str | None = None, server: bool = False, port: int | None = None, timeout: float = 900,
           warmup: bool = True, save_outputs: bool = True, plot: bool = True, reference: str | None = None,
-          seed: int = 1234, vocab_size: int | None = None, python: str | None = None, log=print) -> dict:
+          seed: int = 1234, vocab_size: int | None = None, python: str | None = None,
+          ab_states: str | None = None, ab_reps: int = 2, log=print) -> dict:
     if not configs:
         raise SpectraceError("no configuration: give --config name='server args' or --configs FILE")
     names = [c["name"] for c in configs]
@@ -533,7 +577,8 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
     common = dict(concurrency=concurrency, input_len=input_len, output_len=output_len, seq_reps=seq_reps,
                   shims=shims, catalog=catalog, value_sample=value_sample, base_args=base_args, url=url,
                   server=server, port=port, timeout=timeout, warmup=warmup, save_outputs=save_outputs,
-                  seed=seed, vocab_size=vocab_size or 32000, models=models, python=python)
+                  seed=seed, vocab_size=vocab_size or 32000, models=models, python=python,
+                  ab_states=ab_states, ab_reps=ab_reps)
     results = []
     for cfg in configs:
         log(f"[bench] configuration {cfg['name']}: {cfg.get('args', '')} (shims {cfg.get('shims', shims)})")
@@ -579,6 +624,10 @@ if click is not None:
     @click.option("--save-outputs/--no-save-outputs", default=True, show_default=True,
                   help="Keep greedy output ids in the json (for output-equality comparisons).")
     @click.option("--plot/--no-plot", default=True, show_default=True)
+    @click.option("--shims-ab", default=None, metavar="STATES",
+                  help="Overhead A/B in one engine per configuration with shims: e.g. 'off,on' or "
+                       "'off,on+nomonitoring+novalue,on' (switched between runs through a toggle file).")
+    @click.option("--ab-reps", type=int, default=2, show_default=True, help="Repetitions of each A/B state.")
     @click.option("--reference", default=None, help="Configuration the others' outputs are compared with.")
     @click.option("--seed", type=int, default=1234, show_default=True)
     @click.option("--vocab-size", type=int, default=None, help="Token-id range of the prompts (dummy: from the model).")
@@ -586,7 +635,7 @@ if click is not None:
     @click.option("-o", "--out", "out_dir", default="bench-out", show_default=True)
     def bench_command(config_opts, config_file, concurrency, input_len, output_len, seq_reps, shims, catalog,
                       value_sample, dummy_model, base_args, url, server, port, timeout, warmup, save_outputs,
-                      plot, reference, seed, vocab_size, python, out_dir):
+                      plot, shims_ab, ab_reps, reference, seed, vocab_size, python, out_dir):
         """Throughput vs concurrency, one SGLang engine per configuration, shims on or off.
 
         \b
@@ -608,7 +657,8 @@ if click is not None:
               value_sample=value_sample, dummy_model=dummy_model or defaults.get("dummy_model"),
               base_args=" ".join(x for x in (defaults.get("args", ""), base_args) if x), url=url, server=server,
               port=port, timeout=timeout, warmup=warmup, save_outputs=save_outputs, plot=plot, reference=reference,
-              seed=seed, vocab_size=vocab_size, python=python, log=lambda m: click.echo(m, err=True))
+              seed=seed, vocab_size=vocab_size, python=python, ab_states=shims_ab, ab_reps=ab_reps,
+              log=lambda m: click.echo(m, err=True))
 
 
 def _worker_main(argv: list[str]) -> int:

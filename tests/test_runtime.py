@@ -503,3 +503,23 @@ def test_report_of_a_clean_run_exits_zero(shims, real):
     assert "0 violations" in res.output
     res = CliRunner().invoke(main, ["report", str(report) + ".missing"])
     assert res.exit_code == 2 and "no such report" in res.output
+
+
+def test_toggle_file_switches_the_shims_off_and_on(shims, real, tmp_path, monkeypatch):
+    toggle = tmp_path / "toggle"
+    toggle.write_text("off")
+    monkeypatch.setenv(runtime.ENV_TOGGLE, str(toggle))
+    monkeypatch.setattr(runtime, "TOGGLE_POLL_S", 0.0)
+    s, report = shims("raise")
+    worker = SpecWorker(real)
+    worker.disabled = True
+    sched = make_scheduler(real, worker)
+    with pytest.raises(AttributeError):  # off: SGLang's own crash, nothing checked
+        sched.run_batch(make_batch("DECODE"))
+    assert sum(s.checks.values()) == 0
+    toggle.write_text("on novalue")
+    with pytest.raises(runtime.ContractViolation):
+        sched.run_batch(make_batch("DECODE"))
+    assert s.value_sample == 0
+    states = [e["state"] for e in events(report) if e["event"] == "toggle"]
+    assert states == [["off"], ["on", "novalue"]]
