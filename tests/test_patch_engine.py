@@ -321,6 +321,36 @@ def test_contract_failure_after_patching_rolls_back(test_series, monkeypatch):
     assert not (tree / ".spectrace").exists()
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_real_checker_rolls_back_a_patch_that_skips_next_draft_input(sglang_copy, tmp_path, monkeypatch, version):
+    """The bug the catalog exists for: a worker that "just skips speculation" by returning the target's
+    plain result leaves next_draft_input unset, which the overlap scheduler reads unconditionally.
+    The real checker finds the new violation on the patched tree; apply rolls back."""
+    if not USE_CONTRACTS:
+        pytest.skip("the contract checker (spectrace.contracts.check) is not installed")
+    tree = sglang_copy(version, subdirs=SUBDIRS)
+    worker = (tree / WORKER).read_text()
+    broken = _insert_after(
+        worker, "    def forward_batch_generation(self",
+        "        if getattr(self, 'skip_speculation', False):\n"
+        "            return self.target_worker.forward_batch_generation(model_worker_batch)\n",
+    )
+    directory = tmp_path / "series-root" / "naive-skip" / version
+    directory.mkdir(parents=True)
+    patch = _header("skip speculation naively", required_contracts(tree)) + _diff(WORKER, worker, broken)
+    (directory / "0001-naive-skip.patch").write_text(patch)
+    (directory / "series").write_text("0001-naive-skip.patch\n")
+    monkeypatch.setenv(SERIES_DIR_ENV, str(tmp_path / "series-root"))
+    CliRunner().invoke(main, ["patch", "manifest", "--sglang", str(tree), "--series", "naive-skip"], catch_exceptions=False)
+    before = whole_tree_digest(tree)
+    report, _ = engine.check(tree, "naive-skip")
+    assert report.refusal is None  # the tree is fine and the hunk applies: only the patched tree is wrong
+    with pytest.raises(SpectraceError, match=r"the patched tree fails gate contracts \(after\): new violation: .*next_draft_input.*rolled back"):
+        engine.apply(tree, "naive-skip")
+    assert whole_tree_digest(tree) == before
+    assert not (tree / ".spectrace").exists()
+
+
 # ---------------------------------------------------------------- crash safety
 
 
