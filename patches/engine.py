@@ -631,6 +631,16 @@ class ApplyResult:
     recovered: list[str]
 
 
+def _refuse_source_cache(target: Target) -> None:
+    """spectrace's own download cache is what `--sglang 0.5.12` analyses: patching it would make
+    every later analysis of that version read patched code."""
+    from spectrace.source import versions_dir
+
+    cache = versions_dir().resolve()
+    if target.root.resolve() == cache or cache in target.root.resolve().parents:
+        raise SpectraceError(f"{target.root} is spectrace's SGLang source cache; patch a copy of it (or a checkout) instead")
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -640,6 +650,7 @@ def apply(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, use_contra
     """Apply every patch of the series or none; SpectraceError (one line) on any refusal."""
     say = progress or (lambda _msg: None)
     target = resolve_target(path)
+    _refuse_source_cache(target)
     series = _series_for(target, series_name)  # refuses a version without a series before creating any state
     with _locked(target, create=True):
         recovered = recover(target)

@@ -253,6 +253,17 @@ def test_version_without_series_refuses(test_series, sglang_copy):
     assert whole_tree_digest(recent) == before
 
 
+def test_apply_refuses_spectraces_own_source_cache(sglang_source):
+    cached = sglang_source("0.5.12")
+    if cached.origin not in ("cache", "pypi"):
+        pytest.skip(f"0.5.12 comes from {cached.origin}, not from spectrace's cache")
+    before = {p: p.stat().st_mtime_ns for p in (cached.root / "sglang/srt/speculative").iterdir()}
+    with pytest.raises(SpectraceError, match="is spectrace's SGLang source cache; patch a copy"):
+        engine.apply(cached.root, "dynamic-disable")
+    assert {p: p.stat().st_mtime_ns for p in (cached.root / "sglang/srt/speculative").iterdir()} == before
+    assert not (cached.root / ".spectrace").exists()
+
+
 def test_revert_refuses_edits_since_apply_unless_forced(test_series):
     tree = test_series("0.5.12")
     before = whole_tree_digest(tree)
