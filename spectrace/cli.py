@@ -7,6 +7,7 @@ pay for the runtime shims or the patch engine at start-up (click's documented La
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 
@@ -25,6 +26,10 @@ LAZY_COMMANDS = {
 }
 
 
+# Commands that analyse source and exit (not `run`/`bench`, which host SGLang itself).
+BATCH_ANALYSES = {"map", "index", "contracts", "patch"}
+
+
 class LazyGroup(click.Group):
     def __init__(self, *args, lazy_subcommands: dict[str, str] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -34,6 +39,11 @@ class LazyGroup(click.Group):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy_subcommands))
 
     def get_command(self, ctx, cmd_name):
+        if cmd_name in BATCH_ANALYSES:
+            # Short-lived analyses build millions of small acyclic objects (summaries, facts):
+            # the cyclic GC only re-scans them, costing about half of a warm contracts run.
+            # Peak memory measured the same with and without it.
+            gc.disable()
         if cmd_name in self.lazy_subcommands:
             module_name, attr = self.lazy_subcommands[cmd_name].split(":")
             try:

@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SUMMARY_FORMAT = 5  # bump when the summary layout changes: old cache entries are ignored
+SUMMARY_FORMAT = 6  # bump when the summary layout changes: old cache entries are ignored
 
 # ---------------------------------------------------------------------------- expression IR
 # ("n", name)                 a name

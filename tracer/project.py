@@ -17,6 +17,7 @@ An attribute with several possible types makes a polymorphic call: one edge per 
 from __future__ import annotations
 
 import os
+import pickle
 import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -118,13 +119,13 @@ class Project:
         entry = self._pack.get(rel)
         if entry is None:
             return None
-        size, mtime, _key, summary = entry
+        size, mtime, _key, blob = entry
         try:
             st = os.stat(self.root / rel)
         except OSError:
             return None
         if st.st_size == size and st.st_mtime_ns == mtime:
-            return summary
+            return pickle.loads(blob)
         return None
 
     def _remember(self, rel, key, summary):
@@ -133,7 +134,9 @@ class Project:
             st = os.stat(self.root / rel)
         except OSError:
             return
-        self._pack[rel] = (st.st_size, st.st_mtime_ns, key, summary)
+        # Each module is kept as its own pickle inside the pack: a lazy map unpickles only the
+        # modules it reaches, not the whole package an earlier `index` stored.
+        self._pack[rel] = (st.st_size, st.st_mtime_ns, key, pickle.dumps(summary, pickle.HIGHEST_PROTOCOL))
         self._pack_dirty = True
 
     def _adopt(self, summary: ModuleSummary):
