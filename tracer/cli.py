@@ -48,19 +48,15 @@ class _Progress:
 
 
 def _choose_format(fmt: str | None, output: str | None) -> str:
+    from spectrace.tracer.render import format_for_path
+
     if fmt:
         return fmt
     if output:
-        suffix = Path(output).suffix.lstrip(".").lower()
-        if suffix in ("gv",):
-            return "dot"
-        if suffix in ("md", "mmd"):
-            return "mermaid"
-        if suffix in ("txt",):
-            return "text"
-        if suffix in FORMATS:
-            return suffix
-        raise SpectraceError(f"cannot tell the format from '{output}': pass --format ({', '.join(FORMATS)})")
+        found = format_for_path(output, default="")
+        if not found:
+            raise SpectraceError(f"cannot tell the format from '{output}': pass --format ({', '.join(FORMATS)})")
+        return found
     return "text" if sys.stdout.isatty() else "json"
 
 
@@ -112,11 +108,9 @@ def map_command(roots, sglang, depth, fmt, output, include, exclude, external, f
         graph = call_graph(proj, resolve_roots(proj, roots), depth=depth, include=include,
                            exclude=exclude, external=external)
     proj.save()
-    data = render(graph, fmt)
+    data = render(graph, fmt, out_path=output)
     if output:
-        mode = "wb" if isinstance(data, bytes) else "w"
-        with open(output, mode) as fh:
-            fh.write(data)
+        pass  # written by render
     elif isinstance(data, bytes):
         sys.stdout.buffer.write(data)
     else:
