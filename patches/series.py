@@ -157,6 +157,10 @@ def _id_list(value: str) -> list[str]:
     return [piece for piece in re.split(r"[\s,]+", value.strip()) if piece]
 
 
+def _version_key(version: str) -> list:
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.+-]", version)]
+
+
 def available_series(root: Path | None = None) -> dict[str, list[str]]:
     """{series name: [versions]} for every ``<root>/<series>/<version>/series`` file."""
     root = root or series_root()
@@ -164,7 +168,7 @@ def available_series(root: Path | None = None) -> dict[str, list[str]]:
     if not root.is_dir():
         return found
     for series_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        versions = sorted(v.name for v in series_dir.iterdir() if (v / "series").is_file())
+        versions = sorted((v.name for v in series_dir.iterdir() if (v / "series").is_file()), key=_version_key)
         if versions:
             found[series_dir.name] = versions
     return found
