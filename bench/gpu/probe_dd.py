@@ -91,7 +91,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--name", required=True)
     ap.add_argument("--model", default="small", choices=sorted(SHAPES))
-    ap.add_argument("--spec", default="eagle3", choices=["eagle3", "none"])
+    ap.add_argument("--spec", default="eagle3", choices=["eagle3", "standalone", "none"],
+                    help="standalone: the draft is the target's own config; dummy weights are seeded "
+                         "per parameter (initialize_dummy_weights), so draft == target and drafts are accepted")
     ap.add_argument("--cuda-graph", type=int, default=0)
     ap.add_argument("--conc", default="1,32")
     ap.add_argument("--in-len", type=int, default=128)
@@ -120,6 +122,7 @@ def main():
     ap.add_argument("--vary-out", type=int, default=0,
                     help="request i of C gets out_len*(i+1)/C new tokens (batch shrinks during the run)")
     ap.add_argument("--dump", type=int, default=0, help="keep output_ids per request in results.jsonl")
+    ap.add_argument("--switch-repeat", type=int, default=1, help="run the switch run this many times")
     ap.add_argument("--switch-run", type=int, default=0,
                     help="after the timed runs: N requests at once with output lengths out_len*(i+1)/N "
                          "(own fixed prompts), so the running batch shrinks from N to 1")
@@ -149,6 +152,10 @@ def main():
         context_length=4096, log_level="info",
         disable_piecewise_cuda_graph=not a.piecewise,
     )
+    if a.spec == "standalone":
+        kw.update(speculative_algorithm="STANDALONE", speculative_draft_model_path=tdir,
+                  speculative_eagle_topk=a.topk, speculative_num_steps=a.steps,
+                  speculative_num_draft_tokens=a.draft_tokens)
     if a.spec == "eagle3":
         kw.update(speculative_algorithm="EAGLE3", speculative_draft_model_path=ddir,
                   speculative_eagle_topk=a.topk, speculative_num_steps=a.steps,
@@ -254,7 +261,7 @@ def main():
         run = {k: v for k, v in run.items() if k != "output_ids"}
         print(f"[probe] RUN {a.name} conc={c}: {run}", flush=True)
 
-    if a.switch_run:
+    for rep_i in range(a.switch_repeat if a.switch_run else 0):
         n = a.switch_run
         srng = random.Random(4321)
         batch = [[srng.randrange(10, vocab - 10) for _ in range(a.in_len)] for _ in range(n)]
@@ -264,7 +271,7 @@ def main():
         outs = eng.generate(input_ids=batch, sampling_params=sp)
         dt = time.time() - t
         toks, ct, ver, acc = summarize(outs)
-        run = {"concurrency": f"switch{n}", "requests": n, "output_tokens": toks,
+        run = {"concurrency": f"switch{n}" + (f"#{rep_i + 1}" if rep_i else ""), "requests": n, "output_tokens": toks,
                "wall_s": round(dt, 3), "tok_per_s": round(toks / dt, 1),
                "spec_verify_ct": ver, "accept_len": round(acc, 3) if acc else None}
         print(f"[probe] RUN {a.name} switch run: {run}", flush=True)
