@@ -57,7 +57,7 @@ DEFAULT_CATALOG = HERE / "catalog"
 SCHEDULER_MODULE = "sglang.srt.managers.scheduler"
 WORKER_MODULES = ("sglang.srt.managers.tp_worker",)
 WORKER_PACKAGES = ("sglang.srt.speculative.",)
-SUMMARY_INTERVAL_S = 2.0
+SUMMARY_INTERVAL_S = 1.0
 MAX_VIOLATION_EVENTS = 20  # per contract and process; the rest are counted
 
 _OFF_VALUES = ("", "0", "off", "false", "no")
@@ -953,7 +953,9 @@ class Shims:
                 shims.check_step_return(ctx, result)
             if shims.pending_values:
                 shims._poll_values()
-            if shims.dirty and time.monotonic() - shims.last_summary > SUMMARY_INTERVAL_S:
+            # the first step's summary shows the checks running even if the process is killed
+            # early (SGLang ends its scheduler with a signal, atexit does not run)
+            if shims.dirty and (shims.step == 1 or time.monotonic() - shims.last_summary > SUMMARY_INTERVAL_S):
                 shims.summary()
             return result
 
