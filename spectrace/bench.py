@@ -290,7 +290,10 @@ def load_config_file(path: str) -> tuple[list[dict], dict]:
         if p.suffix == ".json":
             data = json.loads(p.read_text())
         else:
-            import tomllib
+            try:
+                import tomllib
+            except ImportError:  # python < 3.11
+                import tomli as tomllib
 
             data = tomllib.loads(p.read_text())
     except (OSError, ValueError) as exc:
