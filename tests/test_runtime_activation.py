@@ -144,3 +144,34 @@ def test_spectrace_run_passes_the_exit_code_and_rejects_a_missing_command(tmp_pa
     out = subprocess.run([sys.executable, "-m", "spectrace", "run", "--catalog", str(catalog), "--",
                           "no-such-program-xyz"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and out.stderr.startswith("spectrace: command not found")
+
+
+def test_install_in_a_program_reaches_its_spawned_children(tmp_path, catalog):
+    """``runtime.install()`` before ``sglang.Engine(...)``: the engine's spawned scheduler gets it."""
+    prog = tmp_path / "embed.py"
+    prog.write_text(textwrap.dedent(f"""
+        import json, multiprocessing
+
+        def child(q):
+            from spectrace.contracts import runtime
+            s = runtime.active_shims()
+            q.put({{"installed": s is not None, "mode": getattr(s, "mode", None),
+                    "report": getattr(getattr(s, "report", None), "path", None)}})
+
+        if __name__ == "__main__":
+            from spectrace.contracts import runtime
+            parent = runtime.install(mode="raise", report={str(tmp_path / 'r.jsonl')!r}, catalog={str(catalog)!r})
+            ctx = multiprocessing.get_context("spawn")
+            q = ctx.Queue()
+            p = ctx.Process(target=child, args=(q,))
+            p.start()
+            state = q.get(timeout=120)
+            p.join()
+            state["parent_mode"] = parent.mode
+            print(json.dumps(state))
+    """))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPECTRACE_SHIMS")}
+    out = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    state = json.loads(out.stdout.strip().splitlines()[-1])
+    assert state == {"installed": True, "mode": "raise", "report": str(tmp_path / "r.jsonl"), "parent_mode": "raise"}
