@@ -366,15 +366,17 @@ class Extractor:
     def find_class(self, name: str) -> list[str]:
         """Qualified names of the top-level classes called ``name`` (one text pass over the tree, then a dict)."""
         if self._class_map is None:
-            self._class_map = {}
             rx = re.compile(rb"^class\s+(\w+)", re.M)
-            for rel in self.all_files():
-                try:
-                    data = (self.root / rel).read_bytes()
-                except OSError:
-                    continue
-                for m in rx.finditer(data):
-                    self._class_map.setdefault(m.group(1).decode(), []).append(module_of_rel(rel))
+
+            def scan():
+                found: dict = {}
+                for rel in self.all_files():
+                    for m in rx.finditer(self._raw(rel)):
+                        found.setdefault(m.group(1).decode(), []).append(module_of_rel(rel))
+                return found
+
+            # cached per tree fingerprint: a warm run reads no file for it
+            self._class_map = self.project.cached_scan("classes", scan) if self.project is not None else scan()
         return sorted(f"{mod}.{name}" for mod in self._class_map.get(name, []))
 
     def mro(self, class_qn: str) -> list[str]:
@@ -568,13 +570,25 @@ class Extractor:
             self.notes.append(f"no class resolved for Scheduler.{POLYMORPHIC_ATTR}")
         return sorted(targets)
 
+    def _raw(self, rel: str) -> bytes:
+        if self.project is not None:
+            return self.project.file_bytes(module_of_rel(rel))
+        try:
+            return (self.root / rel).read_bytes()
+        except OSError:
+            return b""
+
     def _scope_files(self, targets: list[str]) -> list[str]:
-        files = set()
-        pattern = re.compile(rb"\b" + re.escape(self.owner_name.encode()) + rb"\b")
+        word = self.owner_name.encode()
+        pattern = re.compile(rb"\b" + re.escape(word) + rb"\b")
+
+        def mentioning():
+            return [rel for rel in self.all_files() if word in self._raw(rel) and pattern.search(self._raw(rel))]
+
+        named = self.project.cached_scan(f"mentions-{self.owner_name}", mentioning) if self.project is not None else mentioning()
+        files = set(named)
         for rel in self.all_files():
             if rel.startswith(self.scope_packages):
-                files.add(rel)
-            elif pattern.search((self.root / rel).read_bytes() if rel not in self.store._text else self.store.text(rel).encode()):
                 files.add(rel)
         for t in targets:
             for c in self.mro(t):

@@ -16,6 +16,8 @@ An attribute with several possible types makes a polymorphic call: one edge per 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import pickle
 import re
@@ -78,6 +80,7 @@ class Project:
         self._name_cache: dict = {}
         self._locals_cache: dict = {}
         self._texts: dict | None = None
+        self._fingerprint: str | None = None
         self._active = 0
 
     # ------------------------------------------------------------------ files and modules
@@ -217,6 +220,45 @@ class Project:
         ``literal`` must occur in a matching file; testing it first skips the regex on most files.
         """
         rx = re.compile(pattern, re.M)
+        return [mod for mod, data in self._all_texts().items() if literal in data and rx.search(data)]
+
+    def fingerprint(self) -> str:
+        """A digest of every file's path, size and mtime: changes whenever any file does."""
+        if self._fingerprint is None:
+            h = hashlib.blake2b(digest_size=12)
+            for rel in sorted(self.files.values()):
+                try:
+                    st = os.stat(self.root / rel)
+                except OSError:
+                    continue
+                h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            self._fingerprint = h.hexdigest()
+        return self._fingerprint
+
+    def cached_scan(self, name: str, compute: Callable[[], object]):
+        """A whole-tree text scan (JSON-able result) cached until any file of the tree changes."""
+        path = self.cache.pack_path(self.root).with_name(f"scan-{self.fingerprint()}-{name}.json")
+        if self.cache.enabled:
+            try:
+                return json.loads(path.read_text())
+            except (OSError, ValueError):
+                pass
+        result = compute()
+        if self.cache.enabled:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".tmp{os.getpid()}")
+                tmp.write_text(json.dumps(result))
+                os.replace(tmp, path)
+            except OSError:
+                pass
+        return result
+
+    def file_bytes(self, module: str) -> bytes:
+        """A module's source, read once per process and shared by every text scan."""
+        return self._all_texts().get(module, b"")
+
+    def _all_texts(self) -> dict:
         if self._texts is None:
             texts = {}
             for mod, rel in self.files.items():
@@ -225,7 +267,7 @@ class Project:
                 except OSError:
                     continue
             self._texts = texts
-        return [mod for mod, data in self._texts.items() if literal in data and rx.search(data)]
+        return self._texts
 
     def find_classes(self, name: str) -> list[str]:
         found = []
