@@ -43,6 +43,24 @@ case "$PLAN" in
     # no warm-up: its 16-request batch would already be "disabled"; C=1 runs healthy steps first
     timeout $(( left - 15 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/shims-0.5.12-fault.toml \
       --catalog "$CAT" --seq-reps 2 --no-warmup --timeout 100 --no-plot -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn ;;
+  final)
+    # the dynamic-disable series applied to a copy of the bundle's sglang, put first on PYTHONPATH
+    rm -rf /tmp/site-patched && mkdir -p /tmp/site-patched && cp -r "$SITE/sglang" /tmp/site-patched/
+    for p in $(grep -v '^#' patches/dynamic-disable/0.5.12/series); do
+      patch -p1 --forward --batch -d /tmp/site-patched -i "$PWD/patches/dynamic-disable/0.5.12/$p" >/dev/null || { echo "[shims] patch $p FAILED"; exit 3; }
+    done
+    echo "[shims] series applied to /tmp/site-patched"
+    timeout $(( left - 15 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/final-0.5.12.toml \
+      --catalog "$CAT" --seq-reps 2 --no-warmup --timeout 150 --no-plot -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn ;;
+  final2)
+    # the series applied in place to this run's own unpacked site (a second sglang copy on
+    # PYTHONPATH ahead of the site made flashinfer's optional imports resolve differently)
+    for p in $(grep -v '^#' patches/dynamic-disable/0.5.12/series); do
+      patch -p1 --forward --batch -d "$SITE" -i "$PWD/patches/dynamic-disable/0.5.12/$p" >/dev/null || { echo "[shims] patch $p FAILED"; exit 3; }
+    done
+    echo "[shims] series applied to $SITE"
+    timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/final2-0.5.12.toml \
+      --catalog "$CAT" --seq-reps 2 --no-warmup --timeout 150 --no-plot -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn ;;
   ab)
     # overhead: one engine, shims switched between runs (off / checks only / checks + sys.monitoring + value check)
     timeout $(( left - 15 )) python3 -m spectrace bench --dummy-model 8b --catalog "$CAT" --shims warn \
