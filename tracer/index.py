@@ -381,17 +381,8 @@ class SummaryCache:
             return None
 
     def put(self, key: str, summary: ModuleSummary) -> None:
-        if not self.enabled:
-            return
-        path = self._obj_path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            with open(tmp, "wb") as fh:
-                pickle.dump(summary, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only cache only costs speed
+        if self.enabled:
+            _atomic_pickle(self._obj_path(key), summary)
 
     def pack_path(self, tree_root: Path) -> Path:
         key = hashlib.blake2b(str(tree_root.resolve()).encode(), digest_size=10).hexdigest()
@@ -414,17 +405,20 @@ class SummaryCache:
                 gc.enable()
 
     def save_pack(self, tree_root: Path, pack: dict) -> None:
-        if not self.enabled:
-            return
-        path = self.pack_path(tree_root)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}")
-            with open(tmp, "wb") as fh:
-                pickle.dump(pack, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, path)
-        except OSError:
-            pass
+        if self.enabled:
+            _atomic_pickle(self.pack_path(tree_root), pack)
+
+
+def _atomic_pickle(path: Path, obj) -> None:
+    """Write beside the target, then rename: readers see the old file or the new one, never half."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        with open(tmp, "wb") as fh:
+            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache only costs speed
 
 
 def summarize_file(root: Path, relpath: str, cache: SummaryCache | None = None) -> tuple[str, ModuleSummary]:
