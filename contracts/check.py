@@ -16,6 +16,12 @@ path, then decides:
 - ``gone``: no such read any more — broke;
 - ``not-applicable``: the catalog does not expect the contract on this version and it is absent.
 
+A ``producer-sets`` contract (a producer must set fields on every return path) is decided from the
+extraction's return paths of that producer: ``present`` when every path sets every field the
+catalog names for this version, ``broken`` (with the producer's return site) when one does not,
+``gone`` when the producer is missing, or ``not-applicable`` when the catalog marks it
+``only_if_producer_exists`` (a contract a patch adds: the release itself has no producer).
+
 Any violation the extraction finds (a worker path that leaves a field unset which the scheduler
 reads unconditionally) fails the check too. ``CheckReport.exit_code``: 0 all hold, 1 otherwise.
 """
@@ -23,11 +29,11 @@ reads unconditionally) fails the check too. ``CheckReport.exit_code``: 0 all hol
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.catalog import CatalogContract, load_catalog
-from spectrace.contracts.extract import Extraction, extract
+from spectrace.contracts.extract import Extraction, extract, follow_producers
 from spectrace.source import SglangSource
 
 HOLDING = {"present", "moved", "not-applicable"}
@@ -102,7 +108,59 @@ def check_contract(contract: CatalogContract, extraction: Extraction) -> Contrac
     return result
 
 
+def _check_producer(contract: CatalogContract, extraction: Extraction) -> ContractResult:
+    version = extraction.version
+    base = dict(id=contract.id, field=contract.field, consumer=contract.producer, shape=contract.shape,
+                expected_condition="", rationale=contract.rationale)
+    if contract.owner != extraction.owner:
+        return ContractResult(status="gone", ok=False, **base,
+                              message=f"the extraction follows {extraction.owner}, not {contract.owner}")
+    found = extraction.producer_paths.get(contract.producer)
+    if found is None:  # an Extraction made without this producer (check_catalog asks for it)
+        return ContractResult(status="gone", ok=False, **base,
+                              message=f"the extraction did not follow {contract.producer}: pass the source tree to check_catalog")
+    if not found:
+        if contract.only_if_producer_exists:
+            return ContractResult(status="not-applicable", ok=True, **base,
+                                  message=f"{contract.producer} is not in this tree (it applies where a patch adds it)")
+        return ContractResult(status="gone", ok=False, **base, message=f"{contract.producer} is not in this tree")
+    wanted = contract.fields_for(version)
+    problems = []
+    for func in found:
+        if not func["paths"]:
+            problems.append((f"{contract.producer} ({func['file']}:{func['line']}) has no return that yields a {contract.owner}",
+                             {"file": func["file"], "line": func["line"], "shape": f"def {contract.producer.split('.')[1]}", "path_condition": ""}))
+        for path in func["paths"]:
+            site = f"{path['file']}:{path['line']}"
+            if path["sets"] is None:
+                problems.append((f"{contract.producer} returns at {site} (`{path['shape']}`) a value not followed: {path['unresolved']}", path))
+                continue
+            missing = [f for f in wanted if f not in path["sets"]]
+            if missing:
+                via = f" via {' -> '.join(path['via'])}" if path["via"] else ""
+                when = f" when {path['path_condition']}" if path["path_condition"] else ""
+                problems.append((f"{contract.producer} returns at {site} (`{path['shape']}`){via}{when} without setting "
+                                 + ", ".join(missing), path))
+    if problems:
+        message, path = problems[0]
+        if len(problems) > 1:
+            message += f" (+{len(problems) - 1} more)"
+        return ContractResult(status="broken", ok=False, message=message, found=_return_found(contract, path), **base)
+    sites = ", ".join(f"{p['file']}:{p['line']}" for func in found for p in func["paths"])
+    first = found[0]["paths"][0]
+    return ContractResult(status="present", ok=True, found=_return_found(contract, first), **base,
+                          message=f"every return of {contract.producer} sets {', '.join(wanted)} ({sites})")
+
+
+def _return_found(contract: CatalogContract, path: dict) -> dict:
+    return {"file": path["file"], "line": path["line"], "consumer": contract.producer, "shape": path.get("shape", ""),
+            "path_condition": path.get("path_condition", ""), "guards": [], "read_id": "", "kind": "return",
+            "sets": path.get("sets")}
+
+
 def _check_contract(contract: CatalogContract, extraction: Extraction) -> ContractResult:
+    if contract.kind == "producer-sets":
+        return _check_producer(contract, extraction)
     version = extraction.version
     expected = contract.versions
     applies = not expected or version in expected or version == "unknown"
@@ -158,14 +216,33 @@ def _found(r: dict | None) -> dict | None:
             "path_condition": r["path_condition"], "guards": r["guards"], "read_id": r["id"], "kind": r["kind"]}
 
 
+def catalog_producers(contracts: list[CatalogContract]) -> dict[str, list[str]]:
+    """What ``extract(producers=...)`` must follow for the catalog's producer-sets contracts."""
+    out: dict[str, list[str]] = {}
+    for c in contracts:
+        if c.kind == "producer-sets":
+            names = out.setdefault(c.producer, [])
+            names += [n for n in c.all_fields() if n not in names]
+    return out
+
+
 def check_catalog(source: SglangSource | Extraction, catalog: list[CatalogContract] | str | None = None) -> CheckReport:
     """Check every catalog contract against ``source`` (an SglangSource, or an Extraction already made).
 
     ``catalog``: a list from ``load_catalog``, a path to a catalog directory/file, or None for the
     packaged catalog. Returns a ``CheckReport`` (``.ok``, ``.exit_code``, ``.results``, ``.violations``).
     """
-    extraction = source if isinstance(source, Extraction) else extract(source)
     contracts = catalog if isinstance(catalog, list) else load_catalog(catalog)
+    producers = catalog_producers(contracts)
+    if isinstance(source, Extraction):
+        extraction = source
+        missing = {name: attrs for name, attrs in producers.items()
+                   if name not in extraction.producer_paths}
+        if missing:  # made without these producers: follow them now, on a copy
+            extraction = replace(extraction, producer_paths={**extraction.producer_paths,
+                                                             **follow_producers(extraction, missing)})
+    else:
+        extraction = extract(source, producers=producers)
     report = CheckReport(version=extraction.version, source=extraction.source, extraction=extraction)
     for c in contracts:
         report.results.append(check_contract(c, extraction))

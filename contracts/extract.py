@@ -140,6 +140,9 @@ class Extraction:
     violations: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     stats: dict = field(default_factory=dict)
+    # "Class.method" asked for by ``producers=`` -> [{"function", "file", "line", "paths": [ReturnPath]}]
+    # (one entry per class of that name that has the method; [] when the tree has none)
+    producer_paths: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -325,7 +328,10 @@ def _load_project(source: SglangSource):
 class Extractor:
     def __init__(self, source: SglangSource, owner: str = DEFAULT_OWNER, project=None, use_cache: bool = True,
                  jobs: int | None = None, worker_packages=WORKER_PACKAGES, scope_packages=SCOPE_PACKAGES,
-                 assumptions: list[dict] | None = None):
+                 assumptions: list[dict] | None = None, producers: dict[str, list[str]] | None = None):
+        # named producers ("Class.method" -> extra attribute names to follow besides the owner's
+        # fields, e.g. a marker a patch sets on the result): their return paths are computed too
+        self.producers = dict(producers or {})
         self.source = source
         self.root = Path(source.root)
         self.owner_name = owner
@@ -448,6 +454,7 @@ class Extractor:
         fields = owner.fields
         field_names = list(fields)
         self.fields = fields
+        self.tracked = set(fields)  # attribute names whose writes on a result count as "set"
         targets = self._model_worker_targets()
         worker_modules = {qn.rsplit(".", 1)[0] for t in targets for qn in self.mro(t)}
         self.worker_modules = worker_modules
@@ -492,6 +499,7 @@ class Extractor:
                 if fq:
                     paths.extend(self._return_paths_of(t, fq))
         violations = self._violations(reads, paths, selection, scheduler_writes)
+        producer_paths = self._named_producer_paths()
         if self.assumptions_used:
             self.notes.append("assumptions used to rule out violations: " + ", ".join(sorted(self.assumptions_used))
                               + " (contracts/catalog/assumptions.toml)")
@@ -525,6 +533,7 @@ class Extractor:
             producers=[asdict(p) for p in sorted(producers, key=lambda p: (p.file, p.line))],
             return_paths=[asdict(p) for p in paths],
             violations=[asdict(v) for v in violations],
+            producer_paths=producer_paths,
             notes=self.notes,
             stats={"files": len(files), "functions_parsed": self.store.parsed, "functions_reused": self.store.reused},
         )
@@ -780,6 +789,26 @@ class Extractor:
                 ))
         return out
 
+    # -- return paths of named producers (catalog kind "producer-sets")
+    def _named_producer_paths(self) -> dict:
+        extra = {name for names in self.producers.values() for name in names}
+        self.tracked = set(self.fields) | extra
+        out = {}
+        for name in sorted(self.producers):
+            cls_name, meth = name.rsplit(".", 1)
+            found = []
+            for cls_qn in self.find_class(cls_name):
+                func_qn = self.lookup_method(cls_qn, meth) or f"{cls_qn}.{meth}"
+                got = self.function_facts(func_qn)
+                if got is None:
+                    continue
+                rel, f = got
+                found.append({"function": func_qn, "file": rel, "line": f.line,
+                              "paths": [asdict(p) for p in self._return_paths_of(cls_qn, func_qn)]})
+            out[name] = found
+        self.tracked = set(self.fields)
+        return out
+
     # -- return paths of the workers
     def _defaults_set(self) -> set[str]:
         return {n for n, fi in self.fields.items() if fi.default_set}
@@ -844,10 +873,10 @@ class Extractor:
                 return [(None, [], f"{name} not bound before the return", [])]
             b = max(binds, key=lambda b: b.line)
             base = self._value_sets(module, f, b.value, b.line, b.blocks, depth, seen)
-            writes = [w for w in f.writes if w.root == name and len(w.attrs) == 1 and w.attrs[0] in self.fields
+            writes = [w for w in f.writes if w.root == name and len(w.attrs) == 1 and w.attrs[0] in self.tracked
                       and b.line < w.line <= line and _dominates(w.blocks, blocks)]
             # fields written on every branch of an if/else between the binding and the return
-            branch_writes = [w for w in f.writes if w.root == name and len(w.attrs) == 1 and w.attrs[0] in self.fields
+            branch_writes = [w for w in f.writes if w.root == name and len(w.attrs) == 1 and w.attrs[0] in self.tracked
                              and b.line < w.line <= line and not _dominates(w.blocks, blocks)
                              and w.value.get("kind") != "none"]
             covered = {fld for fld in {w.attrs[0] for w in branch_writes}
@@ -1141,6 +1170,18 @@ def _dedupe_ids(items) -> None:
             it.id = f"{it.id}#{n}"
 
 
+def follow_producers(extraction: Extraction, producers: dict[str, list[str]]) -> dict:
+    """``producer_paths`` for producers an Extraction was made without (read from its tree again;
+    the facts are cached, so this parses at most the producers' own functions)."""
+    from spectrace.source import from_path
+
+    ex = Extractor(from_path(extraction.root), owner=extraction.owner, producers=producers)
+    ex.fields = ex._find_owner().fields
+    return ex._named_producer_paths()
+
+
 def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project=None, use_cache: bool = True,
-            jobs: int | None = None) -> Extraction:
-    return Extractor(source, owner=owner, project=project, use_cache=use_cache, jobs=jobs).run()
+            jobs: int | None = None, producers: dict[str, list[str]] | None = None) -> Extraction:
+    """``producers``: {"Class.method": [extra attribute names]} whose return paths to add in
+    ``Extraction.producer_paths`` (the catalog's producer-sets contracts; see check.py)."""
+    return Extractor(source, owner=owner, project=project, use_cache=use_cache, jobs=jobs, producers=producers).run()

@@ -512,6 +512,9 @@ def contract_gate(source: SglangSource, series: Series, phase: str, baseline: Co
                 problems.append(f"new violation: {text}")
         summary = (f"{len(snap.statuses)} contracts checked; all {len(snap.unconditional_holding())} unconditional "
                    f"reads that held still hold; no new violation")
+        added = sorted({c for p in series.patches for c in p.adds_contracts if c in snap.holding})
+        if added:
+            summary += f"; added and holding: {', '.join(added)}"
         unknown = sorted({c for p in series.patches for c in p.adds_contracts if c not in snap.statuses})
         if unknown:
             summary += f"; Adds-Contracts not in the catalog, not checked: {', '.join(unknown)}"

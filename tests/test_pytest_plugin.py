@@ -12,8 +12,10 @@ CATALOG = __import__("pathlib").Path(__file__).resolve().parents[1] / "contracts
 def test_contracts_become_items(pytester):
     result = pytester.runpytest("--spectrace-sglang", "0.5.9",
                                 "--spectrace-catalog", str(CATALOG), "-v")
-    result.assert_outcomes(passed=6, skipped=3)
-    result.stdout.fnmatch_lines(["*SPEC2-NDI-SPECINFO PASSED*", "*SPEC2-NDI-SEQLENS PASSED*"])
+    # skipped: three contracts of other versions, and the two the dynamic-disable series adds
+    # (their producer exists only in a patched tree)
+    result.assert_outcomes(passed=6, skipped=5)
+    result.stdout.fnmatch_lines(["*SPEC2-DISABLED-NDI SKIPPED*", "*SPEC2-NDI-SPECINFO PASSED*", "*SPEC2-NDI-SEQLENS PASSED*"])
 
 
 def test_failure_prints_both_sites(pytester, sglang_copy):
