@@ -10,11 +10,9 @@ unpacked once (only ``sglang/``), and reused offline afterwards.
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
-
 import click
 
 from spectrace.errors import SpectraceError

@@ -74,7 +74,6 @@ class Project:
         self._mro_cache: dict = {}
         self._attr_cache: dict = {}
         self._ret_cache: dict = {}
-        self._subclass_map: dict | None = None
         self._cycle_hits = 0
         self._subclass_cache: dict = {}
         self._name_cache: dict = {}
@@ -661,7 +660,6 @@ class Project:
             m = self.lookup_method(base[1], attr)
             if m:
                 return {("func", m)}
-            info = self.cls(base[1])
             inner = f"{base[1]}.{attr}"
             if self.cls(inner):
                 return {("cls", inner)}
