@@ -11,6 +11,11 @@ How it is wired (see docs/runtime.md):
   by every Python process that inherits the environment, SGLang's spawned scheduler included)
   adds a ``sys.meta_path`` finder. When ``sglang.srt.managers.scheduler`` or a worker module is
   imported, the finder wraps ``Scheduler.run_batch`` and the workers' ``forward_batch_generation``.
+* A ``producer-sets`` contract names its producer (``Class.method``, in a worker-side module such
+  as a patch's ``sglang.srt.speculative.dynamic_disable``): the finder wraps that method when its
+  module is imported, and its own return is checked (the named fields set, batch-sized fields
+  with the batch's size, scalar fields equal to the catalog's values). A tree without the
+  producer (an unpatched release) leaves the contract inactive.
 * The checks read host-side metadata only (presence, identity, shapes, Python types). The one
   value-level check (``new_seq_lens == seq_lens + accept_lens``) is enqueued on the device at the
   producer's return and read back only once the step's own ``copy_done`` event has completed.
@@ -82,7 +87,9 @@ def _site_text(site: dict) -> str:
 
 
 def format_violation(contract: str, detail: str, consumer: dict, producer: dict) -> str:
-    text = f"contract {contract} broken: {detail}; consumer {_site_text(consumer)}"
+    text = f"contract {contract} broken: {detail}"
+    if consumer:  # a producer-sets contract names no consumer statement
+        text += f"; consumer {_site_text(consumer)}"
     if consumer.get("shape"):
         text += f" reads `{consumer['shape']}`"
     text += f"; producer {_site_text(producer)}"
@@ -149,7 +156,8 @@ def load_runtime_catalog(path: str | os.PathLike | None = None) -> list[dict]:
         try:
             loaded = load_catalog(p)
             keys = ("id", "field", "owner", "consumer", "shape", "attribute_path", "kind",
-                    "path_condition", "versions", "rationale", "family", "runtime")
+                    "path_condition", "versions", "rationale", "family", "runtime",
+                    "producer", "fields", "fields_by_version")
             return [{k: _get(c, k) for k in keys} for c in loaded]
         except Exception:
             pass  # fall back to reading the TOML ourselves
@@ -166,9 +174,12 @@ def _runtime_plan(c: dict) -> dict | None:
     scheduler itself assigns later, such as ``copy_done``, are legitimately unset).
     """
     rt = _get(c, "runtime") or {}
-    rt = {k: _get(rt, k) for k in ("check", "at", "producer", "mode", "when", "fields", "value_check")
+    rt = {k: _get(rt, k) for k in ("check", "at", "producer", "mode", "when", "fields", "value_check",
+                                   "batch_sized", "equals", "module")
           if _get(rt, k) is not None}
     kind = _get(c, "kind") or ""
+    if kind == "producer-sets" or rt.get("check") == "producer-sets":
+        return _producer_sets_plan(c, rt)
     path = list(_get(c, "attribute_path") or ([_get(c, "field")] if _get(c, "field") else []))
     check = rt.get("check")
     if check is None:
@@ -200,6 +211,31 @@ def _runtime_plan(c: dict) -> dict | None:
         "shape": _get(c, "shape"),
         "versions": list(_get(c, "versions") or []),
         "value_check": rt.get("value_check", check == "seq-lens-relation"),
+    }
+
+
+def _producer_sets_plan(c: dict, rt: dict) -> dict | None:
+    """A named producer (``Class.method``) that must set fields on its returned result:
+    checked at that method's own return (host metadata and Python scalars only)."""
+    producer = _get(c, "producer") or ""
+    if producer.count(".") != 1:
+        return None
+    return {
+        "id": _get(c, "id"),
+        "check": "producer-sets",
+        "at": "producer-return",
+        "producer": producer,
+        "module": rt.get("module"),  # where to wait for it besides the worker modules
+        "fields": list(_get(c, "fields") or []),
+        "fields_by_version": {k: list(v) for k, v in (_get(c, "fields_by_version") or {}).items()},
+        "batch_sized": list(rt.get("batch_sized") or []),  # "a.b" paths whose shape must be (bs,)
+        "equals": dict(rt.get("equals") or {}),  # field -> Python scalar it must equal
+        "owner": _get(c, "owner") or "GenerationBatchResult",
+        "consumer": producer,
+        "shape": _get(c, "shape"),
+        "versions": list(_get(c, "versions") or []),
+        "mode": "any",
+        "condition": None,
     }
 
 
@@ -547,11 +583,14 @@ class Shims:
         self.value_sample = max(0, int(value_sample))
         self.pool_stats = pool_stats
         self.plans: list[dict] = []
+        self.producer_plans: list[dict] = []  # kind producer-sets: checked at their own producer's return
         if checks:
             for c in load_runtime_catalog(catalog):
                 plan = _runtime_plan(c)
                 if plan is not None and plan.get("id"):
-                    self.plans.append(plan)
+                    (self.producer_plans if plan["check"] == "producer-sets" else self.plans).append(plan)
+        self.producer_active: dict[str, dict] = {}  # id -> plan, once its producer was imported
+        self.producer_inactive: dict[str, str] = {}  # id -> why its producer is imported but not checked
         self.active: list[dict] = []     # plans whose consumer statement is in the imported source
         self.inactive: list[dict] = []   # with the reason
         self.checks: dict[str, int] = {}
@@ -586,6 +625,10 @@ class Shims:
             when_imported(name, self._on_worker_module)
         for prefix in WORKER_PACKAGES:
             when_imported(prefix, self._on_worker_module, prefix=True)
+        extra = {p["module"] for p in self.producer_plans if p.get("module")}
+        for name in sorted(extra - set(WORKER_MODULES)):
+            if not name.startswith(WORKER_PACKAGES):
+                when_imported(name, self._on_worker_module)
         atexit.register(self.close)
 
     def _on_scheduler_module(self, module) -> None:
@@ -606,6 +649,11 @@ class Shims:
     def _on_worker_module(self, module) -> None:
         if not self.checks_enabled:
             return
+        for plan in self.producer_plans:
+            cls_name, meth = plan["producer"].split(".")
+            obj = vars(module).get(cls_name)
+            if isinstance(obj, type) and obj.__module__ == module.__name__ and meth in obj.__dict__:
+                self._activate_producer_plan(plan, obj, meth)
         producers = {p["producer"] for p in self.plans}
         for obj in list(vars(module).values()):
             if isinstance(obj, type) and obj.__module__ == module.__name__:
@@ -626,6 +674,24 @@ class Shims:
                 pass
         setattr(cls, name, wrapper)
         self.wrapped.append(f"{cls.__module__}.{cls.__qualname__}.{name}")
+
+    def _activate_producer_plan(self, plan: dict, cls: type, meth: str) -> None:
+        if plan["id"] in self.producer_active:
+            return
+        version = _base_version(self.sglang_version or _imported_sglang_version())
+        listed = {_base_version(v) for p in self.plans + self.producer_plans for v in p["versions"]}
+        if version in listed and plan["versions"] and version not in {_base_version(v) for v in plan["versions"]}:
+            self.producer_inactive[plan["id"]] = (f"catalog expects it on {', '.join(plan['versions'])}, "
+                                                  f"not on {version}")
+            return
+        plan = dict(plan, fields=list(plan["fields_by_version"].get(version, plan["fields"])))
+        func = cls.__dict__[meth]
+        plan["producer_site"] = function_site(func, plan["producer"])
+        self.producer_active[plan["id"]] = plan
+        self.checks.setdefault(plan["id"], 0)
+        self.violations.setdefault(plan["id"], 0)
+        name = plan["producer"]
+        self._wrap(cls, meth, lambda original, owner: self._wrap_named_producer(original, owner, name))
 
     def _resolve_sites(self, scheduler_cls: type) -> None:
         self.active, self.inactive = [], []
@@ -707,8 +773,15 @@ class Shims:
             "wrapped": self.wrapped,
             "contracts": [{"id": p["id"], "check": p["check"], "at": p["at"], "mode": p["mode"],
                            "condition": p.get("condition"), "consumer": p["consumer_site"]}
-                          for p in self.active],
-            "inactive": [{"id": p["id"], "reason": p["reason"]} for p in self.inactive],
+                          for p in self.active]
+                         + [{"id": p["id"], "check": p["check"], "at": p["at"], "mode": p["mode"],
+                             "condition": None, "producer": p["producer_site"], "fields": p["fields"]}
+                            for p in self.producer_active.values()],
+            "inactive": [{"id": p["id"], "reason": p["reason"]} for p in self.inactive]
+                        + [{"id": p["id"], "reason": self.producer_inactive.get(
+                               p["id"], f"producer {p['producer']} not imported (a tree without it, "
+                                        "e.g. a release the series that adds it was not applied to)")}
+                           for p in self.producer_plans if p["id"] not in self.producer_active],
         })
 
     def summary(self, final: bool = False) -> None:
@@ -806,6 +879,46 @@ class Shims:
                     ret_site = self.returns.last_site()
                 qual = f"{type(worker).__name__}.{plan['producer']}"
                 self._violate(plan, ctx, problem, func, qual, ret_site)
+
+    def check_named_producer_return(self, name: str, func, batch, bs: int | None, result) -> None:
+        """The return of a producer-sets contract's own producer (``Class.method``)."""
+        ctx = getattr(self.local, "ctx", None) or _StepContext(None, batch, self.step)
+        for plan in self.producer_active.values():
+            if plan["producer"] != name:
+                continue
+            self.checks[plan["id"]] += 1
+            self.dirty = True
+            problem = self._producer_sets_problem(plan, result, bs)
+            if problem is not None:
+                self._violate(plan, ctx, problem, func, name, self.returns.last_site())
+
+    @staticmethod
+    def _producer_sets_problem(plan: dict, result, bs: int | None) -> str | None:
+        fields = plan["fields"]
+        missing = [f for f in fields if getattr(result, f, None) is None]
+        if missing:
+            return (f"{type(result).__name__} returned by {plan['producer']} has "
+                    + ", ".join(f"{m}=None" for m in missing))
+        for path in plan["batch_sized"]:
+            parts = path.split(".")
+            if parts[0] not in fields:
+                continue
+            value = _chain(result, parts)
+            if value is None:
+                return f"{path} is None at the return of {plan['producer']}"
+            shape = getattr(value, "shape", None)
+            if shape is None:
+                return f"{path} has no shape ({type(value).__name__})"
+            if bs is not None and (len(shape) != 1 or shape[0] != bs):
+                return f"{path} has shape {tuple(shape)}, the batch has {bs} requests"
+        for name, expected in plan["equals"].items():
+            if name not in fields:
+                continue
+            actual = getattr(result, name, None)
+            # Python scalars only: comparing a device tensor would synchronise
+            if not isinstance(actual, (bool, int, float, str)) or actual != expected:
+                return f"{name} is {actual!r}, the catalog expects {expected!r}"
+        return None
 
     def check_step_return(self, ctx: _StepContext, result) -> None:
         if result is None:
@@ -996,6 +1109,22 @@ class Shims:
 
         return producer
 
+    def _wrap_named_producer(self, original: Callable, cls: type, name: str) -> Callable:
+        shims = self
+        self.returns.watch(original)
+
+        def producer(obj, *args, **kwargs):
+            if not shims.enabled or not shims.producer_active:
+                return original(obj, *args, **kwargs)
+            batch = args[0] if args else next(iter(kwargs.values()), None)
+            bs = _batch_size(batch)  # before the call: a producer may rebind the batch's tensors
+            shims.returns.clear()
+            result = original(obj, *args, **kwargs)
+            shims.check_named_producer_return(name, original, batch, bs, result)
+            return result
+
+        return producer
+
     def _wrap_internal_state(self, original: Callable, cls: type) -> Callable:
         def get_internal_state(scheduler, *args, **kwargs):
             out = original(scheduler, *args, **kwargs)
@@ -1056,6 +1185,11 @@ def _base_version(version: str | None) -> str | None:
 
     m = re.match(r"\d+(\.\d+)*", str(version))
     return m.group(0) if m else None
+
+
+def _imported_sglang_version() -> str | None:
+    mod = sys.modules.get("sglang")
+    return getattr(mod, "__version__", None) if mod is not None else None
 
 
 def _chain(obj, path):
@@ -1142,6 +1276,7 @@ def uninstall() -> None:
     if _ACTIVE is not None:
         _ACTIVE.close()
         _ACTIVE.active = []
+        _ACTIVE.producer_active = {}
         _ACTIVE.returns.close()
         _ACTIVE = None
     for var in (ENV_MODE, ENV_REPORT, ENV_CATALOG, ENV_SAMPLE, ENV_POOL):

@@ -523,3 +523,161 @@ def test_toggle_file_switches_the_shims_off_and_on(shims, real, tmp_path, monkey
     assert s.value_sample == 0
     states = [e["state"] for e in events(report) if e["event"] == "toggle"]
     assert states == [["off"], ["on", "novalue"]]
+
+
+# --------------------------------------------------------------------------------------------
+# producer-sets contracts (SPEC2-DISABLED-NDI/-STRIDE): the real module of the shipped
+# dynamic-disable series, imported through the shims' import hook with torch and the SGLang
+# modules around it stubbed (no torch here); its real forward_disabled runs on host stand-ins
+# --------------------------------------------------------------------------------------------
+
+DISABLE_MODULE = "sglang.srt.speculative.dynamic_disable"
+DISABLE_FILE = "sglang/srt/speculative/dynamic_disable.py"
+
+
+class Tensor(FakeTensor):
+    def __add__(self, n):
+        return Tensor([v + n for v in self.values])
+
+
+class _ReqToToken:
+    def __getitem__(self, index):
+        pools, positions = index
+        return Tensor(positions.values)
+
+
+@pytest.fixture
+def disable_module(sglang_copy, real, monkeypatch, tmp_path):
+    """``disable_module(edit=None, mode="raise") -> (module, shims, report)``: the shipped 0.5.12
+    series applied to a copy of real source (``edit`` rewrites the new module's text first), the
+    shims hooked with the packaged catalog, then the module imported by its real name."""
+    from spectrace.patches import engine
+    from spectrace.patches.series import SERIES_DIR_ENV
+
+    monkeypatch.delenv(SERIES_DIR_ENV, raising=False)
+    monkeypatch.setattr(runtime, "_POST_IMPORT", {})
+    monkeypatch.setattr(runtime, "_POST_IMPORT_PREFIXES", [])
+    made = []
+
+    def make(edit=None, mode="raise"):
+        tree = sglang_copy(VERSION, subdirs=("sglang/srt",))
+        engine.apply(tree, "dynamic-disable", use_contracts=False)
+        if edit is not None:
+            path = tree / DISABLE_FILE
+            path.write_text(edit(path.read_text()))
+        torch = types.ModuleType("torch")
+        torch.int32, torch.int64 = "int32", "int64"
+        torch.get_device_module = lambda device: types.SimpleNamespace(
+            current_stream=lambda: None, Event=lambda: types.SimpleNamespace(record=lambda: None))
+        torch.ones = lambda n, dtype=None, device=None: Tensor([1] * n)
+        stubs = {"torch": torch}
+        for name, rel in (("sglang", "sglang"), ("sglang.srt", "sglang/srt"),
+                          ("sglang.srt.speculative", "sglang/srt/speculative")):
+            stubs[name] = types.ModuleType(name)
+            stubs[name].__path__ = [str(tree / rel)]  # the real file is found through these
+        stubs["sglang"].__version__ = VERSION
+        for name, attrs in (
+            ("sglang.srt.speculative.spec_info", {"SpeculativeAlgorithm": object}),
+            ("sglang.srt.model_executor.forward_batch_info", {"ForwardMode": types.SimpleNamespace(DECODE=Mode("DECODE"))}),
+            ("sglang.srt.managers.utils", {"GenerationBatchResult": real.Result}),
+            ("sglang.srt.speculative.eagle_info", {"EagleDraftInput": real.DraftInput}),
+        ):
+            stubs[name] = types.ModuleType(name)
+            stubs[name].__dict__.update(attrs)
+        for name, mod in stubs.items():
+            monkeypatch.setitem(sys.modules, name, mod)
+        monkeypatch.delitem(sys.modules, DISABLE_MODULE, raising=False)
+        report = tmp_path / f"report-{len(made)}.jsonl"
+        shims = runtime.Shims(mode, str(report), None, value_sample=0)
+        shims.hook()
+        import importlib
+
+        module = importlib.import_module(DISABLE_MODULE)
+        made.append(shims)
+        return module, shims, report
+
+    yield make
+    for s in made:
+        s.close()
+        s.returns.close()
+
+
+def _disabled_step(module, real, bs=3):
+    """SpecDisableRuntime.forward_disabled (the real, patched method) on host stand-ins."""
+    target_out = real.Result(logits_output=types.SimpleNamespace(hidden_states=None),
+                             next_token_ids=Tensor([9] * bs), can_run_cuda_graph=True)
+    runner = types.SimpleNamespace(attn_backend="target", graph_runner="target")
+    worker = types.SimpleNamespace(
+        req_to_token_pool=types.SimpleNamespace(req_to_token=_ReqToToken()),
+        target_worker=types.SimpleNamespace(model_runner=runner, forward_batch_generation=lambda b: target_out))
+    rt = module.SpecDisableRuntime.__new__(module.SpecDisableRuntime)  # __init__ captures CUDA graphs
+    rt.__dict__.update(worker=worker, device="cpu", skip_draft=True, check_seq_lens=False, is_standalone=False,
+                       target_hidden_mode=None, decode_attn_backend="plain", decode_graph_runner=None)
+    seq_lens = Tensor([10 + i for i in range(bs)])
+    batch = types.SimpleNamespace(spec_info=real.DraftInput(bonus_tokens=Tensor([5] * bs)), seq_lens=seq_lens,
+                                  seq_lens_cpu=seq_lens, seq_lens_sum=sum(seq_lens.values), orig_seq_lens=None,
+                                  req_pool_indices=Tensor(range(bs)), forward_mode=Mode("DECODE"))
+    return rt.forward_disabled(batch)
+
+
+def _return_line(module) -> int:
+    text = Path(module.__file__).read_text()
+    func = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef) and n.name == "forward_disabled")
+    return next(n.lineno for n in ast.walk(func) if isinstance(n, ast.Return))
+
+
+def test_import_hook_wraps_the_patched_producer_and_its_result_holds(disable_module, real):
+    module, s, _ = disable_module()
+    assert Path(module.__file__).as_posix().endswith(DISABLE_FILE)  # the patched tree's real file
+    assert hasattr(module.SpecDisableRuntime.__dict__["forward_disabled"], "__spectrace_wrapped__")
+    assert f"{DISABLE_MODULE}.SpecDisableRuntime.forward_disabled" in s.wrapped
+    assert s.producer_active["SPEC2-DISABLED-STRIDE"]["fields"] == ["accept_lens", "speculative_num_draft_tokens"]
+    result = _disabled_step(module, real)
+    assert result.next_draft_input.new_seq_lens.values == [11, 12, 13]
+    assert s.checks["SPEC2-DISABLED-NDI"] == s.checks["SPEC2-DISABLED-STRIDE"] == 1
+    assert s.violations["SPEC2-DISABLED-NDI"] == s.violations["SPEC2-DISABLED-STRIDE"] == 0
+
+
+def test_patched_producer_without_next_draft_input_raises_at_its_return(disable_module, real):
+    keyword = "            next_draft_input=next_draft_input,\n"
+    module, s, _ = disable_module(edit=lambda text: text.replace(keyword, ""))
+    with pytest.raises(runtime.ContractViolation) as info:
+        _disabled_step(module, real)
+    exc = info.value
+    assert exc.contract == "SPEC2-DISABLED-NDI"
+    assert "GenerationBatchResult returned by SpecDisableRuntime.forward_disabled has next_draft_input=None" in str(exc)
+    assert exc.producer["file"] == DISABLE_FILE and exc.producer["qualname"] == "SpecDisableRuntime.forward_disabled"
+    line = _return_line(module)
+    ran = exc.producer.get("return_site")  # exact on python 3.12+ (sys.monitoring), else the candidates
+    assert (ran or {}).get("line") == line or [r["line"] for r in exc.producer["return_sites"]] == [line]
+
+
+def test_patched_producer_with_another_stride_is_recorded(disable_module, real):
+    module, s, report = disable_module(
+        edit=lambda text: text.replace("speculative_num_draft_tokens=1,", "speculative_num_draft_tokens=4,"), mode="record")
+    _disabled_step(module, real, bs=2)
+    s.close()
+    found = [e for e in events(report) if e["event"] == "violation"]
+    assert [(e["contract"], e["detail"]) for e in found] == [
+        ("SPEC2-DISABLED-STRIDE", "speculative_num_draft_tokens is 4, the catalog expects 1")]
+    assert found[0]["batch_size"] == 2 and found[0]["producer"]["file"] == DISABLE_FILE
+
+
+def test_batch_sized_field_of_the_wrong_size_is_a_violation():
+    plan = runtime._producer_sets_plan(
+        {"id": "X", "producer": "SpecDisableRuntime.forward_disabled", "fields": ["next_draft_input"]},
+        {"batch_sized": ["next_draft_input.new_seq_lens"]})
+    ok = types.SimpleNamespace(next_draft_input=types.SimpleNamespace(new_seq_lens=Tensor([1, 2, 3])))
+    assert runtime.Shims._producer_sets_problem(plan, ok, 3) is None
+    assert runtime.Shims._producer_sets_problem(plan, ok, 4) == "next_draft_input.new_seq_lens has shape (3,), the batch has 4 requests"
+
+
+def test_release_without_the_producer_lists_the_contracts_as_not_checked(real, tmp_path):
+    s = runtime.Shims("record", str(tmp_path / "r.jsonl"), None, value_sample=0)
+    s._on_scheduler_module(types.SimpleNamespace(Scheduler=real.Scheduler))
+    s._start(types.SimpleNamespace(tp_rank=0))
+    s.close()
+    start = next(e for e in events(tmp_path / "r.jsonl") if e["event"] == "start")
+    inactive = {c["id"]: c["reason"] for c in start["inactive"]}
+    assert inactive["SPEC2-DISABLED-NDI"].startswith("producer SpecDisableRuntime.forward_disabled not imported")
+    assert "SPEC2-DISABLED-STRIDE" in inactive
