@@ -39,7 +39,10 @@ PATCHES = {
                 "one plain target decode token whose GenerationBatchResult still carries",
                 "next_draft_input (bonus_tokens, new_seq_lens = seq_lens + 1, verify_done,",
                 "topk_p/topk_index/hidden_states), accept_lens of ones and stride 1, plus",
-                "one draft decode token that keeps the draft KV exact.",
+                "one draft decode token that keeps the draft KV exact.  Opt-in",
+                "SGLANG_SPEC_DISABLE_LAZY_DRAFT_LOGITS=1: that draft token skips the draft",
+                "lm_head/top-k (marker topk_p = -1, lm_head input kept per req_pool_idx);",
+                "the first speculative step after it computes the top-k once.",
             ],
             REQUIRES,
             "SPEC2-DISABLED-NDI, SPEC2-DISABLED-STRIDE",
@@ -65,7 +68,9 @@ PATCHES = {
             [
                 "EAGLEWorkerV2: run the disabled step when the controller says so",
                 "forward_batch_generation decides once per decode step, before drafting;",
-                "a disabled step returns SpecDisableRuntime.forward_disabled's result.",
+                "a disabled step returns SpecDisableRuntime.forward_disabled's result;",
+                "a speculative one first calls before_speculative_step (a no-op unless",
+                "lazy draft logits deferred a top-k).",
                 "on_verify_complete_cpu feeds the accept-length rule; spec_disable_status",
                 "reports the mode for the decode log line.",
             ],
@@ -166,6 +171,22 @@ VERIFIED = {
 }
 
 
+_ENVIRONMENT_BOTH = [
+    "SGLANG_SPEC_DISABLE_SKIP_DRAFT",
+    "SGLANG_SPEC_DISABLE_CHECK",
+    "SGLANG_SPEC_DISABLE_DECODE_GRAPH",
+    "SGLANG_SPEC_DISABLE_ALLOW_UNVERIFIED",
+    "SGLANG_SPEC_DISABLE_PROBE_INTERVAL",
+    "SGLANG_SPEC_DISABLE_PROBE_STEPS",
+    "SGLANG_SPEC_DISABLE_WARMUP_STEPS",
+]
+# SGLANG_SPEC_DISABLE_LAZY_DRAFT_LOGITS exists only in the 0.5.12 series (0.5.9 cannot run on the lent GPU)
+ENVIRONMENT = {
+    "0.5.12": _ENVIRONMENT_BOTH[:1] + ["SGLANG_SPEC_DISABLE_LAZY_DRAFT_LOGITS"] + _ENVIRONMENT_BOTH[1:],
+    "0.5.9": _ENVIRONMENT_BOTH,
+}
+
+
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -227,9 +248,9 @@ def main() -> None:
         VERIFIED[version],
         'server_args = ["--speculative-dynamic-disable", "--speculative-disable-above-bs", '
         '"--speculative-enable-below-bs", "--speculative-disable-below-accept-len"]',
-        'environment = ["SGLANG_SPEC_DISABLE_SKIP_DRAFT", "SGLANG_SPEC_DISABLE_CHECK", "SGLANG_SPEC_DISABLE_DECODE_GRAPH", '
-        '"SGLANG_SPEC_DISABLE_ALLOW_UNVERIFIED", "SGLANG_SPEC_DISABLE_PROBE_INTERVAL", '
-        '"SGLANG_SPEC_DISABLE_PROBE_STEPS", "SGLANG_SPEC_DISABLE_WARMUP_STEPS"]',
+        "environment = ["
+        + ", ".join(f'"{name}"' for name in ENVIRONMENT[version])
+        + "]",
         'adds_files = ["' + MODULE + '"]',
         "",
     ]
