@@ -9,6 +9,7 @@ stops setting a field, not-applicable on a release.
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 from pathlib import Path
 
@@ -142,8 +143,10 @@ def test_after_gate_refuses_a_series_whose_added_contract_breaks(sglang_copy, tm
     shutil.copytree(SHIPPED / "0.5.12", directory)
     patch = directory / "0001-speculative-dynamic-disable-module.patch"
     text = patch.read_text()
-    assert text.count("+" + NDI_KEYWORD) == 1 and text.count("@@ -0,0 +1,527 @@") == 1
-    patch.write_text(text.replace("+" + NDI_KEYWORD, "").replace("@@ -0,0 +1,527 @@", "@@ -0,0 +1,526 @@"))
+    header = re.search(r"^@@ -0,0 \+1,(\d+) @@$", text, re.M)  # the new file's one hunk
+    assert text.count("+" + NDI_KEYWORD) == 1 and header
+    shorter = f"@@ -0,0 +1,{int(header.group(1)) - 1} @@"
+    patch.write_text(text.replace("+" + NDI_KEYWORD, "").replace(header.group(0), shorter))
     monkeypatch.setenv(SERIES_DIR_ENV, str(series_root))
     tree = sglang_copy("0.5.12", subdirs=("sglang/srt",))
     out = CliRunner().invoke(main, ["patch", "manifest", "--sglang", str(tree)])
