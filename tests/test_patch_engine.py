@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from spectrace.cli import main
 from spectrace.errors import SpectraceError
 from spectrace.patches import engine
-from spectrace.patches.series import SERIES_DIR_ENV, available_series, load_series, parse_patch_text
+from spectrace.patches.series import SERIES_DIR_ENV, FileDiff, available_series, load_series, parse_patch_text
 
 VERSIONS = ("0.5.9", "0.5.12")
 WORKER = "sglang/srt/speculative/eagle_worker_v2.py"
@@ -561,7 +561,7 @@ def test_bad_patch_is_one_line_error():
         parse_patch_text("--- sglang/x.py\n+++ sglang/x.py\n@@ -1 +1 @@\n-a\n+b\n")
 
 
-def _diff_of(old: str, new: str) -> "FileDiff":
+def _diff_of(old: str, new: str) -> FileDiff:
     return parse_patch_text(_diff("sglang/x.py", old, new))[1][0]
 
 
