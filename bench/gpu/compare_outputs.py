@@ -5,7 +5,8 @@
 
 For every configuration other than the reference (default: base), compares output_ids request by
 request and concurrency by concurrency against the reference run (same prompts: probe_dd.py
-draws them from a fixed seed in the same order) and prints the match rate and the first
+draws them from a fixed seed in the same order, so timed runs are compared only between
+configurations with the same --conc list; switch runs, with their own seed, always) and prints the match rate and the first
 diverging position of each mismatching request.  Also prints the throughput table and the
 scheduler-side counters (disabled/enabled decode steps, token pool at idle).
 """
@@ -33,12 +34,26 @@ def main():
     print()
     print("| config | concurrency | identical requests | equal tokens | first divergences |")
     print("|---|---|---|---|---|")
+    ref_timed = [r["concurrency"] for r in ref["runs"] if isinstance(r["concurrency"], int)]
     for n in names:
         if n == ref_name:
             continue
-        for rb, rx in zip(ref["runs"], recs[n]["runs"]):
-            if rb["concurrency"] != rx["concurrency"] or "output_ids" not in rx:
+        timed = [r["concurrency"] for r in recs[n]["runs"] if isinstance(r["concurrency"], int)]
+        for rx in recs[n]["runs"]:
+            if "output_ids" not in rx:
                 continue
+            if isinstance(rx["concurrency"], int):
+                # timed runs draw prompts from one seeded stream after a warm-up sized by the
+                # largest concurrency: comparable only when both used the same --conc list
+                if timed != ref_timed:
+                    continue
+                rb = next(r for r in ref["runs"] if r["concurrency"] == rx["concurrency"])
+            else:
+                # switch runs ("switch64", "switch64#2") draw their own fixed prompts
+                key = str(rx["concurrency"]).split("#")[0]
+                rb = next((r for r in ref["runs"] if str(r["concurrency"]) == key), None)
+                if rb is None or "output_ids" not in rb:
+                    continue
             ob, ox = rb["output_ids"], rx["output_ids"]
             same = sum(a == b for a, b in zip(ob, ox))
             tok_same = sum(sum(x == y for x, y in zip(a, b)) for a, b in zip(ob, ox))
@@ -47,7 +62,7 @@ def main():
             for a, b in zip(ob, ox):
                 if a != b:
                     div.append(next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b))))
-            print(f"| {n} | {rb['concurrency']} | {same}/{len(ob)} | {tok_same}/{tok} | {sorted(div)[:8] or '-'} |")
+            print(f"| {n} | {rx['concurrency']} | {same}/{len(ob)} | {tok_same}/{tok} | {sorted(div)[:8] or '-'} |")
     print()
     for n in names:
         for k, v in (recs[n].get("sched_stats") or {}).items():
