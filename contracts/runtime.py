@@ -1279,6 +1279,12 @@ def uninstall() -> None:
         _ACTIVE.producer_active = {}
         _ACTIVE.returns.close()
         _ACTIVE = None
+    # forget the post-import callbacks and the finder too, so that a later install() starts
+    # clean instead of stacking a second set of wrappers on modules imported after this point
+    _POST_IMPORT.clear()
+    _POST_IMPORT_PREFIXES.clear()
+    if _FINDER is not None and _FINDER in sys.meta_path:
+        sys.meta_path.remove(_FINDER)
     for var in (ENV_MODE, ENV_REPORT, ENV_CATALOG, ENV_SAMPLE, ENV_POOL):
         os.environ.pop(var, None)
 

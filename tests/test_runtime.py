@@ -681,3 +681,24 @@ def test_release_without_the_producer_lists_the_contracts_as_not_checked(real, t
     inactive = {c["id"]: c["reason"] for c in start["inactive"]}
     assert inactive["SPEC2-DISABLED-NDI"].startswith("producer SpecDisableRuntime.forward_disabled not imported")
     assert "SPEC2-DISABLED-STRIDE" in inactive
+
+
+def test_uninstall_removes_the_import_hook_so_a_new_install_starts_clean(tmp_path):
+    import sys
+
+    from spectrace.contracts import runtime as rt
+
+    rt.install(mode="record", report=str(tmp_path / "a.jsonl"))
+    assert rt._FINDER in sys.meta_path and rt._POST_IMPORT_PREFIXES
+    rt.uninstall()
+    assert rt._FINDER not in sys.meta_path
+    assert not rt._POST_IMPORT and not rt._POST_IMPORT_PREFIXES
+    rt.install(mode="record", report=str(tmp_path / "b.jsonl"))
+    try:
+        hooks = len(rt._POST_IMPORT_PREFIXES) + sum(len(v) for v in rt._POST_IMPORT.values())
+        rt.uninstall()
+        rt.install(mode="record", report=str(tmp_path / "c.jsonl"))
+        again = len(rt._POST_IMPORT_PREFIXES) + sum(len(v) for v in rt._POST_IMPORT.values())
+        assert again == hooks, "a second install registered its callbacks on top of the first"
+    finally:
+        rt.uninstall()
