@@ -52,6 +52,7 @@ class ContractResult:
     found: dict | None = None  # {"file", "line", "consumer", "shape", "path_condition", "guards", "read_id"}
     old_site: str | None = None  # the catalog's recorded site for this version, when it moved
     rationale: str = ""
+    successors: list = field(default_factory=list)  # where a vanished statement's job went (successors.py)
 
 
 @dataclass
@@ -174,14 +175,19 @@ def _check_contract(contract: CatalogContract, extraction: Extraction) -> Contra
     pool = same_consumer or renamed
     exact = [r for r in pool if _norm(r["shape"]) == _norm(contract.shape)]
     if not exact:
+        successors, moved_on = _successors(contract, extraction)
         if not applies:
-            return ContractResult(status="not-applicable", ok=True,
-                                  message=f"not expected on {version} (catalog: {', '.join(expected)}) and absent", **base)
+            return ContractResult(status="not-applicable", ok=True, successors=successors,
+                                  message=f"not expected on {version} (catalog: {', '.join(expected)}) and absent"
+                                  + (f"; {moved_on}" if moved_on else ""), **base)
         near = pool[0] if pool else None
         msg = f"{contract.consumer} no longer has `{contract.shape}`"
         if near:
             msg += f"; nearest read of {contract.field}: `{near['shape']}` at {_site(near)}"
-        return ContractResult(status="gone", ok=False, message=msg, found=_found(near) if near else None, **base)
+        if moved_on:
+            msg += f"; {moved_on}"
+        return ContractResult(status="gone", ok=False, message=msg, found=_found(near) if near else None,
+                              successors=successors, **base)
     want = _conjuncts(contract.path_condition)
     # among several matches prefer one that keeps the catalog's condition and classification
     def score(r):
@@ -207,6 +213,23 @@ def _check_contract(contract: CatalogContract, extraction: Extraction) -> Contra
         return ContractResult(status="moved", ok=True, found=found, old_site=old,
                               message=f"moved from {old} to {_site(r)}", **base)
     return ContractResult(status="present", ok=True, found=found, message=f"holds at {_site(r)}", **base)
+
+
+def _successors(contract: CatalogContract, extraction: Extraction) -> tuple[list, str]:
+    """For a vanished assignment contract: the statements that took over its job (see successors.py)."""
+    from spectrace.contracts.successors import assigned_attribute, describe, find_successors
+
+    target = assigned_attribute(contract.shape)
+    if not target or not extraction.root:
+        return [], ""
+    from spectrace.source import from_path
+    from spectrace.tracer.project import Project
+
+    project = Project(from_path(extraction.root))
+    found = find_successors(project, contract.shape, contract.attribute_path, exclude_shape=contract.shape)
+    project.save()
+    lhs = contract.shape.split("=", 1)[0].strip()
+    return found, describe(found, lhs, contract.attribute_path[-1])
 
 
 def _found(r: dict | None) -> dict | None:
