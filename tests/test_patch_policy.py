@@ -1,0 +1,110 @@
+"""The dynamic-disable series' own policy code, run on the CPU: the shipped patches applied to real
+SGLang source, then the new module's switching rule and its server-start refusals exercised.
+
+The module needs torch and one SGLang enum at import time (everything else is imported inside the
+functions that run on the GPU), so those two are stubbed; the code under test is the patched file.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+
+import pytest
+
+from spectrace.patches import engine
+from spectrace.patches.series import SERIES_DIR_ENV
+
+MODULE_FILE = "sglang/srt/speculative/dynamic_disable.py"
+
+
+@pytest.fixture(params=["0.5.12", "0.5.9"])
+def patched(request, sglang_copy, monkeypatch):
+    monkeypatch.delenv(SERIES_DIR_ENV, raising=False)
+    tree = sglang_copy(request.param, subdirs=("sglang/srt",))
+    engine.apply(tree, "dynamic-disable", use_contracts=False)
+    monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))
+    spec_info = types.ModuleType("sglang.srt.speculative.spec_info")
+    spec_info.SpeculativeAlgorithm = types.SimpleNamespace(NONE="NONE")
+    monkeypatch.setitem(sys.modules, "sglang.srt.speculative.spec_info", spec_info)
+    spec = importlib.util.spec_from_file_location("dynamic_disable_under_test", tree / MODULE_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def server_args(**overrides):
+    """The ServerArgs fields the refusal reads, at the values of a verified EAGLE-3 spec-v2 server."""
+    fields = dict(
+        speculative_algorithm="EAGLE3", disable_overlap_schedule=False, speculative_eagle_topk=1,
+        speculative_adaptive=False, enable_dp_attention=False, pp_size=1, enable_two_batch_overlap=False,
+        enable_pdmux=False, disaggregation_mode="null", speculative_enable_below_bs=16,
+        speculative_disable_above_bs=24, attention_backend="triton", page_size=1, tp_size=1,
+    )
+    fields.update(overrides)
+    return types.SimpleNamespace(**fields)
+
+
+def test_load_rule_switches_with_hysteresis_and_only_at_step_boundaries(patched):
+    c = patched.SpecDisableController(disable_above_bs=24, enable_below_bs=16)
+    decisions = [c.decide(bs) for bs in (1, 8, 30, 64, 20, 17, 16, 15, 20, 24, 25)]
+    # on until the batch exceeds 24; off inside the band 16..24; on again only below 16
+    assert decisions == [False, False, True, True, True, True, True, False, False, False, True]
+    assert c.num_switches == 3
+    assert (c.steps_on, c.steps_off) == (5, 6)
+    assert c.reason.startswith("load: batch size 25 > 24")
+
+
+def test_accept_rule_turns_speculation_off_and_probes_again(patched):
+    c = patched.SpecDisableController(disable_above_bs=1000, enable_below_bs=900, min_accept_len=1.5,
+                                      probe_interval=5, probe_steps=2, warmup_steps=3)
+    for _ in range(3):  # three speculative steps whose drafts were all rejected (accept length 1.0)
+        assert c.decide(4) is False
+        c.observe([0, 0, 0, 0])
+    assert c.decide(4) is True and c.reason.startswith("accept length 1.00 < 1.5")
+    offs = [c.decide(4) for _ in range(3)]
+    assert offs == [True, True, True]
+    # the fifth disabled step starts a probe of probe_steps speculative steps, then off again
+    assert [c.decide(4) for _ in range(3)] == [False, False, True]
+    # a good accept length during the probe keeps speculation on
+    c2 = patched.SpecDisableController(disable_above_bs=1000, enable_below_bs=900, min_accept_len=1.5,
+                                       warmup_steps=3)
+    for _ in range(4):
+        assert c2.decide(2) is False
+        c2.observe([3, 3])  # accept length 4.0
+    assert c2.decide(2) is False
+
+
+def test_observe_ignores_disabled_steps_and_resynchronises(patched):
+    c = patched.SpecDisableController(disable_above_bs=2, enable_below_bs=2, min_accept_len=1.5, warmup_steps=1)
+    c.decide(8)  # disabled by load
+    c.observe([0] * 8)
+    assert c.accept_obs == 0, "a disabled step has no draft to judge"
+    c.decide(1)
+    c.observe([0, 0, 0])  # wrong size: out of step, dropped
+    assert c.accept_obs == 0 and not c.pending
+
+
+@pytest.mark.parametrize("overrides, reason", [
+    ({"speculative_algorithm": None}, "needs speculative decoding"),
+    ({"disable_overlap_schedule": True}, "v1 worker"),
+    ({"speculative_eagle_topk": 4}, "topk 1"),
+    ({"speculative_adaptive": True}, "--speculative-adaptive"),
+    ({"pp_size": 2}, "pipeline parallelism"),
+    ({"speculative_enable_below_bs": 40}, "hysteresis"),
+    ({"attention_backend": "fa3"}, "not verified with attention backend fa3"),
+    ({"tp_size": 2}, "not verified with tp size 2"),
+    ({"speculative_algorithm": "STANDALONE"}, "not verified with speculative algorithm STANDALONE"),
+])
+def test_server_start_refuses_what_was_not_verified(patched, monkeypatch, overrides, reason):
+    monkeypatch.delenv(patched.ALLOW_UNVERIFIED_ENV, raising=False)
+    assert patched.unsupported_reason(server_args()) is None
+    found = patched.unsupported_reason(server_args(**overrides))
+    assert found is not None and reason in found
+
+
+def test_unverified_modes_can_be_allowed_but_unsupported_ones_cannot(patched, monkeypatch):
+    monkeypatch.setenv(patched.ALLOW_UNVERIFIED_ENV, "1")
+    assert patched.unsupported_reason(server_args(attention_backend="fa3", tp_size=2)) is None
+    assert "v1 worker" in patched.unsupported_reason(server_args(disable_overlap_schedule=True))
