@@ -341,7 +341,6 @@ class Extractor:
         self.scope_packages = tuple(scope_packages)
         self.notes: list[str] = []
         self._func_index: dict[str, tuple[str, FunctionFacts]] = {}  # module.qualname -> (rel, facts)
-        self._class_map: dict[str, list[str]] | None = None
         self.assumptions = load_assumptions() if assumptions is None else assumptions
         self.assumptions_used: set[str] = set()
 
@@ -370,20 +369,10 @@ class Extractor:
         return f"{module}.{cls}" if cls else None
 
     def find_class(self, name: str) -> list[str]:
-        """Qualified names of the top-level classes called ``name`` (one text pass over the tree, then a dict)."""
-        if self._class_map is None:
-            rx = re.compile(rb"^class\s+(\w+)", re.M)
-
-            def scan():
-                found: dict = {}
-                for rel in self.all_files():
-                    for m in rx.finditer(self._raw(rel)):
-                        found.setdefault(m.group(1).decode(), []).append(module_of_rel(rel))
-                return found
-
-            # cached per tree fingerprint: a warm run reads no file for it
-            self._class_map = self.project.cached_scan("classes", scan) if self.project is not None else scan()
-        return sorted(f"{mod}.{name}" for mod in self._class_map.get(name, []))
+        """Qualified names of the top-level classes called ``name`` (the index's cached class-name map)."""
+        if self.project is None:
+            return []
+        return [qn for qn in self.project.find_classes(name) if self.project.split(qn)[1] == name]
 
     def mro(self, class_qn: str) -> list[str]:
         return self.project.mro(class_qn) if self.project is not None else [class_qn]

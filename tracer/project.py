@@ -80,6 +80,7 @@ class Project:
         self._locals_cache: dict = {}
         self._texts: dict | None = None
         self._fingerprint: str | None = None
+        self._class_index: dict | None = None
         self._active = 0
 
     # ------------------------------------------------------------------ files and modules
@@ -268,9 +269,27 @@ class Project:
             self._texts = texts
         return self._texts
 
+    def class_name_index(self) -> dict:
+        """Class name -> the modules that define a class of that name (at any nesting).
+
+        One text pass over the tree, cached per tree fingerprint: a warm run reads no file for it.
+        """
+        if self._class_index is None:
+            rx = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.M)
+
+            def scan():
+                found: dict = {}
+                for mod, data in self._all_texts().items():
+                    for name in sorted({m.group(1).decode() for m in rx.finditer(data)}):
+                        found.setdefault(name, []).append(mod)
+                return found
+
+            self._class_index = self.cached_scan("class-index", scan)
+        return self._class_index
+
     def find_classes(self, name: str) -> list[str]:
         found = []
-        for mod in self._grep(rb"^\s*class\s+" + re.escape(name.encode()) + rb"\b", name.encode()):
+        for mod in sorted(self.class_name_index().get(name, [])):
             summary = self.module(mod)
             if summary is None:
                 continue
