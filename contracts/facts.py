@@ -592,26 +592,25 @@ class FunctionFactsVisitor(cst.CSTVisitor):
             Return(describe(node.value), self._line(node), self._statement_shape(node, ctx), ctx["conds"], ctx["blocks"], ctx["exits"])
         )
 
-    # -- names tested for None/truthiness (alias guards)
-    def visit_If(self, node: cst.If) -> None:
+    # -- names tested for None/truthiness (alias guards): one handler per node kind that tests
+    def _note_tested(self, expr: cst.BaseExpression) -> None:
         if self._stack:
-            self._stack[-1].none_tested.extend(_tested_names(node.test))
+            self._stack[-1].none_tested.extend(_tested_names(expr))
+
+    def visit_If(self, node: cst.If) -> None:
+        self._note_tested(node.test)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        if self._stack:
-            self._stack[-1].none_tested.extend(_tested_names(node.test))
+        self._note_tested(node.test)
 
     def visit_While(self, node: cst.While) -> None:
-        if self._stack:
-            self._stack[-1].none_tested.extend(_tested_names(node.test))
+        self._note_tested(node.test)
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        if self._stack:
-            self._stack[-1].none_tested.extend(_tested_names(node.left))
+        self._note_tested(node.left)
 
     def visit_Assert(self, node: cst.Assert) -> None:
-        if self._stack:
-            self._stack[-1].none_tested.extend(_tested_names(node.test))
+        self._note_tested(node.test)
 
 
 # ------------------------------------------------------------ function selection
