@@ -98,8 +98,9 @@ def _site(read: dict) -> str:
     return f"{read['file']}:{read['line']}"
 
 
-def check_contract(contract: CatalogContract, extraction: Extraction) -> ContractResult:
-    result = _check_contract(contract, extraction)
+def check_contract(contract: CatalogContract, extraction: Extraction, projects: dict | None = None) -> ContractResult:
+    """``projects``: a dict shared by the calls of one check, so the tree's index is opened once."""
+    result = _check_contract(contract, extraction, {} if projects is None else projects)
     expected = contract.versions
     version = extraction.version
     if not result.ok and expected and version not in expected and version != "unknown":
@@ -159,7 +160,7 @@ def _return_found(contract: CatalogContract, path: dict) -> dict:
             "sets": path.get("sets")}
 
 
-def _check_contract(contract: CatalogContract, extraction: Extraction) -> ContractResult:
+def _check_contract(contract: CatalogContract, extraction: Extraction, projects: dict) -> ContractResult:
     if contract.kind == "producer-sets":
         return _check_producer(contract, extraction)
     version = extraction.version
@@ -175,7 +176,7 @@ def _check_contract(contract: CatalogContract, extraction: Extraction) -> Contra
     pool = same_consumer or renamed
     exact = [r for r in pool if _norm(r["shape"]) == _norm(contract.shape)]
     if not exact:
-        successors, moved_on = _successors(contract, extraction)
+        successors, moved_on = _successors(contract, extraction, projects)
         if not applies:
             return ContractResult(status="not-applicable", ok=True, successors=successors,
                                   message=f"not expected on {version} (catalog: {', '.join(expected)}) and absent"
@@ -215,7 +216,7 @@ def _check_contract(contract: CatalogContract, extraction: Extraction) -> Contra
     return ContractResult(status="present", ok=True, found=found, message=f"holds at {_site(r)}", **base)
 
 
-def _successors(contract: CatalogContract, extraction: Extraction) -> tuple[list, str]:
+def _successors(contract: CatalogContract, extraction: Extraction, projects: dict) -> tuple[list, str]:
     """For a vanished assignment contract: the statements that took over its job (see successors.py)."""
     from spectrace.contracts.successors import assigned_attribute, describe, find_successors
 
@@ -225,7 +226,9 @@ def _successors(contract: CatalogContract, extraction: Extraction) -> tuple[list
     from spectrace.source import from_path
     from spectrace.tracer.project import Project
 
-    project = Project(from_path(extraction.root))
+    project = projects.get(extraction.root)
+    if project is None:
+        project = projects[extraction.root] = Project(from_path(extraction.root))
     found = find_successors(project, contract.shape, contract.attribute_path, exclude_shape=contract.shape)
     project.save()
     lhs = contract.shape.split("=", 1)[0].strip()
@@ -267,7 +270,8 @@ def check_catalog(source: SglangSource | Extraction, catalog: list[CatalogContra
     else:
         extraction = extract(source, producers=producers)
     report = CheckReport(version=extraction.version, source=extraction.source, extraction=extraction)
+    projects: dict = {}
     for c in contracts:
-        report.results.append(check_contract(c, extraction))
+        report.results.append(check_contract(c, extraction, projects))
     report.violations = list(extraction.violations)
     return report
