@@ -1126,8 +1126,14 @@ class Shims:
         return producer
 
     def _wrap_internal_state(self, original: Callable, cls: type) -> Callable:
+        shims = self
+
         def get_internal_state(scheduler, *args, **kwargs):
             out = original(scheduler, *args, **kwargs)
+            if shims.enabled and shims.started and shims.dirty:
+                # a client asking for server info is between runs: write the counts now,
+                # since SGLang's shutdown SIGKILLs the scheduler before any exit hook
+                shims.summary()
             try:
                 state = getattr(out, "internal_state", None)
                 if isinstance(state, dict):

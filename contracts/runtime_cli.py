@@ -38,6 +38,9 @@ class MergedReport:
     inactive: dict[str, str]
     processes: list[dict]
     bad_lines: int = 0
+    # processes whose last summary is periodic (killed, e.g. SGLang's shutdown SIGKILLs its
+    # schedulers): their counts stop at that summary
+    unfinished: list[dict] = field(default_factory=list)
 
     @property
     def total_violations(self) -> int:
@@ -97,6 +100,8 @@ def load_reports(paths: list[str | os.PathLike]) -> MergedReport:
             row.check = row.check or c.get("check")
         for c in ev.get("inactive", []):
             inactive.setdefault(c["id"], c.get("reason", ""))
+    unfinished = [{"pid": key[1], "rank": ev.get("rank"), "steps": ev.get("steps")}
+                  for key, ev in summaries.items() if not ev.get("final")]
     for key, ev in summaries.items():
         for cid, n in (ev.get("checks") or {}).items():
             row = rows.setdefault(cid, ContractRow(cid))
@@ -119,7 +124,7 @@ def load_reports(paths: list[str | os.PathLike]) -> MergedReport:
     for cid in list(inactive):
         if cid in rows and rows[cid].checks:
             inactive.pop(cid)
-    return MergedReport(rows, inactive, processes, bad)
+    return MergedReport(rows, inactive, processes, bad, unfinished)
 
 
 def _site(site: dict | None) -> str:
@@ -159,6 +164,11 @@ def render_table(rep: MergedReport) -> str:
         out.append("not checked in this SGLang (catalog contracts whose consumer is absent or not evaluable):")
         for cid, reason in sorted(rep.inactive.items()):
             out.append(f"  {cid}: {reason}")
+    if rep.unfinished:
+        who = ", ".join(f"pid {u['pid']} ({_rank_label(u.get('rank'))}, {u.get('steps')} steps)"
+                        for u in rep.unfinished)
+        out.append(f"ended without a final summary (killed): {who}; their counts stop at the "
+                   "last periodic summary")
     if rep.bad_lines:
         out.append(f"({rep.bad_lines} unreadable line(s) skipped)")
     return "\n".join(out)
@@ -178,7 +188,7 @@ def report_command(files, as_json):
             "contracts": {r.id: {"checks": r.checks, "violations": r.violations, "skipped": r.skipped,
                                  "consumer": r.consumer, "first_violation": r.first}
                           for r in rep.rows.values()},
-            "inactive": rep.inactive, "processes": rep.processes,
+            "inactive": rep.inactive, "processes": rep.processes, "unfinished": rep.unfinished,
             "checks": rep.total_checks, "violations": rep.total_violations}, indent=1, default=str))
     else:
         click.echo(render_table(rep))

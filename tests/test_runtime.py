@@ -505,6 +505,30 @@ def test_report_of_a_clean_run_exits_zero(shims, real):
     assert res.exit_code == 2 and "no such report" in res.output
 
 
+def test_a_killed_scheduler_keeps_the_counts_of_its_last_server_info(shims, real):
+    """SGLang's shutdown SIGKILLs the scheduler: no exit hook runs, so the counts a report
+    holds are those of the last summary; a get_internal_state call (the bench's server-info
+    query after each run) writes one, and the report says the process ended unfinished."""
+    from click.testing import CliRunner
+
+    from spectrace.cli import main
+
+    s, report = shims("record")
+    sched = make_scheduler(real, SpecWorker(real))
+    for mode in ("EXTEND", "DECODE", "DECODE"):
+        sched.run_batch(make_batch(mode))
+    get_state = s._wrap_internal_state(lambda _sched: types.SimpleNamespace(internal_state={}), type(sched))
+    assert "spectrace_pool" in get_state(sched).internal_state
+    last = [e for e in events(report) if e["event"] == "summary"][-1]
+    assert last["final"] is False and last["steps"] == 3 and last["checks"]["SPEC2-NDI-SPECINFO"] == 3
+    res = CliRunner().invoke(main, ["report", str(report)])  # before any close(): as if killed
+    assert res.exit_code == 0, res.output
+    assert "ended without a final summary (killed): pid" in res.output and "3 steps" in res.output
+    s.close()
+    res = CliRunner().invoke(main, ["report", str(report)])
+    assert "without a final summary" not in res.output
+
+
 def test_toggle_file_switches_the_shims_off_and_on(shims, real, tmp_path, monkeypatch):
     toggle = tmp_path / "toggle"
     toggle.write_text("off")
