@@ -108,3 +108,48 @@ def test_unverified_modes_can_be_allowed_but_unsupported_ones_cannot(patched, mo
     monkeypatch.setenv(patched.ALLOW_UNVERIFIED_ENV, "1")
     assert patched.unsupported_reason(server_args(attention_backend="fa3", tp_size=2)) is None
     assert "v1 worker" in patched.unsupported_reason(server_args(disable_overlap_schedule=True))
+
+
+@pytest.fixture(params=["0.5.12", "0.5.9"])
+def patched_tree(request, sglang_copy, monkeypatch):
+    monkeypatch.delenv(SERIES_DIR_ENV, raising=False)
+    tree = sglang_copy(request.param, subdirs=("sglang/srt",))
+    engine.apply(tree, "dynamic-disable", use_contracts=False)
+    return tree
+
+
+def _init_of(project, class_qn):
+    import ast
+
+    module = project.module_of(class_qn)
+    tree = ast.parse(project.file_bytes(module.module))
+    name = class_qn.rsplit(".", 1)[-1]
+    cls = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name)
+    return cls, next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+
+
+def test_every_spec_v2_worker_subclass_gets_the_disable_runtime(patched_tree):
+    """A subclass whose own __init__ never runs EAGLEWorkerV2.__init__ (0.5.9/0.5.12's
+    StandaloneWorkerV2) must still read ``spec_disable`` (the patched forward_batch_generation
+    does on every step) and must build the runtime when the flag is on.  The H200 run of
+    2026-11-29 found the first version of the series raising AttributeError there."""
+    import ast
+
+    from spectrace.source import from_path
+    from spectrace.tracer.project import Project
+
+    project = Project(from_path(patched_tree), use_cache=False)
+    base = "sglang.srt.speculative.eagle_worker_v2.EAGLEWorkerV2"
+    base_cls, _ = _init_of(project, base)
+    class_level = {t.id for n in base_cls.body if isinstance(n, ast.Assign) for t in n.targets
+                   if isinstance(t, ast.Name)}
+    assert "spec_disable" in class_level  # the default every subclass inherits
+    subclasses = project.subclasses(base)
+    assert "sglang.srt.speculative.standalone_worker_v2.StandaloneWorkerV2" in subclasses
+    for qn in subclasses:
+        _, init = _init_of(project, qn)
+        if init is None:
+            continue  # inherits EAGLEWorkerV2.__init__, which calls _init_spec_disable
+        calls = {ast.unparse(c.func) for c in ast.walk(init) if isinstance(c, ast.Call)}
+        if not any(c.endswith("__init__") for c in calls):
+            assert "self._init_spec_disable" in calls, f"{qn}.__init__ never builds the disable runtime"

@@ -129,13 +129,18 @@ PATCHES = {
         ),
         (
             "0003-eagle-worker-v2-disabled-step",
-            ["sglang/srt/speculative/eagle_worker_v2.py"],
+            [
+                "sglang/srt/speculative/eagle_worker_v2.py",
+                "sglang/srt/speculative/standalone_worker_v2.py",
+            ],
             [
                 "EAGLEWorkerV2: run the disabled step when the controller says so",
                 "forward_batch_generation decides once per decode step, before drafting;",
                 "a disabled step returns SpecDisableRuntime.forward_disabled's result.",
                 "on_spec_step_done_cpu feeds the accept-length rule; spec_disable_status",
-                "reports the mode for the decode log line.",
+                "reports the mode for the decode log line.  spec_disable is a class",
+                "default (None) and _init_spec_disable is called by StandaloneWorkerV2's",
+                "own __init__ too, which never runs EAGLEWorkerV2.__init__.",
             ],
             REQUIRES,
             "SPEC2-DISABLED-NDI",
