@@ -1,12 +1,17 @@
 """``spectrace bench`` on the CPU: configuration parsing, prompts, the HTTP driver end to end
-against a local stand-in of SGLang's HTTP API (``/generate`` with token ids, ``/flush_cache``,
-``/get_server_info``), and the json / markdown / plot outputs."""
+against a local stand-in of SGLang's HTTP API (tests/http_standin.py: ``/generate`` with token
+ids, ``/flush_cache``, ``/get_server_info``), the ``--server`` process handling, and the json /
+markdown / plot outputs."""
 
 from __future__ import annotations
 
 import json
+import os
+import socket
+import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -16,46 +21,12 @@ from spectrace import bench
 from spectrace.cli import main
 from spectrace.errors import SpectraceError
 
-
-class _Api(BaseHTTPRequestHandler):
-    """Greedy "model": each output token is (sum of the prompt + position) mod 1000."""
-
-    calls = {"generate": 0, "flush": 0}
-
-    def log_message(self, *args):
-        pass
-
-    def _send(self, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        if self.path == "/get_server_info":
-            self._send({"version": "stand-in", "internal_states": [
-                {"spectrace_pool": {"token_free": 1000, "token_capacity": 1000, "token_used": 0}}]})
-        else:
-            self._send({})
-
-    def do_POST(self):
-        payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
-        if self.path == "/generate":
-            _Api.calls["generate"] += 1
-            n = payload["sampling_params"]["max_new_tokens"]
-            base = sum(payload["input_ids"])
-            self._send({"output_ids": [(base + i) % 1000 for i in range(n)],
-                        "meta_info": {"completion_tokens": n, "spec_verify_ct": n // 2}})
-        else:
-            _Api.calls["flush"] += 1
-            self._send({})
+from http_standin import StandInApi
 
 
 @pytest.fixture
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Api)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), StandInApi)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -139,3 +110,48 @@ def test_dummy_models_are_written(tmp_path):
     draft = json.loads(Path(m["draft"], "config.json").read_text())
     assert target["architectures"] == ["LlamaForCausalLM"] and draft["architectures"] == ["LlamaForCausalLMEagle3"]
     assert draft["draft_vocab_size"] == target["vocab_size"] == m["vocab_size"]
+
+
+def test_bench_starts_and_stops_a_server_per_configuration(tmp_path, monkeypatch):
+    """--server: `python -m sglang.launch_server ARGS --port P` per configuration, with the
+    shims' environment, driven over HTTP once /health answers, and its process group ended after.
+    sglang.launch_server is the HTTP stand-in here (the real one needs a GPU)."""
+    fake = tmp_path / "fake-site"
+    (fake / "sglang").mkdir(parents=True)
+    (fake / "sglang" / "__init__.py").write_text("")
+    record = tmp_path / "server-record.json"
+    (fake / "sglang" / "launch_server.py").write_text(
+        "import json, os, sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from http_standin import serve\n"
+        "argv = sys.argv[1:]\n"
+        f"with open({str(record)!r}, 'w') as fh:\n"
+        "    json.dump({'argv': argv, 'pid': os.getpid(), 'shims': os.environ.get('SPECTRACE_SHIMS')}, fh)\n"
+        "serve(int(argv[argv.index('--port') + 1]))\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake)] + sys.path))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["bench", "--server", "--port", str(port), "--shims", "record",
+                                    "--config", "eagle=--speculative-algorithm EAGLE3 --mem-fraction-static 0.5",
+                                    "--concurrency", "1,2", "--input-len", "8", "--output-len", "4",
+                                    "--seq-reps", "1", "--vocab-size", "500", "--no-plot", "--timeout", "60",
+                                    "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    started = json.loads(record.read_text())
+    assert started["argv"] == ["--speculative-algorithm", "EAGLE3", "--mem-fraction-static", "0.5",
+                               "--port", str(port)]
+    assert started["shims"] == "record"  # the activation variable reached the server process
+    (result,) = json.loads((out / "bench.json").read_text())["results"]
+    assert [r["concurrency"] for r in result["runs"]] == [1, 2]
+    assert result["runs"][1]["output_tokens"] == 8 and "error" not in result
+    assert (out / "server-eagle.log").exists()
+    for _ in range(50):  # the server's process group is ended with the configuration
+        try:
+            os.kill(started["pid"], 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"server pid {started['pid']} still running after the bench")
