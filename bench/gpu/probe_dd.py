@@ -22,7 +22,6 @@ import glob
 import json
 import os
 import random
-import sys
 import time
 
 # --------------------------------------------------------------------------

@@ -16,6 +16,8 @@
 #    worker produced (next_draft_input.new_seq_lens where that field exists, as in
 #    older SGLang; else batch_result.new_seq_lens, as in 0.5.13+);
 #  * the EAGLE v2 worker's __init__ is wrapped to record which class ran;
+#  * with PROBE_AGREE=1, ModelRunner.load_model is followed by bench/gpu/agree.py's
+#    agree_weights (dummy weights under which the EAGLE-3 draft is always right);
 #  * imports that no finder could satisfy are recorded (optional deps included);
 #  * a daemon thread writes the counters every 0.5 s to
 #    $PROBE_STATS_DIR/sched-<pid>.json.
@@ -148,7 +150,7 @@ def _install_probe():
                             ST[f"seq_lens_is_same_tensor_as:{src}"] += 1
                         eq = tuple(sl.shape) == tuple(new.shape) and bool(torch.equal(sl, new.to(sl.device, sl.dtype)))
                         ST[f"seq_lens_eq:{src}:{eq}"] += 1
-                        if not eq and ST[f"seq_lens_ne_examples"] < 3:
+                        if not eq and ST["seq_lens_ne_examples"] < 3:
                             ST["seq_lens_ne_examples"] += 1
                             INFO.setdefault("seq_lens_ne", []).append(
                                 {"mode": str(getattr(fm, "name", fm)), "seq_lens": sl[:4].tolist(), "new": new[:4].tolist()})
@@ -203,9 +205,29 @@ def _install_probe():
             __init__._probe = True
             cls.__init__ = __init__
 
+    def patch_model_runner(mod):
+        # PROBE_AGREE=1: weights for which EAGLE-3 drafts are accepted (bench/gpu/agree.py)
+        if os.environ.get("PROBE_AGREE") != "1":
+            return
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        from agree import agree_weights
+
+        runner = mod.ModelRunner
+        orig_load = runner.load_model
+
+        def load_model(self, *a, **k):
+            out = orig_load(self, *a, **k)
+            done = agree_weights(self.model)
+            print(f"[probe] pid {os.getpid()}: agree weights on {type(self.model).__name__}: {done}",
+                  file=sys.stderr, flush=True)
+            return out
+
+        runner.load_model = load_model
+
     HOOKS = {
         "sglang.srt.managers.scheduler": patch_scheduler,
         "sglang.srt.speculative.eagle_worker_v2": patch_eagle_v2,
+        "sglang.srt.model_executor.model_runner": patch_model_runner,
     }
 
     class _PostImport(importlib.abc.MetaPathFinder):
