@@ -172,15 +172,80 @@ def test_draft_mode_is_a_server_argument_with_lazy_as_default(patched, monkeypat
     flag = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args
                 and isinstance(n.args[0], ast.Constant) and n.args[0].value == "--speculative-disable-draft")
     choices = next(k.value for k in flag.keywords if k.arg == "choices")
-    assert tuple(ast.literal_eval(choices)) == patched.DRAFT_MODES == ("exact", "lazy", "skip")
+    assert tuple(ast.literal_eval(choices)) == patched.DRAFT_MODES == ("exact", "lazy", "skip", "catchup")
 
     assert patched.draft_mode(server_args()) == "lazy"  # a ServerArgs without the field (older pickles)
     assert patched.draft_mode(server_args(speculative_disable_draft="skip")) == "skip"
     assert patched.unsupported_reason(server_args(speculative_disable_draft="exact")) is None
     reason = patched.unsupported_reason(server_args(speculative_disable_draft="fast"))
-    assert "--speculative-disable-draft must be one of exact, lazy, skip" in reason
+    assert "--speculative-disable-draft must be one of exact, lazy, skip, catchup" in reason
     # the variables of the recorded GPU commands still mean what they meant then
     monkeypatch.setenv(patched.LAZY_DRAFT_LOGITS_ENV, "0")
     assert patched.draft_mode(server_args(speculative_disable_draft="lazy")) == "exact"
     monkeypatch.setenv(patched.SKIP_DRAFT_ENV, "1")
     assert patched.draft_mode(server_args(speculative_disable_draft="lazy")) == "skip"
+
+
+def test_catch_up_window_tracks_skipped_positions_per_request(patched):
+    """Draft mode catchup: which draft KV positions each request skipped, and when to catch up."""
+    if not hasattr(patched, "CatchUpWindow"):
+        pytest.skip("the 0.5.9 series has no catch-up mode")
+    window = patched.CatchUpWindow(3)
+    rows, rids = [5, 9], ["a", "b"]
+    assert window.append(rows, rids, [100, 40]) == [0, 0]
+    assert window.append(rows, rids, [101, 41]) == [1, 1]
+    assert not window.full(rows)
+    # the batch's requests with skipped positions: (index in the batch, row, first, count)
+    assert window.pending(rows, rids) == [(0, 5, 100, 2), (1, 9, 40, 2)]
+    assert window.append(rows, rids, [102, 42]) == [2, 2]
+    assert window.full(rows)  # the disabled step catches the batch up now
+    window.clear(rows)
+    assert window.pending(rows, rids) == [] and not window.full(rows)
+    # a finished request's row reused by another request: its old positions are not caught up
+    window.append([5], ["a"], [103])
+    assert window.pending([5], ["c"]) == []
+    assert window.append([5], ["c"], [7]) == [0]
+    assert window.pending([5], ["c"]) == [(0, 5, 7, 1)]
+    # a gap (a retracted request prefilled again) starts the row over
+    assert window.append([5], ["c"], [20]) == [0]
+    assert window.pending([5], ["c"]) == [(0, 5, 20, 1)]
+    # only the batch's own rows: another request in the batch order
+    window.append([9], ["b"], [43])
+    assert window.pending([9, 5], ["b", "c"]) == [(0, 9, 43, 1), (1, 5, 20, 1)]
+    with pytest.raises(ValueError):
+        patched.CatchUpWindow(0)
+
+
+def _dataclass_fields(tree_root, rel_path, class_name):
+    import ast
+
+    tree = ast.parse((tree_root / rel_path).read_text())
+    cls = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == class_name)
+    return {n.target.id for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+
+
+def test_the_disabled_step_builds_sglang_objects_only_with_fields_they_have(patched_tree):
+    """The GPU-only code of the series (the disabled step, lazy logits, the catch-up extend)
+    constructs EagleDraftInput and GenerationBatchResult and copies ModelWorkerBatch with
+    dataclasses.replace: every keyword must be a field of the real class in that SGLang tree,
+    or the first disabled step on a GPU fails with a TypeError."""
+    import ast
+
+    module = ast.parse((patched_tree / MODULE_FILE).read_text())
+    fields = {
+        "EagleDraftInput": _dataclass_fields(patched_tree, "sglang/srt/speculative/eagle_info.py", "EagleDraftInput"),
+        "GenerationBatchResult": _dataclass_fields(patched_tree, "sglang/srt/managers/utils.py", "GenerationBatchResult"),
+        "replace": _dataclass_fields(patched_tree, "sglang/srt/managers/schedule_batch.py", "ModelWorkerBatch"),
+    }
+    checked = set()
+    for call in (n for n in ast.walk(module) if isinstance(n, ast.Call)):
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if name not in fields:
+            continue
+        unknown = {k.arg for k in call.keywords if k.arg} - fields[name]
+        assert not unknown, f"line {call.lineno}: {name}() has no field(s) {sorted(unknown)}"
+        checked.add(name)
+    assert {"EagleDraftInput", "GenerationBatchResult"} <= checked
+    if any(isinstance(n, ast.ClassDef) and n.name == "CatchUpWindow" for n in module.body):
+        assert "replace" in checked  # the catch-up extend's ModelWorkerBatch copy
