@@ -635,7 +635,7 @@ def _disabled_step(module, real, bs=3):
         req_to_token_pool=types.SimpleNamespace(req_to_token=_ReqToToken()),
         target_worker=types.SimpleNamespace(model_runner=runner, forward_batch_generation=lambda b: target_out))
     rt = module.SpecDisableRuntime.__new__(module.SpecDisableRuntime)  # __init__ captures CUDA graphs
-    rt.__dict__.update(worker=worker, device="cpu", skip_draft=True, check_seq_lens=False, is_standalone=False,
+    rt.__dict__.update(worker=worker, device="cpu", skip_draft=True, catch_up=None, check_seq_lens=False, is_standalone=False,
                        target_hidden_mode=None, decode_attn_backend="plain", decode_graph_runner=None)
     seq_lens = Tensor([10 + i for i in range(bs)])
     batch = types.SimpleNamespace(spec_info=real.DraftInput(bonus_tokens=Tensor([5] * bs)), seq_lens=seq_lens,
