@@ -155,12 +155,11 @@ def test_every_spec_v2_worker_subclass_gets_the_disable_runtime(patched_tree):
             assert "self._init_spec_disable" in calls, f"{qn}.__init__ never builds the disable runtime"
 
 
+@pytest.mark.parametrize("patched", ["0.5.12"], indirect=True)  # 0.5.9: the skip variable only
 def test_draft_mode_is_a_server_argument_with_lazy_as_default(patched, monkeypatch):
     import ast
     from pathlib import Path
 
-    if not hasattr(patched, "DRAFT_MODES"):
-        pytest.skip("the 0.5.9 series has no draft modes (skip via its environment variable only)")
     for var in (patched.SKIP_DRAFT_ENV, patched.LAZY_DRAFT_LOGITS_ENV):
         monkeypatch.delenv(var, raising=False)
     # the patched ServerArgs: a dataclass field defaulting to lazy and a CLI flag with the module's choices
@@ -186,10 +185,9 @@ def test_draft_mode_is_a_server_argument_with_lazy_as_default(patched, monkeypat
     assert patched.draft_mode(server_args(speculative_disable_draft="lazy")) == "skip"
 
 
+@pytest.mark.parametrize("patched", ["0.5.12"], indirect=True)  # 0.5.9 has no catch-up mode
 def test_catch_up_window_tracks_skipped_positions_per_request(patched):
     """Draft mode catchup: which draft KV positions each request skipped, and when to catch up."""
-    if not hasattr(patched, "CatchUpWindow"):
-        pytest.skip("the 0.5.9 series has no catch-up mode")
     window = patched.CatchUpWindow(3)
     rows, rids = [5, 9], ["a", "b"]
     assert window.append(rows, rids, [100, 40]) == [0, 0]
