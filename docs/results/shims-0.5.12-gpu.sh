@@ -4,6 +4,7 @@
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 proof   # EAGLE-3 + baseline with shims; overhead
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 fault   # the naive disable, warn and raise
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 tp2     # --tp 2 (two-GPU kind), ranks merged
+#   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table   # issue 5's table with the shims on
 # The SGLang set-up is the one of the GPU recipe (.gpu/recipe/gpu-run.sh, its first 45 lines).
 set -uo pipefail
 BUNDLE=${1:?bundle dir}
@@ -61,6 +62,15 @@ case "$PLAN" in
     echo "[shims] series applied to $SITE"
     timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/final2-0.5.12.toml \
       --catalog "$CAT" --seq-reps 2 --no-warmup --timeout 150 --no-plot -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn ;;
+  table)
+    # issue 5's table through spectrace bench with the shims in every run (series applied in place)
+    for p in $(grep -v '^#' patches/dynamic-disable/0.5.12/series); do
+      patch -p1 --forward --batch -d "$SITE" -i "$PWD/patches/dynamic-disable/0.5.12/$p" >/dev/null || { echo "[shims] patch $p FAILED"; exit 3; }
+    done
+    echo "[shims] series applied to $SITE"
+    timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/table-0.5.12.toml \
+      --catalog "$CAT" --seq-reps 3 --timeout 170 --reference baseline -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn
+    cat "$OUT/bench/bench.md" 2>/dev/null ;;
   ab)
     # overhead: one engine, shims switched between runs (off / checks only / checks + sys.monitoring + value check)
     timeout $(( left - 15 )) python3 -m spectrace bench --dummy-model 8b --catalog "$CAT" --shims warn \
