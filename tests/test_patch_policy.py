@@ -247,3 +247,63 @@ def test_the_disabled_step_builds_sglang_objects_only_with_fields_they_have(patc
     assert {"EagleDraftInput", "GenerationBatchResult"} <= checked
     if any(isinstance(n, ast.ClassDef) and n.name == "CatchUpWindow" for n in module.body):
         assert "replace" in checked  # the catch-up extend's ModelWorkerBatch copy
+
+
+def _unconditional_draft_tp_entries(func_node):
+    """Lines where a function enters draft_tp_context(...) as a plain with-item (not under an
+    if-expression that can choose another context)."""
+    import ast
+
+    lines = []
+    for node in ast.walk(func_node):
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                call = item.context_expr
+                if isinstance(call, ast.Call) and ast.unparse(call.func).endswith("draft_tp_context"):
+                    lines.append(item.context_expr.lineno)
+    return lines
+
+
+def test_nothing_run_inside_the_draft_tp_context_enters_it_again(patched_tree):
+    """SGLang's patch_tensor_parallel_group asserts that it is not entered twice.  Every call the
+    patched EAGLEWorkerV2 makes inside ``with draft_tp_context(...)`` is followed through the
+    tracer's call graph (within sglang.srt.speculative); none of the functions it reaches may
+    enter draft_tp_context unconditionally.  The first version of the catch-up mode did, from
+    before_speculative_step."""
+    import ast
+
+    from spectrace.source import from_path
+    from spectrace.tracer.graph import call_graph
+    from spectrace.tracer.project import Project
+
+    project = Project(from_path(patched_tree), use_cache=False)
+    worker_module = "sglang.srt.speculative.eagle_worker_v2"
+    caller = f"{worker_module}.EAGLEWorkerV2.forward_batch_generation"
+    tree = ast.parse(project.file_bytes(worker_module))
+    fbg = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "forward_batch_generation")
+    inside = set()
+    for node in ast.walk(fbg):
+        if isinstance(node, ast.With) and any(
+                isinstance(i.context_expr, ast.Call) and ast.unparse(i.context_expr.func).endswith("draft_tp_context")
+                for i in node.items):
+            inside |= {n.lineno for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Call)}
+    roots = sorted({t for call in project.calls(caller) if call.line in inside and not call.external
+                    for t in call.targets})
+    assert "sglang.srt.speculative.eagle_worker_v2.EagleDraftWorker.draft" in roots
+    if "def before_speculative_step" in (patched_tree / MODULE_FILE).read_text():  # 0.5.12
+        assert "sglang.srt.speculative.dynamic_disable.SpecDisableRuntime.before_speculative_step" in roots
+    reached = call_graph(project, roots, depth=3, include=("sglang.srt.speculative.*",))
+    assert len(reached) > len(roots)  # the graph is followed, not only its roots
+    offenders = {}
+    for qualname in reached.nodes:
+        if reached.nodes[qualname].get("kind") in ("external", "unresolved"):
+            continue
+        module = project.module_of(qualname)
+        info = project.func(qualname)
+        if module is None or info is None:
+            continue
+        fn = next((n for n in ast.walk(ast.parse(project.file_bytes(module.module)))
+                   if isinstance(n, ast.FunctionDef) and n.lineno == info.line), None)
+        if fn is not None and _unconditional_draft_tp_entries(fn):
+            offenders[qualname] = _unconditional_draft_tp_entries(fn)
+    assert not offenders, f"entered again inside draft_tp_context: {offenders}"
