@@ -187,31 +187,37 @@ def test_draft_mode_is_a_server_argument_with_lazy_as_default(patched, monkeypat
 
 @pytest.mark.parametrize("patched", ["0.5.12"], indirect=True)  # 0.5.9 has no catch-up mode
 def test_catch_up_window_tracks_skipped_positions_per_request(patched):
-    """Draft mode catchup: which draft KV positions each request skipped, and when to catch up."""
-    window = patched.CatchUpWindow(3)
+    """Draft mode catchup: which draft KV positions each request skipped, where the device
+    buffers keep them ((slot, k)), and when to catch up."""
+    window = patched.CatchUpWindow(3, capacity=2)
     rows, rids = [5, 9], ["a", "b"]
-    assert window.append(rows, rids, [100, 40]) == [0, 0]
-    assert window.append(rows, rids, [101, 41]) == [1, 1]
+    assert window.append(rows, rids, [100, 40]) == [(0, 0), (1, 0)]
+    assert window.append(rows, rids, [101, 41]) == [(0, 1), (1, 1)]
     assert not window.full(rows)
-    # the batch's requests with skipped positions: (index in the batch, row, first, count)
-    assert window.pending(rows, rids) == [(0, 5, 100, 2), (1, 9, 40, 2)]
-    assert window.append(rows, rids, [102, 42]) == [2, 2]
+    # the batch's requests with skipped positions: (index in the batch, row, first, count, slot)
+    assert window.pending(rows, rids) == [(0, 5, 100, 2, 0), (1, 9, 40, 2, 1)]
+    assert window.append(rows, rids, [102, 42]) == [(0, 2), (1, 2)]
     assert window.full(rows)  # the disabled step catches the batch up now
     window.clear(rows)
     assert window.pending(rows, rids) == [] and not window.full(rows)
+
     # a finished request's row reused by another request: its old positions are not caught up
     window.append([5], ["a"], [103])
     assert window.pending([5], ["c"]) == []
-    assert window.append([5], ["c"], [7]) == [0]
-    assert window.pending([5], ["c"]) == [(0, 5, 7, 1)]
-    # a gap (a retracted request prefilled again) starts the row over
-    assert window.append([5], ["c"], [20]) == [0]
-    assert window.pending([5], ["c"]) == [(0, 5, 20, 1)]
-    # only the batch's own rows: another request in the batch order
+    assert window.append([5], ["c"], [7]) == [(window.rows[5][3], 0)]
+    assert window.pending([5], ["c"]) == [(0, 5, 7, 1, window.rows[5][3])]
+    # a gap (a retracted request prefilled again) starts the row over, in the same slot
+    slot = window.rows[5][3]
+    assert window.append([5], ["c"], [20]) == [(slot, 0)]
+
+    # two slots: a third request gets the slot of a row that left the batch, else none
     window.append([9], ["b"], [43])
-    assert window.pending([9, 5], ["b", "c"]) == [(0, 9, 43, 1), (1, 5, 20, 1)]
+    assert window.append([9, 11], ["b", "d"], [44, 60]) == [(window.rows[9][3], 1), (slot, 0)]
+    assert 5 not in window.rows  # row 5 was not in this batch: its slot went to row 11
+    assert window.append([9, 11, 12], ["b", "d", "e"], [45, 61, 3])[2] is None  # stays stale
+    assert [p[1] for p in window.pending([9, 11, 12], ["b", "d", "e"])] == [9, 11]
     with pytest.raises(ValueError):
-        patched.CatchUpWindow(0)
+        patched.CatchUpWindow(0, capacity=4)
 
 
 def _dataclass_fields(tree_root, rel_path, class_name):
