@@ -195,17 +195,19 @@ def test_catch_up_window_tracks_skipped_positions_per_request(patched):
     assert window.append(rows, rids, [101, 41]) == [(0, 1), (1, 1)]
     assert not window.full(rows)
     # the batch's requests with skipped positions: (index in the batch, row, first, count, slot)
-    assert window.pending(rows, rids) == [(0, 5, 100, 2, 0), (1, 9, 40, 2, 1)]
+    # (current lengths: the skipped positions end right before them)
+    assert window.pending(rows, rids, [102, 42]) == [(0, 5, 100, 2, 0), (1, 9, 40, 2, 1)]
     assert window.append(rows, rids, [102, 42]) == [(0, 2), (1, 2)]
     assert window.full(rows)  # the disabled step catches the batch up now
     window.clear(rows)
-    assert window.pending(rows, rids) == [] and not window.full(rows)
+    assert window.pending(rows, rids, [103, 43]) == [] and not window.full(rows)
 
     # a finished request's row reused by another request: its old positions are not caught up
     window.append([5], ["a"], [103])
-    assert window.pending([5], ["c"]) == []
+    assert window.pending([5], ["c"], [8]) == [] and 5 not in window.rows  # dropped, slot freed
+    window.append([5], ["a"], [103])
     assert window.append([5], ["c"], [7]) == [(window.rows[5][3], 0)]
-    assert window.pending([5], ["c"]) == [(0, 5, 7, 1, window.rows[5][3])]
+    assert window.pending([5], ["c"], [8]) == [(0, 5, 7, 1, window.rows[5][3])]
     # a gap (a retracted request prefilled again) starts the row over, in the same slot
     slot = window.rows[5][3]
     assert window.append([5], ["c"], [20]) == [(slot, 0)]
@@ -215,7 +217,9 @@ def test_catch_up_window_tracks_skipped_positions_per_request(patched):
     assert window.append([9, 11], ["b", "d"], [44, 60]) == [(window.rows[9][3], 1), (slot, 0)]
     assert 5 not in window.rows  # row 5 was not in this batch: its slot went to row 11
     assert window.append([9, 11, 12], ["b", "d", "e"], [45, 61, 3])[2] is None  # stays stale
-    assert [p[1] for p in window.pending([9, 11, 12], ["b", "d", "e"])] == [9, 11]
+    assert [p[1] for p in window.pending([9, 11, 12], ["b", "d", "e"], [46, 62, 4])] == [9, 11]
+    # a retracted request prefilled again, now shorter: its old positions are not caught up
+    assert window.pending([9], ["b"], [30]) == [] and 9 not in window.rows
     with pytest.raises(ValueError):
         patched.CatchUpWindow(0, capacity=4)
 
