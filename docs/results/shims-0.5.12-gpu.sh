@@ -36,6 +36,12 @@ left=$(( BUDGET_S - ($(date +%s) - t0) ))
 CAT=contracts/catalog:docs/results/shims-catalog-0.5.12.toml  # project catalog first; ours adds 0.5.12 output-processor reads
 [ -z "$(ls contracts/catalog/*.toml 2>/dev/null)" ] && CAT=docs/results/shims-catalog-0.5.12.toml
 echo "[shims] catalog $CAT"
+apply_series() {  # the dynamic-disable series, patch -p1 into the directory holding sglang/
+  for p in $(grep -v '^#' patches/dynamic-disable/0.5.12/series); do
+    patch -p1 --forward --batch -d "$1" -i "$PWD/patches/dynamic-disable/0.5.12/$p" >/dev/null || { echo "[shims] patch $p FAILED"; exit 3; }
+  done
+  echo "[shims] series applied to $1"
+}
 case "$PLAN" in
   proof)
     timeout $(( left - 15 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/shims-0.5.12-bench.toml \
@@ -47,27 +53,18 @@ case "$PLAN" in
   final)
     # the dynamic-disable series applied to a copy of the bundle's sglang, put first on PYTHONPATH
     rm -rf /tmp/site-patched && mkdir -p /tmp/site-patched && cp -r "$SITE/sglang" /tmp/site-patched/
-    for p in $(grep -v '^#' patches/dynamic-disable/0.5.12/series); do
-      patch -p1 --forward --batch -d /tmp/site-patched -i "$PWD/patches/dynamic-disable/0.5.12/$p" >/dev/null || { echo "[shims] patch $p FAILED"; exit 3; }
-    done
-    echo "[shims] series applied to /tmp/site-patched"
+    apply_series /tmp/site-patched
     timeout $(( left - 15 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/final-0.5.12.toml \
       --catalog "$CAT" --seq-reps 2 --no-warmup --timeout 150 --no-plot -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn ;;
   final2)
     # the series applied in place to this run's own unpacked site (a second sglang copy on
     # PYTHONPATH ahead of the site made flashinfer's optional imports resolve differently)
-    for p in $(grep -v '^#' patches/dynamic-disable/0.5.12/series); do
-      patch -p1 --forward --batch -d "$SITE" -i "$PWD/patches/dynamic-disable/0.5.12/$p" >/dev/null || { echo "[shims] patch $p FAILED"; exit 3; }
-    done
-    echo "[shims] series applied to $SITE"
+    apply_series "$SITE"
     timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/final2-0.5.12.toml \
       --catalog "$CAT" --seq-reps 2 --no-warmup --timeout 150 --no-plot -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn ;;
   table)
     # issue 5's table through spectrace bench with the shims in every run (series applied in place)
-    for p in $(grep -v '^#' patches/dynamic-disable/0.5.12/series); do
-      patch -p1 --forward --batch -d "$SITE" -i "$PWD/patches/dynamic-disable/0.5.12/$p" >/dev/null || { echo "[shims] patch $p FAILED"; exit 3; }
-    done
-    echo "[shims] series applied to $SITE"
+    apply_series "$SITE"
     timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/table-0.5.12.toml \
       --catalog "$CAT" --seq-reps 3 --timeout 170 --reference baseline -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn
     cat "$OUT/bench/bench.md" 2>/dev/null ;;
