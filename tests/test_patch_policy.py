@@ -20,10 +20,18 @@ MODULE_FILE = "sglang/srt/speculative/dynamic_disable.py"
 
 
 @pytest.fixture(params=["0.5.12", "0.5.9"])
-def patched(request, sglang_copy, monkeypatch):
+def patched_tree(request, sglang_copy, monkeypatch):
+    """A copy of the real SGLang tree with the shipped series applied."""
     monkeypatch.delenv(SERIES_DIR_ENV, raising=False)
     tree = sglang_copy(request.param, subdirs=("sglang/srt",))
     engine.apply(tree, "dynamic-disable", use_contracts=False)
+    return tree
+
+
+@pytest.fixture
+def patched(patched_tree, monkeypatch):
+    """The patched tree's dynamic_disable module, imported with torch and one enum stubbed."""
+    tree = patched_tree
     monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))
     spec_info = types.ModuleType("sglang.srt.speculative.spec_info")
     spec_info.SpeculativeAlgorithm = types.SimpleNamespace(NONE="NONE")
@@ -110,14 +118,6 @@ def test_unverified_modes_can_be_allowed_but_unsupported_ones_cannot(patched, mo
     assert "v1 worker" in patched.unsupported_reason(server_args(disable_overlap_schedule=True))
 
 
-@pytest.fixture(params=["0.5.12", "0.5.9"])
-def patched_tree(request, sglang_copy, monkeypatch):
-    monkeypatch.delenv(SERIES_DIR_ENV, raising=False)
-    tree = sglang_copy(request.param, subdirs=("sglang/srt",))
-    engine.apply(tree, "dynamic-disable", use_contracts=False)
-    return tree
-
-
 def _init_of(project, class_qn):
     import ast
 
@@ -155,7 +155,7 @@ def test_every_spec_v2_worker_subclass_gets_the_disable_runtime(patched_tree):
             assert "self._init_spec_disable" in calls, f"{qn}.__init__ never builds the disable runtime"
 
 
-@pytest.mark.parametrize("patched", ["0.5.12"], indirect=True)  # 0.5.9: the skip variable only
+@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9: the skip variable only
 def test_draft_mode_is_a_server_argument_with_lazy_as_default(patched, monkeypatch):
     import ast
     from pathlib import Path
@@ -185,7 +185,7 @@ def test_draft_mode_is_a_server_argument_with_lazy_as_default(patched, monkeypat
     assert patched.draft_mode(server_args(speculative_disable_draft="lazy")) == "skip"
 
 
-@pytest.mark.parametrize("patched", ["0.5.12"], indirect=True)  # 0.5.9 has no catch-up mode
+@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9 has no catch-up mode
 def test_catch_up_window_tracks_skipped_positions_per_request(patched):
     """Draft mode catchup: which draft KV positions each request skipped, where the device
     buffers keep them ((slot, k)), and when to catch up."""
@@ -259,19 +259,14 @@ def test_the_disabled_step_builds_sglang_objects_only_with_fields_they_have(patc
         assert "replace" in checked  # the catch-up extend's ModelWorkerBatch copy
 
 
-def _unconditional_draft_tp_entries(func_node):
-    """Lines where a function enters draft_tp_context(...) as a plain with-item (not under an
-    if-expression that can choose another context)."""
+def _draft_tp_withs(node):
+    """The with-statements under ``node`` that enter draft_tp_context(...) as a plain with-item
+    (not under an if-expression that can choose another context)."""
     import ast
 
-    lines = []
-    for node in ast.walk(func_node):
-        if isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                call = item.context_expr
-                if isinstance(call, ast.Call) and ast.unparse(call.func).endswith("draft_tp_context"):
-                    lines.append(item.context_expr.lineno)
-    return lines
+    return [w for w in ast.walk(node) if isinstance(w, (ast.With, ast.AsyncWith)) and any(
+        isinstance(i.context_expr, ast.Call) and ast.unparse(i.context_expr.func).endswith("draft_tp_context")
+        for i in w.items)]
 
 
 def test_nothing_run_inside_the_draft_tp_context_enters_it_again(patched_tree):
@@ -289,14 +284,17 @@ def test_nothing_run_inside_the_draft_tp_context_enters_it_again(patched_tree):
     project = Project(from_path(patched_tree), use_cache=False)
     worker_module = "sglang.srt.speculative.eagle_worker_v2"
     caller = f"{worker_module}.EAGLEWorkerV2.forward_batch_generation"
-    tree = ast.parse(project.file_bytes(worker_module))
-    fbg = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "forward_batch_generation")
-    inside = set()
-    for node in ast.walk(fbg):
-        if isinstance(node, ast.With) and any(
-                isinstance(i.context_expr, ast.Call) and ast.unparse(i.context_expr.func).endswith("draft_tp_context")
-                for i in node.items):
-            inside |= {n.lineno for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Call)}
+    functions = {}  # module -> {first line: FunctionDef}, each module parsed once
+
+    def function_at(module, line):
+        if module not in functions:
+            functions[module] = {n.lineno: n for n in ast.walk(ast.parse(project.file_bytes(module)))
+                                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        return functions[module].get(line)
+
+    fbg = function_at(worker_module, project.func(caller).line)
+    inside = {n.lineno for w in _draft_tp_withs(fbg) for stmt in w.body for n in ast.walk(stmt)
+              if isinstance(n, ast.Call)}
     roots = sorted({t for call in project.calls(caller) if call.line in inside and not call.external
                     for t in call.targets})
     assert "sglang.srt.speculative.eagle_worker_v2.EagleDraftWorker.draft" in roots
@@ -312,8 +310,7 @@ def test_nothing_run_inside_the_draft_tp_context_enters_it_again(patched_tree):
         info = project.func(qualname)
         if module is None or info is None:
             continue
-        fn = next((n for n in ast.walk(ast.parse(project.file_bytes(module.module)))
-                   if isinstance(n, ast.FunctionDef) and n.lineno == info.line), None)
-        if fn is not None and _unconditional_draft_tp_entries(fn):
-            offenders[qualname] = _unconditional_draft_tp_entries(fn)
+        fn = function_at(module.module, info.line)
+        if fn is not None and _draft_tp_withs(fn):
+            offenders[qualname] = [w.lineno for w in _draft_tp_withs(fn)]
     assert not offenders, f"entered again inside draft_tp_context: {offenders}"
