@@ -23,6 +23,15 @@ from pathlib import Path
 AUTHOR = "spectrace"
 REQUIRES = "SPEC2-NDI-SPECINFO, SPEC2-NDI-SEQLENS"
 MODULE = "sglang/srt/speculative/dynamic_disable.py"
+# patch 0003 of both versions: the worker and the subclass with its own __init__
+WORKER_V2_FILES = [
+    "sglang/srt/speculative/eagle_worker_v2.py",
+    "sglang/srt/speculative/standalone_worker_v2.py",
+]
+SUBCLASS_NOTE = [
+    "spec_disable is a class default (None) and _init_spec_disable is called by",
+    "StandaloneWorkerV2's own __init__ too, which never runs EAGLEWorkerV2.__init__.",
+]
 
 # (file name stem, touched files, Description (first line, then body lines), Requires, Adds)
 PATCHES = {
@@ -68,10 +77,7 @@ PATCHES = {
         ),
         (
             "0003-eagle-worker-v2-disabled-step",
-            [
-                "sglang/srt/speculative/eagle_worker_v2.py",
-                "sglang/srt/speculative/standalone_worker_v2.py",
-            ],
+            WORKER_V2_FILES,
             [
                 "EAGLEWorkerV2: run the disabled step when the controller says so",
                 "forward_batch_generation decides once per decode step, before drafting;",
@@ -79,9 +85,8 @@ PATCHES = {
                 "a speculative one first calls before_speculative_step (a no-op unless",
                 "lazy draft logits deferred a top-k).",
                 "on_verify_complete_cpu feeds the accept-length rule; spec_disable_status",
-                "reports the mode for the decode log line.  spec_disable is a class",
-                "default (None) and _init_spec_disable is called by StandaloneWorkerV2's",
-                "own __init__ too, which never runs EAGLEWorkerV2.__init__.",
+                "reports the mode for the decode log line.",
+                *SUBCLASS_NOTE,
             ],
             REQUIRES,
             "SPEC2-DISABLED-NDI",
@@ -133,18 +138,14 @@ PATCHES = {
         ),
         (
             "0003-eagle-worker-v2-disabled-step",
-            [
-                "sglang/srt/speculative/eagle_worker_v2.py",
-                "sglang/srt/speculative/standalone_worker_v2.py",
-            ],
+            WORKER_V2_FILES,
             [
                 "EAGLEWorkerV2: run the disabled step when the controller says so",
                 "forward_batch_generation decides once per decode step, before drafting;",
                 "a disabled step returns SpecDisableRuntime.forward_disabled's result.",
                 "on_spec_step_done_cpu feeds the accept-length rule; spec_disable_status",
-                "reports the mode for the decode log line.  spec_disable is a class",
-                "default (None) and _init_spec_disable is called by StandaloneWorkerV2's",
-                "own __init__ too, which never runs EAGLEWorkerV2.__init__.",
+                "reports the mode for the decode log line.",
+                *SUBCLASS_NOTE,
             ],
             REQUIRES,
             "SPEC2-DISABLED-NDI",
