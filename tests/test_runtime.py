@@ -446,6 +446,53 @@ def test_packaged_catalog_resolves_on_the_real_scheduler(real, tmp_path):
     assert spec_info, f"no active runtime check for the next_draft_input read (active: {sorted(ids)})"
 
 
+class PlainWorker:
+    """What TpModelWorker returns without speculation: sampled tokens, no accept_lens."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def forward_batch_generation(self, model_worker_batch):
+        bs = len(model_worker_batch.seq_lens)
+        return self.real.Result(logits_output=None, next_token_ids=FakeTensor([7] * bs),
+                                can_run_cuda_graph=True)
+
+
+def test_packaged_catalog_holds_on_a_server_without_speculation(real, tmp_path):
+    """The baseline server of the GPU table (no speculation) broke SPEC2-OUT-RESOLVE-TOKENS on
+    every decode step before its check took the caller's branch (``batch.is_spec_v2``)."""
+    s = runtime.Shims("raise", str(tmp_path / "r.jsonl"), None, value_sample=0)
+    s._on_scheduler_module(types.SimpleNamespace(Scheduler=real.Scheduler,
+                                                 __name__="sglang.srt.managers.scheduler"))
+    worker_module = types.ModuleType("fake_plain_worker_module")
+    worker_module.__dict__["PlainWorker"] = PlainWorker
+    PlainWorker.__module__ = "fake_plain_worker_module"
+    s._on_worker_module(worker_module)
+    try:
+        sched = make_scheduler(real, PlainWorker(real))
+        not_spec = types.SimpleNamespace(is_none=lambda: True)
+        sched.spec_algorithm = sched.future_map.spec_algo = not_spec
+        sched.future_map.token_ids_buf = Buffers()
+        for mode in ("EXTEND", "DECODE", "DECODE"):
+            batch = make_batch(mode)
+            batch.is_spec_v2, batch.spec_algorithm = False, not_spec
+            sched.run_batch(batch)
+        assert sum(s.violations.values()) == 0, dict(s.violations)
+        # the same check is live: on the spec-v2 branch the plain result breaks it
+        with pytest.raises(runtime.ContractViolation, match="SPEC2-OUT-RESOLVE-TOKENS"):
+            sched.run_batch(make_batch("DECODE"))
+        s.close()
+    finally:
+        s.returns.close()
+        while hasattr(PlainWorker.__dict__["forward_batch_generation"], "__spectrace_wrapped__"):
+            PlainWorker.forward_batch_generation = PlainWorker.__dict__["forward_batch_generation"].__spectrace_wrapped__
+        unwrap_all(real)
+    assert "SPEC2-OUT-RESOLVE-TOKENS" in {p["id"] for p in s.active}
+    # checked once: on the spec-v2 step, not on the three steps that do not read accept_lens
+    assert s.checks["SPEC2-OUT-RESOLVE-TOKENS"] == 1
+    assert s.violations["SPEC2-OUT-RESOLVE-TOKENS"] == 1
+
+
 # --------------------------------------------------------------------------------------------
 # the report: several processes (TP ranks) append to one file; `spectrace report` merges them
 # --------------------------------------------------------------------------------------------
