@@ -156,24 +156,24 @@ def test_every_spec_v2_worker_subclass_gets_the_disable_runtime(patched_tree):
 
 
 @pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9: the skip variable only
-def test_draft_mode_is_a_server_argument_with_lazy_as_default(patched, monkeypatch):
+def test_draft_mode_is_a_server_argument_with_catchup_as_default(patched, monkeypatch):
     import ast
     from pathlib import Path
 
     for var in (patched.SKIP_DRAFT_ENV, patched.LAZY_DRAFT_LOGITS_ENV):
         monkeypatch.delenv(var, raising=False)
-    # the patched ServerArgs: a dataclass field defaulting to lazy and a CLI flag with the module's choices
+    # the patched ServerArgs: a dataclass field defaulting to catchup and a CLI flag with the module's choices
     source = (Path(patched.__file__).parents[1] / "server_args.py").read_text()
     tree = ast.parse(source)
     field = next(n for n in ast.walk(tree) if isinstance(n, ast.AnnAssign)
                  and getattr(n.target, "id", None) == "speculative_disable_draft")
-    assert ast.literal_eval(field.value) == "lazy"
+    assert ast.literal_eval(field.value) == "catchup"
     flag = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args
                 and isinstance(n.args[0], ast.Constant) and n.args[0].value == "--speculative-disable-draft")
     choices = next(k.value for k in flag.keywords if k.arg == "choices")
     assert tuple(ast.literal_eval(choices)) == patched.DRAFT_MODES == ("exact", "lazy", "skip", "catchup")
 
-    assert patched.draft_mode(server_args()) == "lazy"  # a ServerArgs without the field (older pickles)
+    assert patched.draft_mode(server_args()) == "catchup"  # a ServerArgs without the field (older pickles)
     assert patched.draft_mode(server_args(speculative_disable_draft="skip")) == "skip"
     assert patched.unsupported_reason(server_args(speculative_disable_draft="exact")) is None
     reason = patched.unsupported_reason(server_args(speculative_disable_draft="fast"))
