@@ -94,6 +94,115 @@ def test_observe_ignores_disabled_steps_and_resynchronises(patched):
     assert c.accept_obs == 0 and not c.pending
 
 
+class FakeClock:
+    """The host clock of the measured load rule: each step advances it by that step's cost."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def run_steps(c, clock, bs, steps, accept, step_ms):
+    """Decide `steps` decode steps at batch size bs; each takes step_ms(disabled, bs) and,
+    when speculative, accepts `accept` tokens per request (bonus included)."""
+    decided = []
+    for _ in range(steps):
+        disabled = c.decide(bs)
+        clock.now += step_ms(disabled, bs) / 1e3
+        c.observe([0 if disabled else accept - 1] * bs)
+        decided.append(disabled)
+    return decided
+
+
+def h200_like(disabled, bs):
+    """Step costs shaped like the H200 measurements of docs/results/dd-0.5.12-modes.md (8B +
+    EAGLE-3, 4 draft tokens): a speculative step costs 1.8 + 0.024 * bs plain steps."""
+    return 10.0 if disabled else 10.0 * (1.8 + 0.024 * bs)
+
+
+@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9: the static rule only
+def test_measured_rule_speculates_under_load_while_it_pays(patched):
+    clock = FakeClock()
+    c = patched.SpecDisableController(disable_above_bs=24, enable_below_bs=16, min_accept_len=1.5,
+                                      warmup_steps=2, probe_steps=6, explore_after=4,
+                                      probe_interval=1000, rule="measured", clock=clock)
+    # bs 1, accept 4: speculation on; after a short probe of plain steps both costs are known
+    run_steps(c, clock, 1, 40, 4, h200_like)
+    assert c.costs.cost(True, 1) == pytest.approx(0.010) and c.costs.cost(False, 1) == pytest.approx(0.01824)
+    assert c.gain == pytest.approx(4 / 1.824) and not c.disabled
+    # bs 64 (the static rule's threshold is 24): a probe shows speculation still pays (4 / 3.34)
+    late = run_steps(c, clock, 64, 60, 4, h200_like)[-30:]
+    assert late == [False] * 30 and c.reason.startswith("measured: speculation 1.20x plain")
+    # bs 128: it no longer pays (4 / 4.87): plain decoding
+    late = run_steps(c, clock, 128, 60, 4, h200_like)[-30:]
+    assert late == [True] * 30 and c.reason.startswith("measured: speculation 0.82x plain")
+    # back at bs 64, the drafts stop being accepted: speculation stops as soon as the accept
+    # average no longer pays for the measured cost (it is not updated while off)
+    late = run_steps(c, clock, 64, 60, 1, h200_like)[-20:]
+    assert late == [True] * 20 and c.reason.startswith("measured:")
+    assert c.gain < 0.97 and c.accept_ema < 1.8 + 0.024 * 64  # the measured cost ratio
+
+
+@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)
+def test_measured_rule_never_probes_speculation_where_a_smaller_batch_already_loses(patched):
+    """Drafts that are never accepted (the dummy EAGLE-3 draft): once plain decoding wins at a
+    small batch, larger batches are not probed (the cost ratio grows with the batch)."""
+    clock = FakeClock()
+    c = patched.SpecDisableController(disable_above_bs=24, enable_below_bs=16, min_accept_len=1.5,
+                                      warmup_steps=2, probe_steps=6, explore_after=4,
+                                      probe_interval=1000, rule="measured", clock=clock)
+    run_steps(c, clock, 1, 40, 1, h200_like)
+    assert c.costs.gain(1, c.accept_ema) < 0.6
+    before = c.steps_on
+    assert run_steps(c, clock, 64, 50, 1, h200_like) == [True] * 50
+    assert c.steps_on == before and c.reason.endswith("accept length 1.00")
+    assert "(measured at bs<=1)" in c.reason
+
+
+@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)
+def test_step_cost_samples_skip_switches_prefills_and_idle_gaps(patched):
+    costs = patched.StepCosts(min_samples=1)
+    assert [costs.bucket(b) for b in (1, 2, 3, 4, 5, 64, 65)] == [1, 2, 4, 4, 8, 64, 128]
+
+    def step(now, disabled, bs):
+        costs.record(now, bs)
+        costs.decided(now, disabled, bs)
+
+    for i in range(4):  # three equal decisions before the fourth: one sample (10 ms)
+        step(i * 0.010, False, 8)
+    assert costs.count[(False, 8)] == 1 and costs.cost(False, 8) == pytest.approx(0.010)
+    step(0.040, True, 8)  # a switch: it closes one more sample of the speculative steps
+    assert costs.count[(False, 8)] == 2
+    step(0.050, True, 8)  # and the plain ones wait for three equal decisions
+    step(0.060, True, 8)
+    assert costs.count[(True, 8)] == 0
+    costs.history.clear()  # what note_other_step does after a prefill
+    for t in (0.2, 0.21, 0.22):
+        step(t, True, 8)
+    assert costs.count[(True, 8)] == 0
+    step(0.23, True, 8)
+    step(0.24, True, 7)  # the batch changed (a request finished): no sample
+    assert costs.count[(True, 8)] == 1
+    for t in (0.30, 0.31, 0.32, 0.33):
+        step(t, False, 8)
+    step(0.50, False, 8)  # 170 ms after a 10 ms average: an idle gap, dropped
+    assert costs.count[(False, 8)] == 3 and costs.cost(False, 8) == pytest.approx(0.010)
+
+
+@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)
+def test_load_rule_argument_and_its_tp_fallback(patched):
+    assert patched.load_rule(server_args()) == "measured"
+    assert patched.unsupported_reason(server_args(speculative_disable_load_rule="static")) is None
+    reason = patched.unsupported_reason(server_args(speculative_disable_load_rule="fast"))
+    assert "--speculative-disable-load-rule must be one of measured, static" in reason
+    # ranks time their own steps: with tp > 1 they could disagree, so the static rule decides
+    rule = patched.SpecDisableRuntime._load_rule
+    assert rule(server_args(tp_size=2, speculative_disable_load_rule="measured")) == "static"
+    assert rule(server_args(tp_size=1, speculative_disable_load_rule="measured")) == "measured"
+
+
 @pytest.mark.parametrize("overrides, reason", [
     ({"speculative_algorithm": None}, "needs speculative decoding"),
     ({"disable_overlap_schedule": True}, "v1 worker"),
