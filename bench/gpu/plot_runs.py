@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Plot output tokens/s against concurrency from probe_dd.py results (results.jsonl or .xz).
+
+    python3 plot_runs.py OUT.png TITLE RESULTS:PHASE[:LABEL] ...
+
+Each RESULTS:PHASE names one configuration (a phase of one device call); its timed runs (integer
+concurrencies) become one line.  Log-scaled concurrency; one sample per point.
+"""
+import json
+import lzma
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def runs_of(path: str, phase: str) -> list:
+    opener = lzma.open if path.endswith(".xz") else open
+    with opener(path, "rt") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            if rec["name"] == phase:
+                return [r for r in rec["runs"] if isinstance(r["concurrency"], int)]
+    raise SystemExit(f"no phase {phase!r} in {path}")
+
+
+def main() -> None:
+    if len(sys.argv) < 4:
+        raise SystemExit(__doc__.strip().splitlines()[2].strip())
+    out, title, specs = sys.argv[1], sys.argv[2], sys.argv[3:]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for spec in specs:
+        path, phase, *label = spec.split(":")
+        runs = runs_of(path, phase)
+        ax.plot([r["concurrency"] for r in runs], [r["tok_per_s"] for r in runs], marker="o",
+                label=label[0] if label else phase)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("concurrency")
+    ax.set_ylabel("output tokens/s")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+
+
+if __name__ == "__main__":
+    main()
