@@ -122,7 +122,6 @@ def h200_like(disabled, bs):
     return 10.0 if disabled else 10.0 * (1.8 + 0.024 * bs)
 
 
-@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9: the static rule only
 def test_measured_rule_speculates_under_load_while_it_pays(patched):
     clock = FakeClock()
     c = patched.SpecDisableController(disable_above_bs=24, enable_below_bs=16, min_accept_len=1.5,
@@ -145,7 +144,6 @@ def test_measured_rule_speculates_under_load_while_it_pays(patched):
     assert c.gain < 0.97 and c.accept_ema < 1.8 + 0.024 * 64  # the measured cost ratio
 
 
-@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)
 def test_measured_rule_never_probes_speculation_where_a_smaller_batch_already_loses(patched):
     """Drafts that are never accepted (the dummy EAGLE-3 draft): once plain decoding wins at a
     small batch, larger batches are not probed (the cost ratio grows with the batch)."""
@@ -161,7 +159,6 @@ def test_measured_rule_never_probes_speculation_where_a_smaller_batch_already_lo
     assert "(measured at bs<=1)" in c.reason
 
 
-@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)
 def test_step_cost_samples_skip_switches_prefills_and_idle_gaps(patched):
     costs = patched.StepCosts(min_samples=1)
     assert [costs.bucket(b) for b in (1, 2, 3, 4, 5, 64, 65)] == [1, 2, 4, 4, 8, 64, 128]
@@ -191,7 +188,6 @@ def test_step_cost_samples_skip_switches_prefills_and_idle_gaps(patched):
     assert costs.count[(False, 8)] == 3 and costs.cost(False, 8) == pytest.approx(0.010)
 
 
-@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)
 def test_load_rule_argument_and_its_tp_fallback(patched):
     assert patched.load_rule(server_args()) == "measured"
     assert patched.unsupported_reason(server_args(speculative_disable_load_rule="static")) is None
