@@ -481,8 +481,8 @@ def test_packaged_catalog_holds_on_a_server_without_speculation(real, tmp_path):
         # the same check is live: on the spec-v2 branch the plain result breaks it
         with pytest.raises(runtime.ContractViolation, match="SPEC2-OUT-RESOLVE-TOKENS"):
             sched.run_batch(make_batch("DECODE"))
-        s.close()
     finally:
+        s.close()
         s.returns.close()
         while hasattr(PlainWorker.__dict__["forward_batch_generation"], "__spectrace_wrapped__"):
             PlainWorker.forward_batch_generation = PlainWorker.__dict__["forward_batch_generation"].__spectrace_wrapped__
