@@ -5,6 +5,7 @@
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 fault   # the naive disable, warn and raise
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 tp2     # --tp 2 (two-GPU kind), ranks merged
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table   # issue 5's table with the shims on
+#   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table-agree   # the same, drafts always accepted
 # The SGLang set-up is the one of the GPU recipe (.gpu/recipe/gpu-run.sh, its first 45 lines).
 set -uo pipefail
 BUNDLE=${1:?bundle dir}
@@ -62,10 +63,10 @@ case "$PLAN" in
     apply_series "$SITE"
     timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/final2-0.5.12.toml \
       --catalog "$CAT" --seq-reps 2 --no-warmup --timeout 150 --no-plot -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn ;;
-  table)
+  table|table-agree)
     # issue 5's table through spectrace bench with the shims in every run (series applied in place)
     apply_series "$SITE"
-    timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/table-0.5.12.toml \
+    timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs "docs/results/${PLAN}-0.5.12.toml" \
       --catalog "$CAT" --seq-reps 3 --timeout 170 --reference baseline -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn
     cat "$OUT/bench/bench.md" 2>/dev/null ;;
   ab)

@@ -7,7 +7,8 @@
 # process that has this folder on PYTHONPATH (SGLang spawns its scheduler with
 # multiprocessing "spawn", which inherits PYTHONPATH, so the hook reaches it).
 #
-# Active only when PROBE_HOOK=1. Then:
+# Active only when PROBE_HOOK=1 (everything below) or PROBE_HOOK=agree (only the PROBE_AGREE
+# weights, for runs under spectrace's shims). With PROBE_HOOK=1:
 #  * after `sglang.srt.managers.scheduler` is imported, Scheduler.run_batch is
 #    wrapped: it counts calls where batch.is_spec_v2 is true (0.5.17 has no such
 #    property: there, a non-NONE spec_algorithm driven by a *V2 worker), whether the result
@@ -42,7 +43,7 @@ def _chain_original_sitecustomize():
             return
 
 
-def _install_probe():
+def _install_probe(agree_only=False):
     import collections
     import importlib.abc
     import importlib.machinery
@@ -229,6 +230,10 @@ def _install_probe():
         "sglang.srt.speculative.eagle_worker_v2": patch_eagle_v2,
         "sglang.srt.model_executor.model_runner": patch_model_runner,
     }
+    if agree_only:
+        # under spectrace's shims: hook no module they watch (scheduler, workers), since this
+        # finder, inserted after theirs, would take those imports without asking them
+        HOOKS = {"sglang.srt.model_executor.model_runner": patch_model_runner}
 
     class _PostImport(importlib.abc.MetaPathFinder):
         def find_spec(self, fullname, path, target=None):
@@ -259,6 +264,8 @@ def _install_probe():
             return None
 
     sys.meta_path.insert(0, _PostImport())
+    if agree_only:
+        return
     sys.meta_path.append(_Missing())
 
     import atexit
@@ -271,9 +278,9 @@ def _install_probe():
     atexit.register(_report_missing)
 
 
-if os.environ.get("PROBE_HOOK") == "1":
+if os.environ.get("PROBE_HOOK") in ("1", "agree"):
     try:
-        _install_probe()
+        _install_probe(agree_only=os.environ.get("PROBE_HOOK") == "agree")
     except Exception as _e:
         print(f"[probe] install failed: {_e!r}", file=sys.stderr)
 _chain_original_sitecustomize()
