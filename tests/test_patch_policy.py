@@ -364,6 +364,46 @@ def test_the_disabled_step_builds_sglang_objects_only_with_fields_they_have(patc
         assert "replace" in checked  # the catch-up extend's ModelWorkerBatch copy
 
 
+@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9: the decode log only
+def test_the_mode_reaches_sglangs_metrics(patched_tree):
+    """--enable-metrics: the scheduler copies the worker's spec_disable_metrics() into two
+    SchedulerStats fields, which the collector publishes as gauges (checked on the patched
+    source: a field or a gauge missing there fails only on a GPU server with metrics on)."""
+    import ast
+
+    collector = ast.parse((patched_tree / "sglang/srt/observability/metrics_collector.py").read_text())
+    stats_fields = _dataclass_fields(patched_tree, "sglang/srt/observability/metrics_collector.py", "SchedulerStats")
+    assert {"spec_disabled", "spec_disabled_step_fraction"} <= stats_fields
+    gauges = {ast.unparse(n.targets[0]): next(k.value.value for k in n.value.keywords if k.arg == "name")
+              for n in ast.walk(collector) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+              and ast.unparse(n.value.func) == "Gauge"}
+    assert gauges["self.spec_disabled"] == "sglang:spec_disabled"
+    assert gauges["self.spec_disabled_step_fraction"] == "sglang:spec_disabled_step_fraction"
+    logged = {ast.unparse(n) for n in ast.walk(collector) if isinstance(n, ast.Call)
+              and ast.unparse(n.func) == "self._log_gauge"}
+    for field in ("spec_disabled", "spec_disabled_step_fraction"):
+        assert f"self._log_gauge(self.{field}, stats.{field})" in logged
+
+    mixin = (patched_tree / "sglang/srt/observability/scheduler_metrics_mixin.py").read_text()
+    assigned = {ast.unparse(t) for n in ast.walk(ast.parse(mixin)) if isinstance(n, ast.Assign)
+                for t in (n.targets[0].elts if isinstance(n.targets[0], ast.Tuple) else n.targets)}
+    assert {"self.stats.spec_disabled", "self.stats.spec_disabled_step_fraction"} <= assigned
+    worker = ast.parse((patched_tree / "sglang/srt/speculative/eagle_worker_v2.py").read_text())
+    assert any(isinstance(n, ast.FunctionDef) and n.name == "spec_disable_metrics" for n in ast.walk(worker))
+
+
+@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)
+def test_metrics_report_the_share_of_plain_steps_since_the_last_report(patched):
+    c = patched.SpecDisableController(disable_above_bs=24, enable_below_bs=16)
+    assert c.metrics() == (0, 0.0)  # no decode step yet
+    for bs in (1, 1, 30, 30):  # two speculative steps, two plain ones
+        c.decide(bs)
+    assert c.metrics() == (1, 0.5)
+    for bs in (30, 30, 30, 10):  # three more plain ones, then speculation again
+        c.decide(bs)
+    assert c.metrics() == (0, 0.75)
+
+
 def _draft_tp_withs(node):
     """The with-statements under ``node`` that enter draft_tp_context(...) as a plain with-item
     (not under an if-expression that can choose another context)."""
