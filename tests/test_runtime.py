@@ -260,30 +260,31 @@ def shims(tmp_path, real):
     catalog.mkdir()
     (catalog / "spec-v2.toml").write_text(CATALOG)
 
-    made = []
+    made, workers = [], {SpecWorker}
 
-    def make(mode="warn", worker_cls=SpecWorker):
+    def make(mode="warn", worker_cls=SpecWorker, packaged_catalog=False):
         report = tmp_path / f"report-{mode}.jsonl"
-        s = runtime.Shims(mode, str(report), str(catalog), value_sample=0)
+        s = runtime.Shims(mode, str(report), None if packaged_catalog else str(catalog), value_sample=0)
         module = types.SimpleNamespace(Scheduler=real.Scheduler, __name__="sglang.srt.managers.scheduler")
         s._on_scheduler_module(module)
         worker_module = types.ModuleType("fake_worker_module")
-        worker_module.__dict__["SpecWorker"] = worker_cls
+        worker_module.__dict__[worker_cls.__name__] = worker_cls
         worker_cls.__module__ = "fake_worker_module"
         s._on_worker_module(worker_module)
         made.append(s)
+        workers.add(worker_cls)
         return s, report
 
     yield make
     for s in made:
         s.close()
         s.returns.close()
-    unwrap_all(real)
+    unwrap_all(real, workers)
 
 
-def unwrap_all(real):
+def unwrap_all(real, workers=(SpecWorker,)):
     """Restore the unwrapped methods (each test, and each simulated rank, wraps afresh)."""
-    for cls, name in ((real.Scheduler, "run_batch"), (SpecWorker, "forward_batch_generation")):
+    for cls, name in [(real.Scheduler, "run_batch")] + [(w, "forward_batch_generation") for w in workers]:
         while hasattr(cls.__dict__[name], "__spectrace_wrapped__"):
             setattr(cls, name, cls.__dict__[name].__spectrace_wrapped__)
 
@@ -458,35 +459,23 @@ class PlainWorker:
                                 can_run_cuda_graph=True)
 
 
-def test_packaged_catalog_holds_on_a_server_without_speculation(real, tmp_path):
+def test_packaged_catalog_holds_on_a_server_without_speculation(shims, real):
     """The baseline server of the GPU table (no speculation) broke SPEC2-OUT-RESOLVE-TOKENS on
     every decode step before its check took the caller's branch (``batch.is_spec_v2``)."""
-    s = runtime.Shims("raise", str(tmp_path / "r.jsonl"), None, value_sample=0)
-    s._on_scheduler_module(types.SimpleNamespace(Scheduler=real.Scheduler,
-                                                 __name__="sglang.srt.managers.scheduler"))
-    worker_module = types.ModuleType("fake_plain_worker_module")
-    worker_module.__dict__["PlainWorker"] = PlainWorker
-    PlainWorker.__module__ = "fake_plain_worker_module"
-    s._on_worker_module(worker_module)
-    try:
-        sched = make_scheduler(real, PlainWorker(real))
-        not_spec = types.SimpleNamespace(is_none=lambda: True)
-        sched.spec_algorithm = sched.future_map.spec_algo = not_spec
-        sched.future_map.token_ids_buf = Buffers()
-        for mode in ("EXTEND", "DECODE", "DECODE"):
-            batch = make_batch(mode)
-            batch.is_spec_v2, batch.spec_algorithm = False, not_spec
-            sched.run_batch(batch)
-        assert sum(s.violations.values()) == 0, dict(s.violations)
-        # the same check is live: on the spec-v2 branch the plain result breaks it
-        with pytest.raises(runtime.ContractViolation, match="SPEC2-OUT-RESOLVE-TOKENS"):
-            sched.run_batch(make_batch("DECODE"))
-    finally:
-        s.close()
-        s.returns.close()
-        while hasattr(PlainWorker.__dict__["forward_batch_generation"], "__spectrace_wrapped__"):
-            PlainWorker.forward_batch_generation = PlainWorker.__dict__["forward_batch_generation"].__spectrace_wrapped__
-        unwrap_all(real)
+    s, _ = shims("raise", worker_cls=PlainWorker, packaged_catalog=True)
+    sched = make_scheduler(real, PlainWorker(real))
+    not_spec = types.SimpleNamespace(is_none=lambda: True)
+    sched.spec_algorithm = sched.future_map.spec_algo = not_spec
+    sched.future_map.token_ids_buf = Buffers()
+    for mode in ("EXTEND", "DECODE", "DECODE"):
+        batch = make_batch(mode)
+        batch.is_spec_v2, batch.spec_algorithm = False, not_spec
+        sched.run_batch(batch)
+    assert sum(s.violations.values()) == 0, dict(s.violations)
+    # the same check is live: on the spec-v2 branch the plain result breaks it
+    with pytest.raises(runtime.ContractViolation, match="SPEC2-OUT-RESOLVE-TOKENS"):
+        sched.run_batch(make_batch("DECODE"))
+    s.close()
     assert "SPEC2-OUT-RESOLVE-TOKENS" in {p["id"] for p in s.active}
     # checked once: on the spec-v2 step, not on the three steps that do not read accept_lens
     assert s.checks["SPEC2-OUT-RESOLVE-TOKENS"] == 1
