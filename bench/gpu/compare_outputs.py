@@ -9,18 +9,57 @@ draws them from a fixed seed in the same order, so timed runs are compared only 
 configurations with the same --conc list; switch runs, with their own seed, always) and prints the match rate and the first
 diverging position of each mismatching request.  Also prints the throughput table and the
 scheduler-side counters (disabled/enabled decode steps, token pool at idle).
+
+    python3 compare_outputs.py RESULTS_JSONL REF [--only a,b,c] [--better-of base,aon]
+
+With --reps (probe_dd.py), timed runs are paired by (concurrency, rep), and the throughput table
+shows the median and the range of the repetitions.  --better-of names the configurations whose
+larger median at each concurrency is the goal's denominator (issue 5: the better of baseline and
+always-on); every configuration's median is then given as a ratio to it, with the ratio's range
+over the repetitions (rep r against the better configuration's rep r).  --only keeps the named
+configurations (the reference is always kept).
 """
+import argparse
 import json
-import sys
+import statistics
+
+
+def timed_runs(rec: dict) -> dict:
+    """{concurrency: {rep: tok/s}} of a configuration's runs; a switch run "switch64#2" is
+    rep 1 of "switch64"."""
+    out = {}
+    for run in rec["runs"]:
+        c = run["concurrency"]
+        if isinstance(c, int):
+            out.setdefault(c, {})[run.get("rep", 0)] = run["tok_per_s"]
+        else:
+            key, _, n = str(c).partition("#")
+            out.setdefault(key, {})[int(n) - 1 if n else 0] = run["tok_per_s"]
+    return out
+
+
+def cell(values: list) -> str:
+    med = statistics.median(values)
+    if len(values) == 1:
+        return f"{med:,.1f}"
+    return f"{med:,.1f} ({min(values):,.0f}–{max(values):,.0f})"
 
 
 def main():
-    path = sys.argv[1]
-    ref_name = sys.argv[2] if len(sys.argv) > 2 else "base"
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results")
+    ap.add_argument("ref", nargs="?", default="base")
+    ap.add_argument("--only", default="", help="comma-separated configurations to keep")
+    ap.add_argument("--better-of", default="", help="comma-separated configurations: the goal's denominator")
+    args = ap.parse_args()
     recs = {}
-    for line in open(path):
+    for line in open(args.results):
         r = json.loads(line)
         recs[r["name"]] = r
+    ref_name = args.ref
+    keep = [n for n in args.only.split(",") if n]
+    if keep:
+        recs = {n: r for n, r in recs.items() if n in keep or n == ref_name}
     ref = recs[ref_name]
     names = list(recs)
     print("| concurrency | " + " | ".join(f"{n} tok/s" for n in names) + " |")
@@ -28,9 +67,35 @@ def main():
     by_c = {}
     for n in names:
         for run in recs[n]["runs"]:
-            by_c.setdefault(str(run["concurrency"]), {})[n] = run["tok_per_s"]
+            by_c.setdefault(str(run["concurrency"]), {}).setdefault(n, []).append(run["tok_per_s"])
     for c, row in by_c.items():
-        print(f"| {c} | " + " | ".join(f"{row.get(n, '-')}" for n in names) + " |")
+        print(f"| {c} | " + " | ".join(cell(row[n]) if n in row else "-" for n in names) + " |")
+    better = [n for n in args.better_of.split(",") if n]
+    if better:
+        missing = [n for n in better if n not in recs]
+        if missing:
+            raise SystemExit(f"--better-of: no configuration {missing} in {args.results}")
+        runs = {n: timed_runs(recs[n]) for n in names}
+        print()
+        print(f"Ratio to the better of {' / '.join(better)} at each concurrency (median over repetitions; "
+              "range: rep r against rep r of the better one):")
+        print()
+        print("| concurrency | better | " + " | ".join(names) + " |")
+        print("|---" * (len(names) + 2) + "|")
+        for c in sorted({c for n in names for c in runs[n]}, key=lambda c: (isinstance(c, str), str(c).zfill(6))):
+            meds = {n: statistics.median(runs[n][c].values()) for n in better if c in runs[n]}
+            if not meds:
+                continue
+            best = max(meds, key=meds.get)
+            cells = []
+            for n in names:
+                if c not in runs[n]:
+                    cells.append("-")
+                    continue
+                ratio = statistics.median(runs[n][c].values()) / meds[best]
+                per_rep = [v / runs[best][c][r] for r, v in runs[n][c].items() if r in runs[best][c]]
+                cells.append(f"{ratio:.3f}" + (f" ({min(per_rep):.3f}–{max(per_rep):.3f})" if len(per_rep) > 1 else ""))
+            print(f"| {c} | {best} | " + " | ".join(cells) + " |")
     print()
     print("| config | concurrency | identical requests | equal tokens | first divergences |")
     print("|---|---|---|---|---|")
@@ -47,7 +112,10 @@ def main():
                 # largest concurrency: comparable only when both used the same --conc list
                 if timed != ref_timed:
                     continue
-                rb = next(r for r in ref["runs"] if r["concurrency"] == rx["concurrency"])
+                rb = next((r for r in ref["runs"] if r["concurrency"] == rx["concurrency"]
+                           and r.get("rep", 0) == rx.get("rep", 0)), None)
+                if rb is None or "output_ids" not in rb:
+                    continue
             else:
                 # switch runs ("switch64", "switch64#2") draw their own fixed prompts
                 key = str(rx["concurrency"]).split("#")[0]
@@ -62,7 +130,8 @@ def main():
             for a, b in zip(ob, ox):
                 if a != b:
                     div.append(next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b))))
-            print(f"| {n} | {rx['concurrency']} | {same}/{len(ob)} | {tok_same}/{tok} | {sorted(div)[:8] or '-'} |")
+            label = f"{rx['concurrency']}" + (f" rep {rx['rep']}" if rx.get("rep") else "")
+            print(f"| {n} | {label} | {same}/{len(ob)} | {tok_same}/{tok} | {sorted(div)[:8] or '-'} |")
     print()
     for n in names:
         for k, v in (recs[n].get("sched_stats") or {}).items():

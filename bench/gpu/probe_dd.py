@@ -98,6 +98,8 @@ def main():
     ap.add_argument("--in-len", type=int, default=128)
     ap.add_argument("--out-len", type=int, default=128)
     ap.add_argument("--seq-reps", type=int, default=3, help="sequential requests at concurrency 1")
+    ap.add_argument("--reps", type=int, default=1,
+                    help="time the whole --conc list this many times, in turn (runs carry 'rep')")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--topk", type=int, default=1)
     ap.add_argument("--draft-tokens", type=int, default=4)
@@ -240,7 +242,8 @@ def main():
     outs, dt = gen(prompts(maxc, a.in_len), 16)
     print(f"[probe] warm-up {maxc}x16 in {dt:.1f}s", flush=True)
 
-    for c in [int(x) for x in a.conc.split(",")]:
+    # the concurrency list in turn, rep after rep: drift during the phase spreads over all levels
+    for rep, c in [(r, int(x)) for r in range(a.reps) for x in a.conc.split(",")]:
         if c == 1:
             tot_t, allouts = 0.0, []
             for _ in range(a.seq_reps):
@@ -253,7 +256,7 @@ def main():
         toks, ct, ver, acc = summarize(outs)
         run = {"concurrency": c, "requests": len(outs), "output_tokens": toks,
                "wall_s": round(dt, 3), "tok_per_s": round(toks / dt, 1),
-               "spec_verify_ct": ver, "accept_len": round(acc, 3) if acc else None}
+               "spec_verify_ct": ver, "accept_len": round(acc, 3) if acc else None, "rep": rep}
         if a.dump:
             run["output_ids"] = [o.get("output_ids") for o in outs]
         res["runs"].append(run)
