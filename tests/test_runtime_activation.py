@@ -51,6 +51,7 @@ def _child_state(module_dir: str, queue) -> None:
         "finder_first": type(sys.meta_path[0]).__name__,
         "hooked": seen,
         "chained": os.environ.get("CHAINED_SITECUSTOMIZE_RAN"),
+        "chained_count": os.environ.get("CHAINED_SITECUSTOMIZE_COUNT"),
     })
 
 
@@ -106,6 +107,34 @@ def test_a_shadowed_sitecustomize_still_runs(tmp_path, catalog, monkeypatch):
     state = _spawn(tmp_path, {k: env[k] for k in (runtime.ENV_MODE, runtime.ENV_REPORT, runtime.ENV_CATALOG, "PYTHONPATH")},
                    monkeypatch)
     assert state["installed"] and state["chained"] == "yes"
+
+
+# A hook like bench/gpu/pyhook's first version: it chains the first other sitecustomize on the
+# whole path, so it chains the shims' boot file, which comes before it, back.
+NAIVE_CHAINING_SITECUSTOMIZE = textwrap.dedent("""
+    import os, sys
+    os.environ["CHAINED_SITECUSTOMIZE_COUNT"] = str(int(os.environ.get("CHAINED_SITECUSTOMIZE_COUNT", "0")) + 1)
+    here = os.path.dirname(os.path.abspath(__file__))
+    for entry in sys.path:
+        if entry and os.path.abspath(entry) != here and os.path.isfile(os.path.join(entry, "sitecustomize.py")):
+            path = os.path.join(entry, "sitecustomize.py")
+            exec(compile(open(path).read(), path, "exec"), {"__name__": "sitecustomize", "__file__": path})
+            break
+""")
+
+
+def test_a_sitecustomize_that_chains_back_runs_once(tmp_path, catalog, monkeypatch):
+    """The night GPU run printed RecursionError: the boot file and such a hook chained each other."""
+    other = tmp_path / "other-site"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text(NAIVE_CHAINING_SITECUSTOMIZE)
+    monkeypatch.delenv("CHAINED_SITECUSTOMIZE_COUNT", raising=False)
+    env = runtime.child_environment("warn", str(tmp_path / "r.jsonl"), str(catalog),
+                                    env={"PYTHONPATH": str(other)})
+    state = _spawn(tmp_path, {k: env[k] for k in (runtime.ENV_MODE, runtime.ENV_REPORT, runtime.ENV_CATALOG, "PYTHONPATH")},
+                   monkeypatch)
+    assert state["installed"] and state["plans"] == ["T-NDI"]
+    assert state["chained_count"] == "1"
 
 
 def test_spectrace_run_reaches_a_spawned_grandchild(tmp_path, catalog):

@@ -29,8 +29,12 @@ def _spectrace_boot():
 
 
 def _chain_shadowed_sitecustomize():
+    # only entries after this folder: the shadowed file is the next one on the path, and one
+    # before it would chain back here
     here = os.path.dirname(os.path.abspath(__file__))
-    for entry in sys.path:
+    entries = [os.path.abspath(e) if e else "" for e in sys.path]
+    after = entries.index(here) + 1 if here in entries else 0
+    for entry in sys.path[after:]:
         try:
             if not entry or os.path.abspath(entry) == here:
                 continue
@@ -45,8 +49,13 @@ def _chain_shadowed_sitecustomize():
             return
 
 
-try:
-    _spectrace_boot()
-except Exception as _exc:  # never break interpreter start-up
-    print(f"[spectrace] runtime shims not installed: {_exc!r}", file=sys.stderr)
-_chain_shadowed_sitecustomize()
+# Once per interpreter: another hook that chains every sitecustomize it finds on the path
+# (not only the ones after it) would otherwise run this file again, and each would chain the
+# other until the recursion limit.
+if not getattr(sys, "_spectrace_boot_ran", False):
+    sys._spectrace_boot_ran = True
+    try:
+        _spectrace_boot()
+    except Exception as _exc:  # never break interpreter start-up
+        print(f"[spectrace] runtime shims not installed: {_exc!r}", file=sys.stderr)
+    _chain_shadowed_sitecustomize()

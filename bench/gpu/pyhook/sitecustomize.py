@@ -28,8 +28,11 @@ import sys
 
 
 def _chain_original_sitecustomize():
+    # only entries after this folder (one before it, e.g. the spectrace shims' boot folder,
+    # chains this file itself: chaining back would recurse)
     here = os.path.dirname(os.path.abspath(__file__))
-    for p in sys.path:
+    entries = [os.path.abspath(e) if e else "" for e in sys.path]
+    for p in sys.path[entries.index(here) + 1 if here in entries else 0:]:
         try:
             if not p or os.path.abspath(p) == here:
                 continue
@@ -278,9 +281,11 @@ def _install_probe(agree_only=False):
     atexit.register(_report_missing)
 
 
-if os.environ.get("PROBE_HOOK") in ("1", "agree"):
-    try:
-        _install_probe(agree_only=os.environ.get("PROBE_HOOK") == "agree")
-    except Exception as _e:
-        print(f"[probe] install failed: {_e!r}", file=sys.stderr)
-_chain_original_sitecustomize()
+if not getattr(sys, "_probe_hook_ran", False):  # once per interpreter, however it is chained
+    sys._probe_hook_ran = True
+    if os.environ.get("PROBE_HOOK") in ("1", "agree"):
+        try:
+            _install_probe(agree_only=os.environ.get("PROBE_HOOK") == "agree")
+        except Exception as _e:
+            print(f"[probe] install failed: {_e!r}", file=sys.stderr)
+    _chain_original_sitecustomize()
