@@ -159,6 +159,43 @@ def test_measured_rule_never_probes_speculation_where_a_smaller_batch_already_lo
     assert "(measured at bs<=1)" in c.reason
 
 
+def test_measured_rule_does_not_probe_plain_steps_where_bounds_show_speculation_wins(patched):
+    """Accepted drafts: once bs 1 has both costs, bs 4 and 16 need no plain-step probe (their
+    speculative step costs at most 2.2 plain steps of bs 1, and a plain step costs no less at a
+    larger batch); bs 64, where the bound (1.2x) is inside the slack, is still measured."""
+    clock = FakeClock()
+    c = patched.SpecDisableController(disable_above_bs=24, enable_below_bs=16, min_accept_len=1.5,
+                                      warmup_steps=2, probe_steps=6, explore_after=4,
+                                      probe_interval=1000, rule="measured", clock=clock)
+    run_steps(c, clock, 1, 40, 4, h200_like)
+    plain_steps = c.steps_off
+    assert run_steps(c, clock, 4, 40, 4, h200_like) == [False] * 40
+    assert run_steps(c, clock, 16, 40, 4, h200_like) == [False] * 40
+    assert c.steps_off == plain_steps and c.costs.cost(True, 16) is None
+    assert "(bounded by the step costs at other batch sizes)" in c.reason
+    run_steps(c, clock, 64, 60, 4, h200_like)
+    assert c.costs.cost(True, 64) is not None and c.costs.cost(False, 64) is not None
+
+
+def test_step_cost_bounds_settle_a_bucket_only_outside_the_slack(patched):
+    costs = patched.StepCosts(min_samples=1)
+
+    def measured(disabled, bucket, seconds):
+        costs.ema[(disabled, bucket)] = seconds
+        costs.count[(disabled, bucket)] = 1
+
+    measured(True, 1, 0.010)   # plain step at bs<=1
+    measured(False, 8, 0.020)  # speculative step at bs<=8
+    # bs<=4: plain costs >= 10 ms, speculative <= 20 ms: gain >= accept / 2
+    assert costs.verdict(4, 4.0) == (pytest.approx(2.0), costs.BOUNDED)
+    assert costs.verdict(4, 2.5) == (None, 0)  # 1.25: inside the band widened by the slack
+    measured(True, 8, 0.011)   # bs<=8 has both costs now, but it neither loses below nor wins above
+    measured(False, 2, 0.030)  # (a bucket with both costs that loses below 4 would be borrowed)
+    # bs<=4 with drafts never accepted: plain <= 11 ms, speculative >= 30 ms: gain <= 0.37
+    gain, at = costs.verdict(4, 1.0)
+    assert at == costs.BOUNDED and gain == pytest.approx(0.011 / 0.030)
+
+
 def test_step_cost_samples_skip_switches_prefills_and_idle_gaps(patched):
     costs = patched.StepCosts(min_samples=1)
     assert [costs.bucket(b) for b in (1, 2, 3, 4, 5, 64, 65)] == [1, 2, 4, 4, 8, 64, 128]
