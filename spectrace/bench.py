@@ -19,6 +19,7 @@ import os
 import random
 import shlex
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -226,7 +227,8 @@ def run_worker(spec: dict) -> dict:
             driver.generate(prompts_for(0, 2, spec["input_len"], vocab, 7), dict(sampling, max_new_tokens=16))
             driver.generate(prompts_for(0, max(spec["concurrency"]), spec["input_len"], vocab, 8),
                             dict(sampling, max_new_tokens=16))
-        plan = [(c, None, 0) for c in spec["concurrency"]]
+        # the concurrency list in turn, rep after rep: drift spreads over every level
+        plan = [(c, None, rep) for rep in range(spec.get("reps", 1)) for c in spec["concurrency"]]
         if spec.get("ab_states"):
             # the same engine, the shims switched between runs through the toggle file;
             # the order alternates per repetition so that drift does not favour one state
@@ -240,15 +242,18 @@ def run_worker(spec: dict) -> dict:
                 Path(spec["toggle_file"]).write_text(state.replace("+", " "))
                 time.sleep(0.3)  # the scheduler re-reads the file at most every 0.2 s
             pool_before = driver.pool(flush=True)
+            # new prompts per repetition (a repeated prompt would hit the prefix cache); rep 0 keeps
+            # the prompts of a single-repetition run
+            seed = spec["seed"] + (7919 * rep if state is None else 0)
             if c == 1:
-                prompts = prompts_for(1, spec["seq_reps"], spec["input_len"], vocab, spec["seed"])
+                prompts = prompts_for(1, spec["seq_reps"], spec["input_len"], vocab, seed)
                 outs, wall = [], 0.0
                 for p in prompts:
                     t = time.perf_counter()
                     outs += driver.generate([p], sampling)
                     wall += time.perf_counter() - t
             else:
-                prompts = prompts_for(c, c, spec["input_len"], vocab, spec["seed"])
+                prompts = prompts_for(c, c, spec["input_len"], vocab, seed)
                 t = time.perf_counter()
                 outs = driver.generate(prompts, sampling)
                 wall = time.perf_counter() - t
@@ -261,6 +266,8 @@ def run_worker(spec: dict) -> dict:
                    "pool_before": pool_before, "pool_after_run": pool_after_run, "pool_after": pool_after}
             if state is not None:
                 run.update(shims_state=state, rep=rep)
+            elif spec.get("reps", 1) > 1:
+                run["rep"] = rep
             if spec.get("save_outputs", True):
                 run["output_ids"] = [o.get("output_ids") for o in outs]
             res["runs"].append(run)
@@ -375,6 +382,7 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
             "seed": common["seed"], "vocab_size": common.get("vocab_size"), "warmup": common["warmup"],
             "save_outputs": common["save_outputs"], "user_flags": _user_flags(cfg.get("args", "")),
             "ab_states": ab_states, "ab_reps": int(cfg.get("ab_reps") or common.get("ab_reps") or 2),
+            "reps": int(cfg.get("reps") or common.get("reps") or 1),
             "toggle_file": str(toggle) if toggle else None}
     server = None
     if common.get("url"):
@@ -434,6 +442,12 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
     return result
 
 
+def _prompt_set(run: dict) -> int:
+    """Runs with the same concurrency and prompt set got the same prompts: repetition r of --reps
+    has its own; every run of a shims A/B has those of repetition 0."""
+    return 0 if run.get("shims_state") else run.get("rep", 0)
+
+
 def _match_rate(a: list | None, b: list | None) -> tuple[int, int] | None:
     if not a or not b or len(a) != len(b):
         return None
@@ -441,25 +455,50 @@ def _match_rate(a: list | None, b: list | None) -> tuple[int, int] | None:
     return same, len(a)
 
 
-def render_markdown(results: list[dict], common: dict, reference: str | None) -> str:
+def timed_runs(result: dict) -> dict[int, dict[int, dict]]:
+    """{concurrency: {rep: run}} of a configuration's runs outside a shims A/B."""
+    out: dict[int, dict[int, dict]] = {}
+    for run in result.get("runs", []):
+        if not run.get("shims_state"):
+            out.setdefault(run["concurrency"], {})[run.get("rep", 0)] = run
+    return out
+
+
+def median_tok_per_s(runs: dict[int, dict]) -> float | None:
+    values = [r["tok_per_s"] for r in runs.values() if r.get("tok_per_s")]
+    return statistics.median(values) if values else None
+
+
+def render_markdown(results: list[dict], common: dict, reference: str | None,
+                    better_of: list[str] | None = None) -> str:
     concs = sorted({run["concurrency"] for r in results for run in r.get("runs", [])} | set(common["concurrency"]))
+    reps = common.get("reps", 1)
     lines = [f"Output tokens/s, {common['input_len']} in / {common['output_len']} out, greedy, ignore_eos; "
-             f"C=1: {common['seq_reps']} requests one after another, C>1: C requests at once.", ""]
+             f"C=1: {common['seq_reps']} requests one after another, C>1: C requests at once"
+             + (f"; median of {reps} repetitions (lowest–highest)." if reps > 1 else "."), ""]
     head = "| C | " + " | ".join(f"{r['name']} (shims {r.get('shims', 'off')})" for r in results) + " |"
     lines += [head, "|---" * (len(results) + 1) + "|"]
+    timed = [timed_runs(r) for r in results]
     for c in concs:
         cells = []
-        for r in results:
-            run = next((x for x in r.get("runs", []) if x["concurrency"] == c and not x.get("shims_state")), None)
-            if run is None:
+        for runs in timed:
+            at_c = runs.get(c)
+            med = median_tok_per_s(at_c) if at_c else None
+            if med is None:
                 cells.append("-")
                 continue
-            text = f"{run['tok_per_s']:,.1f}" if run.get("tok_per_s") else "-"
-            if run.get("accept_len"):
-                text += f" (acc {run['accept_len']:.2f})"
+            text = f"{med:,.1f}"
+            if len(at_c) > 1:
+                values = [r["tok_per_s"] for r in at_c.values() if r.get("tok_per_s")]
+                text += f" ({min(values):,.0f}–{max(values):,.0f})"
+            accepts = [r["accept_len"] for r in at_c.values() if r.get("accept_len")]
+            if accepts:
+                text += f" (acc {statistics.median(accepts):.2f})"
             cells.append(text)
         lines.append(f"| {c} | " + " | ".join(cells) + " |")
     lines.append("")
+    if better_of:
+        lines += render_better_of(results, timed, concs, better_of)
     ref = next((r for r in results if r["name"] == reference), results[0] if results else None)
     lines.append("| configuration | SGLang | engine start s | KV pool free before -> after (used after) | "
                  f"greedy outputs equal to `{ref['name'] if ref else '-'}` | shim checks | shim violations |")
@@ -474,7 +513,8 @@ def render_markdown(results: list[dict], common: dict, reference: str | None) ->
         same = total = 0
         if ref is not None and ref is not r:
             for run in r.get("runs", []):
-                other = next((x for x in ref.get("runs", []) if x["concurrency"] == run["concurrency"]), None)
+                other = next((x for x in ref.get("runs", []) if x["concurrency"] == run["concurrency"]
+                              and _prompt_set(x) == _prompt_set(run)), None)
                 m = _match_rate(run.get("output_ids"), (other or {}).get("output_ids"))
                 if m:
                     same, total = same + m[0], total + m[1]
@@ -504,6 +544,35 @@ def render_markdown(results: list[dict], common: dict, reference: str | None) ->
     return "\n".join(lines) + "\n"
 
 
+def render_better_of(results: list[dict], timed: list[dict], concs: list[int], better_of: list[str]) -> list[str]:
+    """Issue 5's goal: each configuration's median as a ratio to the better of the named ones."""
+    by_name = dict(zip((r["name"] for r in results), timed))
+    lines = [f"Ratio to the better of {' / '.join(better_of)} at each C (medians; lowest–highest of rep r "
+             "against rep r of the better one):", "",
+             "| C | better | " + " | ".join(r["name"] for r in results) + " |",
+             "|---" * (len(results) + 2) + "|"]
+    for c in concs:
+        medians = {n: median_tok_per_s(by_name[n][c]) for n in better_of if c in by_name[n]}
+        medians = {n: m for n, m in medians.items() if m}
+        if not medians:
+            continue
+        best = max(medians, key=medians.get)
+        cells = []
+        for runs in timed:
+            med = median_tok_per_s(runs[c]) if c in runs else None
+            if med is None:
+                cells.append("-")
+                continue
+            ratios = [run["tok_per_s"] / by_name[best][c][rep]["tok_per_s"] for rep, run in runs[c].items()
+                      if run.get("tok_per_s") and by_name[best][c].get(rep, {}).get("tok_per_s")]
+            text = f"{med / medians[best]:.3f}"
+            if len(ratios) > 1:
+                text += f" ({min(ratios):.3f}–{max(ratios):.3f})"
+            cells.append(text)
+        lines.append(f"| {c} | {best} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def render_plot(results: list[dict], path: Path, title: str) -> None:
     import matplotlib
 
@@ -512,10 +581,11 @@ def render_plot(results: list[dict], path: Path, title: str) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for r in results:
-        runs = [x for x in r.get("runs", []) if x.get("tok_per_s")]
-        if runs:
+        points = sorted((c, median_tok_per_s(runs)) for c, runs in timed_runs(r).items())
+        points = [(c, m) for c, m in points if m]
+        if points:
             label = r["name"] + ("" if r.get("shims", "off") == "off" else f" (shims {r['shims']})")
-            ax.plot([x["concurrency"] for x in runs], [x["tok_per_s"] for x in runs], marker="o", label=label)
+            ax.plot([c for c, _ in points], [m for _, m in points], marker="o", label=label)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("concurrency")
     ax.set_ylabel("output tokens/s")
@@ -549,12 +619,19 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
           url: str | None = None, server: bool = False, port: int | None = None, timeout: float = 900,
           warmup: bool = True, save_outputs: bool = True, plot: bool = True, reference: str | None = None,
           seed: int = 1234, vocab_size: int | None = None, python: str | None = None,
-          ab_states: str | None = None, ab_reps: int = 2, log=print) -> dict:
+          ab_states: str | None = None, ab_reps: int = 2, reps: int = 1, better_of: str | None = None,
+          log=print) -> dict:
     if not configs:
         raise SpectraceError("no configuration: give --config name='server args' or --configs FILE")
     names = [c["name"] for c in configs]
     if len(set(names)) != len(names):
         raise SpectraceError(f"configuration names must be unique: {names}")
+    if reps < 1:
+        raise SpectraceError(f"--reps must be at least 1, got {reps}")
+    better = [n.strip() for n in (better_of or "").split(",") if n.strip()]
+    unknown = [n for n in better if n not in names]
+    if unknown:
+        raise SpectraceError(f"--better-of names no configuration {unknown} (configurations: {names})")
     if catalog:
         from spectrace.contracts import runtime
 
@@ -581,7 +658,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
                   shims=shims, catalog=catalog, value_sample=value_sample, base_args=base_args, url=url,
                   server=server, port=port, timeout=timeout, warmup=warmup, save_outputs=save_outputs,
                   seed=seed, vocab_size=vocab_size or 32000, models=models, python=python,
-                  ab_states=ab_states, ab_reps=ab_reps)
+                  ab_states=ab_states, ab_reps=ab_reps, reps=reps)
     results = []
     for cfg in configs:
         log(f"[bench] configuration {cfg['name']}: {cfg.get('args', '')} (shims {cfg.get('shims', shims)})")
@@ -593,7 +670,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
             log(f"[bench]   shims: {r['shim_total']}")
     summary = {"common": {k: v for k, v in common.items() if k != "models"}, "results": results}
     (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
-    md = render_markdown(results, common, reference)
+    md = render_markdown(results, common, reference, better)
     (out / "bench.md").write_text(md)
     if plot:
         render_plot(results, out / "bench.png", f"{input_len} in / {output_len} out, greedy")
@@ -631,6 +708,12 @@ if click is not None:
                   help="Overhead A/B in one engine per configuration with shims: e.g. 'off,on' or "
                        "'off,on+nomonitoring+novalue,on' (switched between runs through a toggle file).")
     @click.option("--ab-reps", type=int, default=2, show_default=True, help="Repetitions of each A/B state.")
+    @click.option("--reps", type=int, default=1, show_default=True,
+                  help="Time the concurrency list this many times in turn per engine (new prompts each time); "
+                       "the tables show medians.")
+    @click.option("--better-of", default=None, metavar="A,B",
+                  help="Also tabulate every configuration's median as a ratio to the better of these "
+                       "configurations at each concurrency (e.g. baseline,always-on).")
     @click.option("--reference", default=None, help="Configuration the others' outputs are compared with.")
     @click.option("--seed", type=int, default=1234, show_default=True)
     @click.option("--vocab-size", type=int, default=None, help="Token-id range of the prompts (dummy: from the model).")
@@ -638,7 +721,7 @@ if click is not None:
     @click.option("-o", "--out", "out_dir", default="bench-out", show_default=True)
     def bench_command(config_opts, config_file, concurrency, input_len, output_len, seq_reps, shims, catalog,
                       value_sample, dummy_model, base_args, url, server, port, timeout, warmup, save_outputs,
-                      plot, shims_ab, ab_reps, reference, seed, vocab_size, python, out_dir):
+                      plot, shims_ab, ab_reps, reps, better_of, reference, seed, vocab_size, python, out_dir):
         """Throughput vs concurrency, one SGLang engine per configuration, shims on or off.
 
         \b
@@ -661,7 +744,7 @@ if click is not None:
               base_args=" ".join(x for x in (defaults.get("args", ""), base_args) if x), url=url, server=server,
               port=port, timeout=timeout, warmup=warmup, save_outputs=save_outputs, plot=plot, reference=reference,
               seed=seed, vocab_size=vocab_size, python=python, ab_states=shims_ab, ab_reps=ab_reps,
-              log=lambda m: click.echo(m, err=True))
+              reps=reps, better_of=better_of, log=lambda m: click.echo(m, err=True))
 
 
 def _worker_main(argv: list[str]) -> int:

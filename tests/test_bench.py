@@ -84,6 +84,42 @@ def test_bench_against_a_running_server(server, tmp_path):
     assert (out / "bench.png").stat().st_size > 0
 
 
+def test_repetitions_get_new_prompts_and_the_tables_show_medians(server, tmp_path):
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "base=", "--config", "spec=",
+                                    "--concurrency", "1,4", "--input-len", "8", "--output-len", "5",
+                                    "--seq-reps", "2", "--vocab-size", "500", "--reps", "3",
+                                    "--better-of", "base,spec", "--reference", "base", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    base, spec = json.loads((out / "bench.json").read_text())["results"]
+    # the concurrency list in turn, three times; each repetition its own prompts, so its own
+    # outputs (the stand-in's output depends on the prompt)
+    assert [(r["concurrency"], r["rep"]) for r in base["runs"]] == [(1, 0), (4, 0), (1, 1), (4, 1), (1, 2), (4, 2)]
+    at4 = [r["output_ids"] for r in base["runs"] if r["concurrency"] == 4]
+    assert at4[0] != at4[1] != at4[2]
+    # repetition 0 keeps the prompts of a single-repetition run
+    single = tmp_path / "single"
+    CliRunner().invoke(main, ["bench", "--url", server, "--config", "base=", "--concurrency", "1,4",
+                              "--input-len", "8", "--output-len", "5", "--seq-reps", "2",
+                              "--vocab-size", "500", "--no-plot", "-o", str(single)])
+    one = json.loads((single / "bench.json").read_text())["results"][0]["runs"]
+    assert one[1]["output_ids"] == at4[0]
+    md = (out / "bench.md").read_text()
+    assert "median of 3 repetitions" in md
+    # greedy pairs repetition r with repetition r: all 18 requests equal
+    assert "18/18" in md
+    table = md.split("Ratio to the better of base / spec")[1]
+    row4 = next(line for line in table.splitlines() if line.startswith("| 4 |"))
+    cells = [c.strip() for c in row4.strip("|").split("|")]
+    best = cells[1]
+    assert best in ("base", "spec")
+    assert cells[2 + ["base", "spec"].index(best)].startswith("1.000")
+    tok = {r["name"]: sorted(x["tok_per_s"] for x in r["runs"] if x["concurrency"] == 4) for r in (base, spec)}
+    other = "spec" if best == "base" else "base"
+    assert float(cells[2 + ["base", "spec"].index(other)].split()[0]) == pytest.approx(
+        tok[other][1] / tok[best][1], abs=1e-3)
+
+
 def test_bench_usage_errors(tmp_path):
     res = CliRunner().invoke(main, ["bench", "-o", str(tmp_path)])
     assert res.exit_code == 2 and "no configuration" in res.output
@@ -91,6 +127,10 @@ def test_bench_usage_errors(tmp_path):
     assert res.exit_code == 2 and "unique" in res.output
     res = CliRunner().invoke(main, ["bench", "--config", "a=", "--concurrency", "0", "-o", str(tmp_path)])
     assert res.exit_code == 2
+    res = CliRunner().invoke(main, ["bench", "--config", "a=", "--better-of", "a,b", "-o", str(tmp_path)])
+    assert res.exit_code == 2 and "--better-of names no configuration ['b']" in res.output
+    res = CliRunner().invoke(main, ["bench", "--config", "a=", "--reps", "0", "-o", str(tmp_path)])
+    assert res.exit_code == 2 and "--reps must be at least 1" in res.output
 
 
 def test_failed_configuration_is_reported_not_raised(tmp_path, monkeypatch):

@@ -67,7 +67,7 @@ case "$PLAN" in
     # issue 5's table through spectrace bench with the shims in every run (series applied in place)
     apply_series "$SITE"
     timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs "docs/results/${PLAN}-0.5.12.toml" \
-      --catalog "$CAT" --seq-reps 3 --timeout 170 --reference baseline -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn
+      --catalog "$CAT" --seq-reps 3 --reps "${REPS:-1}" --better-of baseline,always-on --timeout 170 --reference baseline -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn
     cat "$OUT/bench/bench.md" 2>/dev/null ;;
   ab)
     # overhead: one engine, shims switched between runs (off / checks only / checks + sys.monitoring + value check)
