@@ -31,9 +31,18 @@ NDI_KEYWORD = "            next_draft_input=next_draft_input,\n"
 STRIDE_MARK = "        result.spec_disabled = True\n"
 
 
-def _results(tree: Path) -> dict:
+def _results(tree: Path) -> tuple:
     report = check_catalog(from_path(tree))
     return report, {r.id: r for r in report.results}
+
+
+def _results_without(tree: Path, line: str) -> tuple:
+    """Drop one line (present exactly once) from the patched module, then check the catalog."""
+    module = tree / MODULE
+    text = module.read_text()
+    assert text.count(line) == 1
+    module.write_text(text.replace(line, ""))
+    return _results(tree)
 
 
 def _forward_disabled_returns(tree: Path) -> list[int]:
@@ -80,11 +89,7 @@ def test_shipped_series_adds_contracts_that_hold(patched, version):
 
 def test_producer_that_stops_passing_next_draft_input_breaks_ndi(patched):
     tree = patched("0.5.12")
-    module = tree / MODULE
-    text = module.read_text()
-    assert text.count(NDI_KEYWORD) == 1
-    module.write_text(text.replace(NDI_KEYWORD, ""))
-    report, results = _results(tree)
+    report, results = _results_without(tree, NDI_KEYWORD)
     line = _forward_disabled_returns(tree)[0]
     ndi = results["SPEC2-DISABLED-NDI"]
     assert ndi.status == "broken" and not ndi.ok
@@ -102,11 +107,7 @@ def test_producer_that_stops_passing_next_draft_input_breaks_ndi(patched):
 def test_0_5_9_stride_needs_the_spec_disabled_marker(patched):
     """A non-field attribute a contract names (0.5.9's marker) is followed like a field."""
     tree = patched("0.5.9")
-    module = tree / MODULE
-    text = module.read_text()
-    assert text.count(STRIDE_MARK) == 1
-    module.write_text(text.replace(STRIDE_MARK, ""))
-    _, results = _results(tree)
+    _, results = _results_without(tree, STRIDE_MARK)
     stride = results["SPEC2-DISABLED-STRIDE"]
     assert stride.status == "broken"
     assert stride.message.endswith("without setting spec_disabled")
