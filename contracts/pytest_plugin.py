@@ -11,7 +11,6 @@ its own. Failures print both code sites.
 
 from __future__ import annotations
 
-
 import pytest
 
 

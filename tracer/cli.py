@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+
 import click
 
 from spectrace.errors import SpectraceError
@@ -106,13 +107,12 @@ def map_command(roots, sglang, depth, fmt, output, include, exclude, external, f
         graph = call_graph(proj, resolve_roots(proj, roots), depth=depth, include=include,
                            exclude=exclude, external=external)
     proj.save()
-    data = render(graph, fmt, out_path=output)
-    if output:
-        pass  # written by render
-    elif isinstance(data, bytes):
-        sys.stdout.buffer.write(data)
-    else:
-        click.echo(data, nl=not data.endswith("\n"))
+    data = render(graph, fmt, out_path=output)  # writes the file when -o is given
+    if not output:
+        if isinstance(data, bytes):
+            sys.stdout.buffer.write(data)
+        else:
+            click.echo(data, nl=not data.endswith("\n"))
     for err in proj.errors:
         click.echo(f"spectrace: skipped {err}", err=True)
     click.echo(

@@ -410,15 +410,19 @@ class SummaryCache:
 
 
 def _atomic_pickle(path: Path, obj) -> None:
-    """Write beside the target, then rename: readers see the old file or the new one, never half."""
+    atomic_write_bytes(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """A cache file: written beside the target, then renamed, so that readers see the old file or
+    the new one, never half; a read-only cache only costs speed."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
-        with open(tmp, "wb") as fh:
-            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     except OSError:
-        pass  # a read-only cache only costs speed
+        pass
 
 
 def summarize_file(root: Path, relpath: str, cache: SummaryCache | None = None) -> tuple[str, ModuleSummary]:

@@ -33,6 +33,7 @@ from spectrace.tracer.index import (
     ModuleSummary,
     SummaryCache,
     _summarize_worker,
+    atomic_write_bytes,
     ir_text,
     module_name_for,
     summarize_file,
@@ -245,13 +246,7 @@ class Project:
                 pass
         result = compute()
         if self.cache.enabled:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".tmp{os.getpid()}")
-                tmp.write_text(json.dumps(result))
-                os.replace(tmp, path)
-            except OSError:
-                pass
+            atomic_write_bytes(path, json.dumps(result).encode())
         return result
 
     def file_bytes(self, module: str) -> bytes:
