@@ -581,7 +581,8 @@ class Extractor:
         pattern = re.compile(rb"\b" + re.escape(word) + rb"\b")
 
         def mentioning():
-            return [rel for rel in self.all_files() if word in self._raw(rel) and pattern.search(self._raw(rel))]
+            return [rel for rel in self.all_files()
+                    if word in (data := self._raw(rel)) and pattern.search(data)]
 
         named = self.project.cached_scan(f"mentions-{self.owner_name}", mentioning) if self.project is not None else mentioning()
         files = set(named)
