@@ -177,6 +177,35 @@ def test_measured_rule_does_not_probe_plain_steps_where_bounds_show_speculation_
     assert c.costs.cost(True, 64) is not None and c.costs.cost(False, 64) is not None
 
 
+def _runs_of(decisions, disabled):
+    """How many runs of consecutive steps in this mode the decisions hold."""
+    return sum(1 for i, d in enumerate(decisions) if d == disabled and (i == 0 or decisions[i - 1] != d))
+
+
+def test_measured_rule_measures_a_steady_verdict_less_often_and_a_changed_one_soon(patched):
+    """Re-measurement backs off: drafts never accepted at bs 1, plain decoding wins, and every
+    re-measurement (probe_steps speculative steps) confirms it, so the interval doubles each
+    time (50, 100, 200, 400, then the cap of 8 x 50).  When the drafts start to be accepted,
+    the next probe flips the verdict, and the interval is back at 50 steps."""
+    clock = FakeClock()
+    c = patched.SpecDisableController(disable_above_bs=24, enable_below_bs=16, min_accept_len=1.5,
+                                      warmup_steps=2, probe_steps=4, explore_after=4,
+                                      probe_interval=50, rule="measured", clock=clock,
+                                      max_probe_backoff=8)
+    run_steps(c, clock, 1, 60, 1, h200_like)  # warm-up and first measurements: plain wins
+    assert c.disabled and c.costs.gain(1, c.accept_ema) < 0.6
+    steady = run_steps(c, clock, 1, 2000, 1, h200_like)
+    # without backoff: 2000 / 54 = 37 probes; with it: about 50 + 100 + 200 + 400 + 3 x 400
+    assert _runs_of(steady, False) == pytest.approx(7, abs=1)
+    assert c.bucket_interval[1] == 8 * 50
+    # the drafts are accepted now: the next probe sees it and speculation comes back on
+    on_again = run_steps(c, clock, 1, 8 * 50 + 20, 4, h200_like)
+    assert not c.disabled and c.bucket_interval[1] == 50
+    # and the new verdict is measured again (a plain-step probe) after 50 steps, not 400
+    assert True in run_steps(c, clock, 1, 50 + 10, 4, h200_like)
+    assert on_again[-1] is False
+
+
 def test_step_cost_bounds_settle_a_bucket_only_outside_the_slack(patched):
     costs = patched.StepCosts(min_samples=1)
 
@@ -364,6 +393,71 @@ def test_catch_up_window_tracks_skipped_positions_per_request(patched):
     assert window.pending([9], ["b"], [30]) == [] and 9 not in window.rows
     with pytest.raises(ValueError):
         patched.CatchUpWindow(0, capacity=4)
+
+    # a full window whose KV was written for all but each request's last position: only that
+    # last position is pending, and the window fills again from it
+    window = patched.CatchUpWindow(3, capacity=2)
+    for k in range(3):
+        window.append([5], ["a"], [100 + k])
+    assert window.full([5])
+    window.keep_last([5])
+    assert window.pending([5], ["a"], [103]) == [(0, 5, 102, 1, window.rows[5][3])]
+    assert not window.full([5])
+    assert window.append([5], ["a"], [103]) == [(window.rows[5][3], 1)]
+
+
+def _method(tree_root, rel_path, class_name, method):
+    import ast
+
+    tree = ast.parse((tree_root / rel_path).read_text())
+    cls = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == class_name)
+    return next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == method)
+
+
+@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9 has no catch-up mode
+def test_the_kv_only_catch_up_computes_what_the_eagle3_draft_layer_computes(patched_tree):
+    """_write_draft_kv re-states the part of the real EAGLE-3 draft forward that the KV depends
+    on. Checked against that SGLang tree's source: the input layer's branch of
+    LlamaDecoderLayer.forward (norms, then the concatenation), LlamaModel.forward's fc path,
+    LlamaAttention.forward_prepare_native (qkv, split, rope), RadixAttention's view of k and v
+    and the pool's set_kv_buffer. A change to any of them must show up here, not as a draft
+    KV that silently differs."""
+    import ast
+
+    eagle3 = "sglang/srt/models/llama_eagle3.py"
+    layer_fwd = _method(patched_tree, eagle3, "LlamaDecoderLayer", "forward")
+    branch = next(n for n in ast.walk(layer_fwd) if isinstance(n, ast.If)
+                  and ast.unparse(n.test) == "self.is_input_layer")
+    assert [ast.unparse(stmt) for stmt in branch.body] == [
+        "residual = hidden_states",
+        "hidden_states = self.hidden_norm(hidden_states)",
+        "embeds = self.input_layernorm(embeds)",
+        "hidden_states = torch.cat([embeds, hidden_states], dim=-1)",
+    ]
+    model_fwd = ast.unparse(_method(patched_tree, eagle3, "LlamaModel", "forward"))
+    assert "hidden_states = forward_batch.spec_info.hidden_states" in model_fwd
+    assert ("chunks = hidden_states.chunk(self.num_aux_hidden_states, dim=-1)" in model_fwd
+            and "hidden_states = self.fc(hidden_states)" in model_fwd)
+    prepare = _method(patched_tree, "sglang/srt/models/llama.py", "LlamaAttention", "forward_prepare_native")
+    assert [ast.unparse(stmt) for stmt in prepare.body] == [
+        "qkv, _ = self.qkv_proj(hidden_states)",
+        "q, k, v = qkv.split([self.q_size, self.kv_size, self.kv_size], dim=-1)",
+        "q, k = self.rotary_emb(positions, q, k)",
+        "return (q, k, v)",
+    ]
+    radix = ast.unparse(_method(patched_tree, "sglang/srt/layers/radix_attention.py", "RadixAttention", "forward"))
+    assert "k = k.view(-1, self.tp_k_head_num, self.qk_head_dim)" in radix
+    assert "v = v.view(-1, self.tp_v_head_num, self.v_head_dim)" in radix
+    set_kv = _method(patched_tree, "sglang/srt/mem_cache/memory_pool.py", "MHATokenToKVPool", "set_kv_buffer")
+    assert [a.arg for a in set_kv.args.args[:5]] == ["self", "layer", "loc", "cache_k", "cache_v"]
+    # and the series' replica uses exactly those steps, in that order
+    replica = ast.unparse(_method(patched_tree, MODULE_FILE, "SpecDisableRuntime", "_write_draft_kv"))
+    steps = ["model.embed_tokens(input_ids)", "model.fc(hidden)", "layer.hidden_norm(hidden)",
+             "layer.input_layernorm(embeds)", "torch.cat([embeds, hidden], dim=-1)",
+             "forward_prepare_native(positions=positions, hidden_states=x)",
+             "k.view(-1, attn.tp_k_head_num, attn.qk_head_dim)"]
+    at = [replica.find(step) for step in steps]
+    assert -1 not in at and at == sorted(at), dict(zip(steps, at))
 
 
 def _dataclass_fields(tree_root, rel_path, class_name):
