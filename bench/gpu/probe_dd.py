@@ -127,6 +127,10 @@ def main():
     ap.add_argument("--switch-run", type=int, default=0,
                     help="after the timed runs: N requests at once with output lengths out_len*(i+1)/N "
                          "(own fixed prompts), so the running batch shrinks from N to 1")
+    ap.add_argument("--profile", default="",
+                    help="C:N[,C:N]: after the timed runs, one untimed run at concurrency C with "
+                         "SGLang's torch profiler (GPU activity) armed for its first N scheduler steps; "
+                         "traces under $OUT/profile-<name>/ (bench/gpu/trace_kernels.py reads them)")
     a = ap.parse_args()
 
     out_dir = os.environ.get("OUT", "/tmp/probe-out")
@@ -280,6 +284,21 @@ def main():
         if a.dump:
             run["output_ids"] = [o.get("output_ids") for o in outs]
         res["runs"].append(run)
+
+    for spec in filter(None, a.profile.split(",")):
+        c, n = (int(x) for x in spec.split(":"))
+        trace_dir = os.path.join(out_dir, f"profile-{a.name}", f"c{c}")
+        os.makedirs(trace_dir, exist_ok=True)
+        try:  # after the timed runs, and guarded: a profiler failure must not lose their results
+            # the profiler stops itself after n steps: the prefill and the first n - 1 decode steps
+            eng.start_profile(output_dir=trace_dir, num_steps=n, activities=["GPU"],
+                              with_stack=False, record_shapes=False, profile_prefix=f"{a.name}-c{c}")
+            _, dt = gen(prompts(c, a.in_len), a.out_len)
+            time.sleep(2.0)  # the scheduler writes the trace after its last profiled step
+            print(f"[probe] PROFILE {a.name} conc={c}: {n} steps armed, run {dt:.2f}s, "
+                  f"files {sorted(os.listdir(trace_dir))}", flush=True)
+        except Exception as e:
+            print(f"[probe] PROFILE {a.name} conc={c} failed: {e!r}", flush=True)
 
     time.sleep(1.2)  # let the scheduler-side dumper write the final counters
     res["sched_stats"] = read_sched_stats(stats_dir)

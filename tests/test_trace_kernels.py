@@ -1,0 +1,62 @@
+"""bench/gpu/trace_kernels.py: the device-time comparison of two torch-profiler traces that attributes
+a disabled step's extra cost (docs/gpu-plan.md). Run on small Chrome traces in the profiler's format."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+TOOL = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "trace_kernels.py"
+
+
+@pytest.fixture(scope="module")
+def tool():
+    spec = importlib.util.spec_from_file_location("trace_kernels", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def kernel(name, ts, dur, stream=7, cat="kernel"):
+    return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 0, "tid": stream}
+
+
+def write_trace(folder: Path, events) -> Path:
+    folder.mkdir(parents=True)
+    # host-side events of the same trace are not device work and must not be counted
+    events = events + [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 0, "dur": 5,
+                        "pid": 0, "tid": 1}]
+    with gzip.open(folder / "x-TP-0.trace.json.gz", "wt") as f:
+        json.dump({"traceEvents": events}, f)
+    return folder
+
+
+def test_counts_device_time_idle_gaps_and_the_kernels_that_differ(tool, tmp_path, capsys):
+    base = write_trace(tmp_path / "base", [kernel("gemm", 0, 100), kernel("gemm", 100, 100),
+                                           kernel("index", 200, 4)])
+    # two more small kernels, a copy, and a 30 µs gap in which the device waited for the host
+    dd = write_trace(tmp_path / "dd", [kernel("gemm", 0, 100), kernel("gemm", 100, 100),
+                                       kernel("index", 200, 4), kernel("index", 204, 4),
+                                       kernel("index", 238, 4), kernel("Memcpy HtoD", 242, 2, cat="gpu_memcpy")])
+    a, b = tool.load(base), tool.load(dd)
+    assert (a["events"], a["busy_us"], a["span_us"], a["idle_us"]) == (3, 204, 204, 0)
+    assert (b["events"], b["busy_us"], b["span_us"], b["idle_us"]) == (6, 214, 244, 30)
+    assert b["by_name"]["index"] == (3, 12)
+
+    tool.main([str(base), str(dd), "--steps", "2", "--top", "2"])
+    out = capsys.readouterr().out
+    assert f"| {dd} | 3.0 | 107.0 | 122.0 | 15.0 |" in out  # per step
+    kernel_rows = [line for line in out.splitlines() if line.startswith("| `")]
+    assert kernel_rows[0] == "| `index` | 1 | 3 | 4.0 | 12.0 |" and len(kernel_rows) == 2
+
+
+def test_a_missing_or_empty_folder_is_a_one_line_error(tool, tmp_path):
+    with pytest.raises(SystemExit, match="does not exist"):
+        tool.main([str(tmp_path / "nope"), str(tmp_path / "nope")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit, match="no \\*.trace.json.gz"):
+        tool.main([str(tmp_path / "empty"), str(tmp_path / "empty")])
