@@ -116,6 +116,36 @@ def _known_flags_only(argv: list[str], known: set[str], user_flags: set[str]) ->
     return out, dropped
 
 
+# the dynamic-disable series' gauges (patch 0004): read after every run of a server with metrics on
+SPEC_GAUGE_PREFIX = "sglang:spec_disabled"
+
+
+def spec_gauges_from_text(text: str) -> dict[str, float]:
+    """The series' gauges from Prometheus' text format (``/metrics``): {name: value}. With several
+    samples of one name (labels of several ranks), the largest."""
+    gauges: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.startswith(SPEC_GAUGE_PREFIX):
+            continue
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        try:
+            value = float(line.rsplit(" ", 1)[1])
+        except (IndexError, ValueError):
+            continue
+        gauges[name] = max(value, gauges.get(name, value))
+    return gauges
+
+
+def spec_gauges_from_multiprocess_dir(folder: str) -> dict[str, float]:
+    """The series' gauges from a Prometheus multiprocess folder, as SGLang's own /metrics merges it
+    (prometheus_client comes with SGLang)."""
+    from prometheus_client import CollectorRegistry, generate_latest, multiprocess
+
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=folder)
+    return spec_gauges_from_text(generate_latest(registry).decode())
+
+
 class EngineDriver:
     def __init__(self, argv: list[str], user_flags: set[str]):
         import argparse
@@ -135,6 +165,18 @@ class EngineDriver:
     def generate(self, prompts, sampling):
         outs = self.engine.generate(input_ids=prompts, sampling_params=sampling)
         return outs if isinstance(outs, list) else [outs]
+
+    def gauges(self) -> dict[str, float] | None:
+        """The series' gauges, from the Prometheus multiprocess folder SGLang's scheduler writes
+        when metrics are on (the engine runs in this process, so no /metrics endpoint)."""
+        folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+        if not getattr(self.server_args, "enable_metrics", False) or not folder:
+            return None
+        try:
+            return spec_gauges_from_multiprocess_dir(folder)
+        except Exception as e:  # a reader problem must not lose the timed runs
+            print(f"[bench] gauges not read: {e!r}", flush=True)
+            return None
 
     def pool(self, flush: bool) -> dict | None:
         if flush:
@@ -176,6 +218,14 @@ class HttpDriver:
         try:
             with urllib.request.urlopen(self.url + path, timeout=60) as resp:
                 return json.loads(resp.read())
+        except Exception:
+            return None
+
+    def gauges(self) -> dict[str, float] | None:
+        """The series' gauges from the server's /metrics (None: metrics off or no such gauges)."""
+        try:
+            with urllib.request.urlopen(self.url + "/metrics", timeout=60) as resp:
+                return spec_gauges_from_text(resp.read().decode()) or None
         except Exception:
             return None
 
@@ -258,12 +308,15 @@ def run_worker(spec: dict) -> dict:
                 outs = driver.generate(prompts, sampling)
                 wall = time.perf_counter() - t
             pool_after_run = driver.pool(flush=False)
+            gauges = driver.gauges()
             pool_after = driver.pool(flush=True)
             toks, ct, ver = _summarize(outs)
             run = {"concurrency": c, "requests": len(outs), "output_tokens": toks, "wall_s": round(wall, 3),
                    "tok_per_s": round(toks / wall, 1) if wall else None,
                    "accept_len": round(ct / ver, 3) if ver else None,
                    "pool_before": pool_before, "pool_after_run": pool_after_run, "pool_after": pool_after}
+            if gauges:
+                run["gauges"] = gauges
             if state is not None:
                 run.update(shims_state=state, rep=rep)
             elif spec.get("reps", 1) > 1:
@@ -524,6 +577,16 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
                      f"{'; '.join(pools) or '-'} | {match} | {st.get('checks', '-')} | {st.get('violations', '-')} |")
         if r.get("error"):
             lines.append(f"|  ↳ {r['name']} failed: {r['error']} | | | | | | |")
+    gauged = [(r["name"], run) for r in results for run in r.get("runs", []) if run.get("gauges")]
+    if gauged:
+        names = sorted({k for _, run in gauged for k in run["gauges"]})
+        lines += ["", "The dynamic-disable gauges after each run (the scheduler's last report):", "",
+                  "| configuration | C | " + " | ".join(f"`{n}`" for n in names) + " |",
+                  "|---|---|" + "---|" * len(names)]
+        for name, run in gauged:
+            c = f"{run['concurrency']}" + (f" rep {run['rep']}" if run.get("rep") else "")
+            lines.append(f"| {name} | {c} | " + " | ".join(
+                f"{run['gauges'][n]:g}" if n in run["gauges"] else "-" for n in names) + " |")
     for r in results:
         ab = [x for x in r.get("runs", []) if x.get("shims_state")]
         if not ab:

@@ -1,5 +1,5 @@
 """A local stand-in of SGLang's HTTP API for the bench tests (the real server needs a GPU):
-``/generate`` with token ids, ``/flush_cache``, ``/get_server_info`` and ``/health``.
+``/generate`` with token ids, ``/flush_cache``, ``/get_server_info``, ``/metrics`` and ``/health``.
 
 Run as a script (``python http_standin.py PORT``) it serves until killed, which is how the
 ``--server`` test's stand-in ``sglang.launch_server`` uses it."""
@@ -15,6 +15,8 @@ class StandInApi(BaseHTTPRequestHandler):
     """Greedy "model": each output token is (sum of the prompt + position) mod 1000."""
 
     calls = {"generate": 0, "flush": 0}
+    # what /metrics serves (Prometheus' text format); tests set it
+    metrics_text = ""
 
     def log_message(self, *args):
         pass
@@ -28,7 +30,14 @@ class StandInApi(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
-        if self.path == "/get_server_info":
+        if self.path == "/metrics":
+            body = StandInApi.metrics_text.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        elif self.path == "/get_server_info":
             self._send({"version": "stand-in", "internal_states": [
                 {"spectrace_pool": {"token_free": 1000, "token_capacity": 1000, "token_used": 0}}]})
         else:

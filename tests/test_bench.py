@@ -1,6 +1,6 @@
 """``spectrace bench`` on the CPU: configuration parsing, prompts, the HTTP driver end to end
 against a local stand-in of SGLang's HTTP API (tests/http_standin.py: ``/generate`` with token
-ids, ``/flush_cache``, ``/get_server_info``), the ``--server`` process handling, and the json /
+ids, ``/flush_cache``, ``/get_server_info``, ``/metrics``), the ``--server`` process handling, and the json /
 markdown / plot outputs."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import json
 import os
 import socket
 import sys
+import textwrap
 import threading
 import time
 from http.server import ThreadingHTTPServer
@@ -118,6 +119,57 @@ def test_repetitions_get_new_prompts_and_the_tables_show_medians(server, tmp_pat
     other = "spec" if best == "base" else "base"
     assert float(cells[2 + ["base", "spec"].index(other)].split()[0]) == pytest.approx(
         tok[other][1] / tok[best][1], abs=1e-3)
+
+
+def test_the_dynamic_disable_gauges_are_read_after_each_run(server, tmp_path, monkeypatch):
+    """A server with --enable-metrics and the series applied publishes sglang:spec_disabled and
+    sglang:spec_disabled_step_fraction (patch 0004): the bench reads them after every run and
+    tables them; other metrics and comment lines are ignored."""
+    monkeypatch.setattr(StandInApi, "metrics_text", "\n".join([
+        "# HELP sglang:spec_disabled Dynamic speculation disable: 1 while decode steps run without speculation.",
+        "# TYPE sglang:spec_disabled gauge",
+        'sglang:spec_disabled{model_name="m",engine_type="unified",tp_rank="0"} 1.0',
+        'sglang:spec_disabled_step_fraction{model_name="m",engine_type="unified",tp_rank="0"} 0.975',
+        'sglang:num_running_reqs{model_name="m"} 0.0',
+        ""]))
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "patched=", "--concurrency", "1,4",
+                                    "--input-len", "8", "--output-len", "5", "--seq-reps", "1",
+                                    "--vocab-size", "500", "--no-plot", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    runs = json.loads((out / "bench.json").read_text())["results"][0]["runs"]
+    assert [r["gauges"] for r in runs] == [{"sglang:spec_disabled": 1.0, "sglang:spec_disabled_step_fraction": 0.975}] * 2
+    md = (out / "bench.md").read_text()
+    assert "| patched | 4 | 1 | 0.975 |" in md
+    # a server without the gauges (metrics off, or no series): no column, no table
+    monkeypatch.setattr(StandInApi, "metrics_text", "")
+    plain = tmp_path / "plain"
+    CliRunner().invoke(main, ["bench", "--url", server, "--config", "base=", "--concurrency", "4",
+                              "--input-len", "8", "--output-len", "5", "--vocab-size", "500", "--no-plot",
+                              "-o", str(plain)])
+    assert "gauges" not in json.loads((plain / "bench.json").read_text())["results"][0]["runs"][0]
+    assert "dynamic-disable gauges" not in (plain / "bench.md").read_text()
+
+
+def test_the_gauges_are_read_from_the_multiprocess_folder_the_scheduler_writes(tmp_path):
+    """An in-process engine has no /metrics: its scheduler subprocess writes the gauges, declared
+    as patch 0004 declares them (mostrecent), into PROMETHEUS_MULTIPROC_DIR; the bench reads that
+    folder with prometheus_client, as SGLang's /metrics would."""
+    import subprocess
+
+    folder = tmp_path / "prom"
+    folder.mkdir()
+    writer = textwrap.dedent("""
+        from prometheus_client import Gauge
+        labels = {"model_name": "m", "engine_type": "unified"}
+        for name, value in (("sglang:spec_disabled", 1), ("sglang:spec_disabled_step_fraction", 0.25)):
+            g = Gauge(name=name, documentation="d", labelnames=labels.keys(), multiprocess_mode="mostrecent")
+            g.labels(**labels).set(value)
+        Gauge(name="sglang:num_running_reqs", documentation="d", multiprocess_mode="mostrecent").set(3)
+    """)
+    subprocess.run([sys.executable, "-c", writer], check=True, env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(folder)})
+    assert bench.spec_gauges_from_multiprocess_dir(str(folder)) == {
+        "sglang:spec_disabled": 1.0, "sglang:spec_disabled_step_fraction": 0.25}
 
 
 def test_bench_usage_errors(tmp_path):

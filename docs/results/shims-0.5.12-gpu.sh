@@ -6,6 +6,7 @@
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 tp2     # --tp 2 (two-GPU kind), ranks merged
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table   # issue 5's table with the shims on
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table-agree   # the same, drafts always accepted
+#   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 metrics   # the sglang:spec_disabled* gauges' values
 # The SGLang set-up is the one of the GPU recipe (.gpu/recipe/gpu-run.sh, its first 45 lines).
 set -uo pipefail
 BUNDLE=${1:?bundle dir}
@@ -63,11 +64,13 @@ case "$PLAN" in
     apply_series "$SITE"
     timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/final2-0.5.12.toml \
       --catalog "$CAT" --seq-reps 2 --no-warmup --timeout 150 --no-plot -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn ;;
-  table|table-agree)
-    # issue 5's table through spectrace bench with the shims in every run (series applied in place)
+  table|table-agree|metrics)
+    # issue 5's table through spectrace bench with the shims in every run (series applied in place);
+    # metrics: one patched server with --enable-metrics, its gauges read after each run
     apply_series "$SITE"
+    BETTER=(--better-of baseline,always-on --reference baseline); [ "$PLAN" = metrics ] && BETTER=()
     timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs "docs/results/${PLAN}-0.5.12.toml" \
-      --catalog "$CAT" --seq-reps 3 --reps "${REPS:-1}" --better-of baseline,always-on --timeout 170 --reference baseline -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn
+      --catalog "$CAT" --seq-reps 3 --reps "${REPS:-1}" "${BETTER[@]}" --timeout 170 -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn
     cat "$OUT/bench/bench.md" 2>/dev/null ;;
   ab)
     # overhead: one engine, shims switched between runs (off / checks only / checks + sys.monitoring + value check)
