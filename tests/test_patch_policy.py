@@ -404,6 +404,11 @@ def test_catch_up_window_tracks_skipped_positions_per_request(patched):
     assert window.pending([5], ["a"], [103]) == [(0, 5, 102, 1, window.rows[5][3])]
     assert not window.full([5])
     assert window.append([5], ["a"], [103]) == [(window.rows[5][3], 1)]
+    # what the KV-only flush writes: every pending position but each request's last (rows,
+    # slots, ks, positions), and where each request's last one is (slots, ks)
+    written, last = patched.CatchUpWindow.kv_only_plan([(0, 5, 100, 3, 0), (1, 9, 40, 2, 1)])
+    assert written == [[5, 5, 9], [0, 0, 1], [0, 1, 0], [100, 101, 40]]
+    assert last == [[0, 1], [2, 1]]
 
 
 def _method(tree_root, rel_path, class_name, method):
