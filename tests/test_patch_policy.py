@@ -410,6 +410,20 @@ def test_catch_up_window_tracks_skipped_positions_per_request(patched):
     assert written == [[5, 5, 9], [0, 0, 1], [0, 1, 0], [100, 101, 40]]
     assert last == [[0, 1], [2, 1]]
 
+    # a prefill while speculation is off: each request's last prompt position pending, in a slot
+    # of its own, all or nothing and from free slots only; decoding then continues the entry
+    window = patched.CatchUpWindow(4, capacity=3)
+    window.append([1], ["run"], [50])  # a running request holds one slot
+    assert not window.reserve([2, 3, 4], ["x", "y", "z"], [9, 19, 29])  # needs 3, 2 are free
+    assert set(window.rows) == {1}
+    assert window.reserve([2, 3], ["x", "y"], [9, 19])
+    assert window.pending([1, 2, 3], ["run", "x", "y"], [51, 10, 20]) == [
+        (0, 1, 50, 1, window.rows[1][3]), (1, 2, 9, 1, window.rows[2][3]), (2, 3, 19, 1, window.rows[3][3])]
+    assert window.append([2], ["x"], [10]) == [(window.rows[2][3], 1)]
+    # the flat extend rows of requests with 3, 1 and 2 new tokens (prefixes 0, 5, 10): the KV of
+    # rows 0, 1 and 4 (positions 0, 1, 10) is written; rows 2, 3 and 5 are each request's last
+    assert patched.prefill_kv_only_plan([3, 1, 2], [0, 5, 10]) == ([0, 1, 4], [0, 1, 10], [2, 3, 5])
+
 
 def _method(tree_root, rel_path, class_name, method):
     import ast
@@ -453,6 +467,11 @@ def test_the_kv_only_catch_up_computes_what_the_eagle3_draft_layer_computes(patc
     radix = ast.unparse(_method(patched_tree, "sglang/srt/layers/radix_attention.py", "RadixAttention", "forward"))
     assert "k = k.view(-1, self.tp_k_head_num, self.qk_head_dim)" in radix
     assert "v = v.view(-1, self.tp_v_head_num, self.v_head_dim)" in radix
+    # the prefill extend's draft input at a position is the next token (prefill_kv_only_plan)
+    prefill = ast.unparse(_method(patched_tree, "sglang/srt/speculative/eagle_worker_v2.py",
+                                  "EagleDraftWorker", "_draft_extend_for_prefill"))
+    assert "torch.cat((input_ids[1:], next_token_ids[i].reshape(1)))" in prefill
+    assert "hidden_states=target_hidden_states" in prefill
     set_kv = _method(patched_tree, "sglang/srt/mem_cache/memory_pool.py", "MHATokenToKVPool", "set_kv_buffer")
     assert [a.arg for a in set_kv.args.args[:5]] == ["self", "layer", "loc", "cache_k", "cache_v"]
     # and the series' replica uses exactly those steps, in that order
@@ -463,6 +482,25 @@ def test_the_kv_only_catch_up_computes_what_the_eagle3_draft_layer_computes(patc
              "k.view(-1, attn.tp_k_head_num, attn.qk_head_dim)"]
     at = [replica.find(step) for step in steps]
     assert -1 not in at and at == sorted(at), dict(zip(steps, at))
+
+
+@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9 has no catch-up mode
+def test_a_prefill_offers_the_draft_step_to_the_runtime_after_the_target_and_before_the_draft(patched_tree):
+    """prefill_draft needs the target's hidden states and sampled tokens, and replaces the whole
+    draft extend only when it returns a next_draft_input: in the patched worker it sits between
+    the target prefill and _draft_extend_for_prefill, and returns the target's result."""
+    import ast
+
+    fbg = _method(patched_tree, "sglang/srt/speculative/eagle_worker_v2.py", "EAGLEWorkerV2",
+                  "forward_batch_generation")
+    extend_branch = fbg.body[0].body  # if <extend>: ...
+    text = [ast.unparse(stmt) for stmt in extend_branch]
+    target = next(i for i, t in enumerate(text) if "self.target_worker.forward_batch_generation(" in t)
+    offer = next(i for i, t in enumerate(text) if "self.spec_disable.prefill_draft(" in t)
+    draft = next(i for i, t in enumerate(text) if "_draft_extend_for_prefill(" in t)
+    assert target < offer < draft
+    assert "batch_output.next_draft_input = next_draft_input" in text[offer]
+    assert "return batch_output" in text[offer]
 
 
 def _dataclass_fields(tree_root, rel_path, class_name):
