@@ -4,10 +4,12 @@
     python3 plot_runs.py OUT.png TITLE RESULTS:PHASE[:LABEL] ...
 
 Each RESULTS:PHASE names one configuration (a phase of one device call); its timed runs (integer
-concurrencies) become one line.  Log-scaled concurrency; one sample per point.
+concurrencies) become one line.  Log-scaled concurrency; with repetitions (--reps), each point is
+the median of the concurrency's runs.
 """
 import json
 import lzma
+import statistics
 import sys
 
 import matplotlib
@@ -33,8 +35,11 @@ def main() -> None:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for spec in specs:
         path, phase, *label = spec.split(":")
-        runs = runs_of(path, phase)
-        ax.plot([r["concurrency"] for r in runs], [r["tok_per_s"] for r in runs], marker="o",
+        by_c = {}
+        for r in runs_of(path, phase):
+            by_c.setdefault(r["concurrency"], []).append(r["tok_per_s"])
+        concs = sorted(by_c)
+        ax.plot(concs, [statistics.median(by_c[c]) for c in concs], marker="o",
                 label=label[0] if label else phase)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
