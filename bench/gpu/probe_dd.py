@@ -128,7 +128,8 @@ def main():
                     help="after the timed runs: N requests at once with output lengths out_len*(i+1)/N "
                          "(own fixed prompts), so the running batch shrinks from N to 1")
     ap.add_argument("--profile", default="",
-                    help="C:N[,C:N]: after the timed runs, one untimed run at concurrency C with "
+                    help="C:N[,C:N]: after the timed runs, one untimed run at concurrency C (or "
+                         "'switch': the --switch-run batch) with "
                          "SGLang's torch profiler (GPU activity) armed for its first N scheduler steps; "
                          "traces under $OUT/profile-<name>/ (bench/gpu/trace_kernels.py reads them)")
     a = ap.parse_args()
@@ -267,12 +268,17 @@ def main():
         run = {k: v for k, v in run.items() if k != "output_ids"}
         print(f"[probe] RUN {a.name} conc={c}: {run}", flush=True)
 
-    for rep_i in range(a.switch_repeat if a.switch_run else 0):
-        n = a.switch_run
+    def switch_batch(n):
+        """The shrinking batch: n requests at once, request i with out_len*(i+1)/n new tokens."""
         srng = random.Random(4321)
         batch = [[srng.randrange(10, vocab - 10) for _ in range(a.in_len)] for _ in range(n)]
         sp = [{"max_new_tokens": max(1, a.out_len * (i + 1) // n), "ignore_eos": True,
                "temperature": 0.0} for i in range(n)]
+        return batch, sp
+
+    for rep_i in range(a.switch_repeat if a.switch_run else 0):
+        n = a.switch_run
+        batch, sp = switch_batch(n)
         t = time.time()
         outs = eng.generate(input_ids=batch, sampling_params=sp)
         dt = time.time() - t
@@ -286,14 +292,21 @@ def main():
         res["runs"].append(run)
 
     for spec in filter(None, a.profile.split(",")):
-        c, n = (int(x) for x in spec.split(":"))
+        c, n = spec.split(":")
+        n = int(n)
         trace_dir = os.path.join(out_dir, f"profile-{a.name}", f"c{c}")
         os.makedirs(trace_dir, exist_ok=True)
         try:  # after the timed runs, and guarded: a profiler failure must not lose their results
             # the profiler stops itself after n steps: the prefill and the first n - 1 decode steps
             eng.start_profile(output_dir=trace_dir, num_steps=n, activities=["GPU"],
                               with_stack=False, record_shapes=False, profile_prefix=f"{a.name}-c{c}")
-            _, dt = gen(prompts(c, a.in_len), a.out_len)
+            if c == "switch":  # the shrinking batch of --switch-run
+                batch, sp = switch_batch(a.switch_run)
+                t = time.time()
+                eng.generate(input_ids=batch, sampling_params=sp)
+                dt = time.time() - t
+            else:
+                _, dt = gen(prompts(int(c), a.in_len), a.out_len)
             time.sleep(2.0)  # the scheduler writes the trace after its last profiled step
             print(f"[probe] PROFILE {a.name} conc={c}: {n} steps armed, run {dt:.2f}s, "
                   f"files {sorted(os.listdir(trace_dir))}", flush=True)
