@@ -297,7 +297,8 @@ def main():
         trace_dir = os.path.join(out_dir, f"profile-{a.name}", f"c{c}")
         os.makedirs(trace_dir, exist_ok=True)
         try:  # after the timed runs, and guarded: a profiler failure must not lose their results
-            # the profiler stops itself after n steps: the prefill and the first n - 1 decode steps
+            # the profiler stops itself after n steps (the prefill and the first n - 1 decode
+            # steps), and writes nothing before: n must not exceed the run's steps
             eng.start_profile(output_dir=trace_dir, num_steps=n, activities=["GPU"],
                               with_stack=False, record_shapes=False, profile_prefix=f"{a.name}-c{c}")
             if c == "switch":  # the shrinking batch of --switch-run
