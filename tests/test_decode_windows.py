@@ -1,0 +1,42 @@
+"""bench/gpu/decode_windows.py: the steady decode-step times the results pages quote, from lines in
+the format of SGLang's decode log."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+TOOL = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "decode_windows.py"
+
+
+@pytest.fixture(scope="module")
+def tool():
+    spec = importlib.util.spec_from_file_location("decode_windows", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def line(bs, tp):
+    return (f"[2026-11-30 01:06:34] Decode batch, #running-req: {bs}, #token: 7744, token usage: 0.02, "
+            f"cuda graph: True, gen throughput (token/s): {tp}, #queue-req: 0")
+
+
+def test_steady_steps_are_the_upper_half_of_the_windows(tool, tmp_path, capsys):
+    # bs 2: two windows with a request boundary (slow) and three steady ones
+    log = tmp_path / "log-dd.txt"
+    log.write_text("\n".join([line(2, 150.0), line(2, 400.0), line(2, 380.0), line(2, 410.0), line(2, 90.0),
+                              line(4, 800.0), "[probe] unrelated"]) + "\n")
+    per_bs = tool.windows(log.read_text())
+    assert per_bs == {2: [150.0, 400.0, 380.0, 410.0, 90.0], 4: [800.0]}
+    assert tool.steady_ms(per_bs[2], 2) == pytest.approx(2 / 400.0 * 1e3)  # median of 380, 400, 410
+    tool.main([str(log), "--bs", "2,4,8"])
+    out = capsys.readouterr().out
+    assert "| dd | 5.000 | 5.000 | - |" in out
+
+
+def test_a_missing_log_is_a_one_line_error(tool, tmp_path):
+    with pytest.raises(SystemExit, match="does not exist"):
+        tool.main([str(tmp_path / "nope.txt")])
