@@ -3,20 +3,12 @@ the format of SGLang's decode log."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-
-TOOL = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "decode_windows.py"
 
 
 @pytest.fixture(scope="module")
-def tool():
-    spec = importlib.util.spec_from_file_location("decode_windows", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def tool(bench_gpu_tool):
+    return bench_gpu_tool("decode_windows")
 
 
 def line(bs, tp):

@@ -4,21 +4,15 @@ a disabled step's extra cost (docs/gpu-plan.md). Run on small Chrome traces in t
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).resolve().parents[1] / "bench" / "gpu" / "trace_kernels.py"
-
 
 @pytest.fixture(scope="module")
-def tool():
-    spec = importlib.util.spec_from_file_location("trace_kernels", TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def tool(bench_gpu_tool):
+    return bench_gpu_tool("trace_kernels")
 
 
 def kernel(name, ts, dur, stream=7, cat="kernel"):
