@@ -633,3 +633,26 @@ def test_nothing_run_inside_the_draft_tp_context_enters_it_again(patched_tree):
         if fn is not None and _draft_tp_withs(fn):
             offenders[qualname] = [w.lineno for w in _draft_tp_withs(fn)]
     assert not offenders, f"entered again inside draft_tp_context: {offenders}"
+
+
+@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9 has no KV-only prefill
+def test_every_whole_prefill_extend_captures_each_requests_last_hidden_state(patched_tree):
+    """_draft_extend_for_prefill returns the batch's captured hidden states as the draft input's:
+    EAGLEWorkerV2 sets the capture mode to LAST before calling it, and so must the series' KV
+    check, which calls it on the target's batch (capture mode FULL there: a hidden state for every
+    prompt position, which the future map cannot store; it failed on the GPU so, 2026-11-30)."""
+    import ast
+
+    def assignments_before_the_extend(func):
+        calls = [n for n in ast.walk(func) if isinstance(n, ast.Call)
+                 and ast.unparse(n.func).endswith("._draft_extend_for_prefill")]
+        assert calls, ast.unparse(func)[:200]
+        first = min(c.lineno for c in calls)
+        return [ast.unparse(n) for n in ast.walk(func) if isinstance(n, ast.Assign)
+                and n.lineno < first and ast.unparse(n.targets[0]).endswith(".capture_hidden_mode")]
+
+    upstream = _method(patched_tree, "sglang/srt/speculative/eagle_worker_v2.py", "EAGLEWorkerV2",
+                       "forward_batch_generation")
+    assert "model_worker_batch.capture_hidden_mode = draft_capture_mode" in assignments_before_the_extend(upstream)
+    check = _method(patched_tree, MODULE_FILE, "SpecDisableRuntime", "_check_prefill_kv_only")
+    assert assignments_before_the_extend(check) == ["batch.capture_hidden_mode = CaptureHiddenMode.LAST"]
