@@ -1001,6 +1001,10 @@ class Shims:
                 return
             if new.shape != old.shape or accept.shape != old.shape:
                 return
+            # a worker may make accept_lens on the host (the dynamic-disable series does for its
+            # plain steps): compare on new's device; a host-to-device copy waits for no GPU work
+            old, accept = (t if t.device == new.device else t.to(new.device, non_blocking=True)
+                           for t in (old, accept))
             bad = (new.to(torch.int64) != old.to(torch.int64) + accept.to(torch.int64)).sum()
             host = torch.empty((), dtype=torch.int64, pin_memory=new.is_cuda)
             host.copy_(bad, non_blocking=True)
