@@ -54,3 +54,42 @@ def test_a_missing_or_empty_folder_is_a_one_line_error(tool, tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(SystemExit, match="no \\*.trace.json.gz"):
         tool.main([str(tmp_path / "empty"), str(tmp_path / "empty")])
+
+
+def launch(ts, correlation):
+    return {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "ts": ts, "dur": 3, "pid": 0, "tid": 1,
+            "args": {"correlation": correlation}}
+
+
+def work(name, ts, dur, correlation, stream=7):
+    return dict(kernel(name, ts, dur, stream), args={"correlation": correlation})
+
+
+def test_graph_steps_split_each_decode_step_into_its_graph_and_the_work_around_it(tool, tmp_path, capsys):
+    # four decode graphs (correlations 1-4) 100 µs apart except one step 80 µs slower (a flush);
+    # before the first graph, a prefill kernel; between graphs, small kernels launched one by one
+    events = [work("prefill_gemm", 0, 40, 100)]
+    starts = [50, 150, 330, 430]
+    for i, (s, c) in enumerate(zip(starts, (1, 2, 3, 4))):
+        events += [launch(s - 30, c), work("gemm", s, 60, c), work("norm", s + 60, 10, c)]
+        events += [work("resolve", s + 75, 2, 10 + i), work("record", s + 80, 3, 20 + i)]
+    events.append(work("flush_gemm", 250, 70, 99))  # the slow step's extra work (no graph)
+    a = tool.graph_steps(events)
+    assert a["steps"] == 4
+    assert a["median_period_us"] == 100 and (a["slow_steps"], a["slow_excess_us"]) == (1, 80)
+    assert a["graph_span_us"] == 70
+    assert (a["outside_events"], a["outside_busy_us"]) == (2, 5)  # the flush step has 3 (75 µs)
+    assert (a["before_first_us"], a["before_first_busy_us"]) == (50, 40)
+    assert a["span_us"] == 430 + 83 - 0
+
+    folder = write_trace(tmp_path / "t", events)
+    tool.main([str(folder), str(folder), "--top", "1", "--graph-steps"])
+    out = capsys.readouterr().out
+    assert f"| {folder} | 4 | 100.0 | 70.0 | 1 | 80.0 | 2, 5.0 | 50.0 (40.0) | 513.0 |" in out
+
+
+def test_graph_steps_want_one_trace_per_argument(tool, tmp_path):
+    folder = write_trace(tmp_path / "two", [kernel("gemm", 0, 1)])
+    (folder / "y-TP-1.trace.json.gz").write_bytes((folder / "x-TP-0.trace.json.gz").read_bytes())
+    with pytest.raises(SystemExit, match="reads one trace"):
+        tool.main([str(folder), str(folder), "--graph-steps"])

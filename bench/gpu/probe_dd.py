@@ -132,6 +132,9 @@ def main():
                          "'switch': the --switch-run batch) with "
                          "SGLang's torch profiler (GPU activity) armed for its first N scheduler steps; "
                          "traces under $OUT/profile-<name>/ (bench/gpu/trace_kernels.py reads them)")
+    ap.add_argument("--profile-cpu", type=int, default=0,
+                    help="1: the --profile runs also record host activity with Python stacks (where the "
+                         "scheduler spends a request's time outside the device's work; larger traces)")
     a = ap.parse_args()
 
     out_dir = os.environ.get("OUT", "/tmp/probe-out")
@@ -299,8 +302,10 @@ def main():
         try:  # after the timed runs, and guarded: a profiler failure must not lose their results
             # the profiler stops itself after n steps (the prefill and the first n - 1 decode
             # steps), and writes nothing before: n must not exceed the run's steps
-            eng.start_profile(output_dir=trace_dir, num_steps=n, activities=["GPU"],
-                              with_stack=False, record_shapes=False, profile_prefix=f"{a.name}-c{c}")
+            eng.start_profile(output_dir=trace_dir, num_steps=n,
+                              activities=["CPU", "GPU"] if a.profile_cpu else ["GPU"],
+                              with_stack=bool(a.profile_cpu), record_shapes=False,
+                              profile_prefix=f"{a.name}-c{c}")
             if c == "switch":  # the shrinking batch of --switch-run
                 batch, sp = switch_batch(a.switch_run)
                 t = time.time()

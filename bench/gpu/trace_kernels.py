@@ -7,6 +7,14 @@ trace: how many kernels, memcpys and memsets ran, their summed device time, the 
 to the last, and the idle time between them on the busiest stream (the device waiting for the
 host). With ``--steps``, the totals are also given per scheduler step. Then the kernel names whose
 count or time differ most between the two configurations, which is where a per-step cost comes from.
+
+``--graph-steps`` adds the decode steps seen through their CUDA-graph launches: the host's
+``cudaGraphLaunch`` and the device work with its correlation id mark where each step's graph began on
+the device. Per trace: the median period from one graph's start to the next (the steady step), the
+median span of one graph's device work, the periods longer than the median by more than 50 µs and their summed excess (catch-up flushes and other
+occasional work), the median device time of the work outside the graph per step (the scheduler's and
+the worker's small kernels), and the time before the first graph (the prefill and what precedes the
+first decode graph).
 """
 
 from __future__ import annotations
@@ -15,10 +23,13 @@ import argparse
 import collections
 import gzip
 import json
+import statistics
 import sys
 from pathlib import Path
 
 DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+GRAPH_LAUNCHES = ("cudaGraphLaunch", "cuGraphLaunch")
+SLOW_STEP_US = 50.0  # a period this much above the median counts as an occasional slow step
 
 
 def trace_files(path: Path) -> list[Path]:
@@ -30,12 +41,55 @@ def trace_files(path: Path) -> list[Path]:
     return files
 
 
-def device_events(path: Path) -> list[dict]:
+def trace_events(path: Path) -> list[dict]:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt") as f:
         trace = json.load(f)
     events = trace.get("traceEvents", trace) if isinstance(trace, dict) else trace
-    return [e for e in events if e.get("ph") == "X" and e.get("cat") in DEVICE_CATEGORIES]
+    return [e for e in events if e.get("ph") == "X"]
+
+
+def device_events(path: Path) -> list[dict]:
+    return [e for e in trace_events(path) if e.get("cat") in DEVICE_CATEGORIES]
+
+
+def _correlation(event: dict):
+    return (event.get("args") or {}).get("correlation")
+
+
+def graph_steps(events: list[dict]) -> dict:
+    """The decode steps of one trace, from its graph launches (see the module docstring; µs)."""
+    device = sorted((e for e in events if e.get("cat") in DEVICE_CATEGORIES), key=lambda e: e["ts"])
+    launched = {_correlation(e) for e in events if e.get("name") in GRAPH_LAUNCHES} - {None}
+    graph_work = collections.defaultdict(list)
+    for e in device:
+        if _correlation(e) in launched:
+            graph_work[_correlation(e)].append(e)
+    starts = sorted(min(e["ts"] for e in work) for work in graph_work.values())
+    if len(starts) < 2:
+        return {"steps": len(starts)}
+    periods = [b - a for a, b in zip(starts, starts[1:])]
+    median = statistics.median(periods)
+    slow = [p - median for p in periods if p > median + SLOW_STEP_US]
+    graph_spans = [max(e["ts"] + e["dur"] for e in work) - min(e["ts"] for e in work)
+                   for work in graph_work.values()]
+    outside = []
+    for a, b in zip(starts, starts[1:]):
+        work = [e for e in device if a <= e["ts"] < b and _correlation(e) not in launched]
+        outside.append((len(work), sum(e["dur"] for e in work)))
+    before = [e for e in device if e["ts"] < starts[0]]
+    return {
+        "steps": len(starts),
+        "median_period_us": median,
+        "slow_steps": len(slow),
+        "slow_excess_us": sum(slow),
+        "graph_span_us": statistics.median(graph_spans),
+        "outside_events": statistics.median(n for n, _ in outside),
+        "outside_busy_us": statistics.median(t for _, t in outside),
+        "before_first_us": starts[0] - device[0]["ts"],
+        "before_first_busy_us": sum(e["dur"] for e in before),
+        "span_us": max(e["ts"] + e["dur"] for e in device) - device[0]["ts"],
+    }
 
 
 def summarize(events: list[dict]) -> dict:
@@ -70,6 +124,27 @@ def load(path: Path) -> dict:
     return summarize([e for f in trace_files(path) for e in device_events(f)])
 
 
+def load_graph_steps(path: Path) -> dict:
+    files = trace_files(path)
+    if len(files) != 1:  # periods across traces (ranks, runs) would interleave
+        raise SystemExit(f"trace_kernels: --graph-steps reads one trace, {path} has {len(files)}")
+    return graph_steps(trace_events(files[0]))
+
+
+def graph_steps_report(a: dict, b: dict, names: tuple[str, str]) -> str:
+    lines = ["| trace | graph steps | median step period µs | slower steps (> median + 50 µs) | their excess µs | "
+             "median device work outside the graph per step: events, µs | before the first graph µs (device busy) | "
+             "whole trace µs |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, s in zip(names, (a, b)):
+        if "median_period_us" not in s:
+            lines.append(f"| {name} | {s['steps']} | - | - | - | - | - | - | - |")
+            continue
+        lines.append(f"| {name} | {s['steps']} | {s['median_period_us']:,.1f} | {s['graph_span_us']:,.1f} | {s['slow_steps']} | "
+                     f"{s['slow_excess_us']:,.1f} | {s['outside_events']:g}, {s['outside_busy_us']:,.1f} | "
+                     f"{s['before_first_us']:,.1f} ({s['before_first_busy_us']:,.1f}) | {s['span_us']:,.1f} |")
+    return "\n".join(lines)
+
+
 def report(a: dict, b: dict, names: tuple[str, str], steps: int | None, top: int) -> str:
     per = f" per step (/{steps})" if steps else ""
     div = steps or 1
@@ -98,6 +173,7 @@ def main(argv=None) -> None:
     ap.add_argument("second", type=Path)
     ap.add_argument("--steps", type=int, default=None, help="scheduler steps each trace covers")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--graph-steps", action="store_true", help="also the decode steps seen through their graph launches")
     args = ap.parse_args(argv)
     for p in (args.first, args.second):
         if not p.exists():
@@ -107,6 +183,13 @@ def main(argv=None) -> None:
     except (OSError, ValueError) as e:
         raise SystemExit(f"trace_kernels: cannot read a trace: {e}")
     print(report(first, second, (str(args.first), str(args.second)), args.steps, args.top))
+    if args.graph_steps:
+        try:
+            steps = load_graph_steps(args.first), load_graph_steps(args.second)
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"trace_kernels: cannot read a trace: {e}")
+        print()
+        print(graph_steps_report(*steps, (str(args.first), str(args.second))))
 
 
 if __name__ == "__main__":
