@@ -18,10 +18,33 @@ larger median at each concurrency is the goal's denominator (issue 5: the better
 always-on); every configuration's median is then given as a ratio to it, with the ratio's range
 over the repetitions (rep r against the better configuration's rep r).  --only keeps the named
 configurations (the reference is always kept).
+
+    python3 compare_outputs.py RESULTS_JSONL REF --logs OUT/log-aon.txt,OUT/log-abase.txt
+
+--logs adds the configurations of phases that were killed after some timed runs (probe_dd.py writes
+results.jsonl only at the end): their tok/s from the log's "[probe] RUN" lines, without outputs, so
+they join the throughput tables and not the output comparison.  A configuration that results.jsonl
+has is kept from there.
 """
 import argparse
+import ast
 import json
+import re
 import statistics
+
+RUN_LINE = re.compile(r"^\[probe\] RUN (\S+) (?:conc=\S+|switch run): (\{.*\})\s*$")
+
+
+def runs_from_log(path: str) -> dict:
+    """{name: record} from one probe_dd.py log's RUN lines (the record holds runs only)."""
+    recs = {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = RUN_LINE.match(line)
+            if m:
+                recs.setdefault(m.group(1), {"name": m.group(1), "runs": [], "from_log": path})["runs"].append(
+                    ast.literal_eval(m.group(2)))
+    return recs
 
 
 def timed_runs(rec: dict) -> dict:
@@ -45,17 +68,26 @@ def cell(values: list) -> str:
     return f"{med:,.1f} ({min(values):,.0f}–{max(values):,.0f})"
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
     ap.add_argument("ref", nargs="?", default="base")
     ap.add_argument("--only", default="", help="comma-separated configurations to keep")
     ap.add_argument("--better-of", default="", help="comma-separated configurations: the goal's denominator")
-    args = ap.parse_args()
+    ap.add_argument("--logs", default="", help="comma-separated probe logs: configurations results.jsonl lacks")
+    args = ap.parse_args(argv)
     recs = {}
     for line in open(args.results):
         r = json.loads(line)
         recs[r["name"]] = r
+    for path in filter(None, args.logs.split(",")):
+        for name, rec in runs_from_log(path).items():
+            if name not in recs:
+                recs[name] = rec
+                print(f"({name}: tok/s from the RUN lines of {path}; its phase wrote no results)")
+                print()
+    if args.ref not in recs:
+        raise SystemExit(f"compare_outputs: no configuration {args.ref!r} in {args.results}")
     ref_name = args.ref
     keep = [n for n in args.only.split(",") if n]
     if keep:

@@ -1,0 +1,58 @@
+"""bench/gpu/compare_outputs.py: the throughput and greedy-output summary of probe_dd.py results, and
+its --logs fallback for a phase killed after its timed runs (2026-11-30: the 0.5.17 always-on phase
+ran all 15 timed runs and was killed in its switch run, so results.jsonl never got it)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def tool(bench_gpu_tool):
+    return bench_gpu_tool("compare_outputs")
+
+
+def run(c, tok_s, rep, outputs=None):
+    r = {"concurrency": c, "requests": 1, "output_tokens": 128, "wall_s": 1.0, "tok_per_s": tok_s, "rep": rep}
+    if outputs is not None:
+        r["output_ids"] = outputs
+    return r
+
+
+def test_a_killed_phases_runs_come_from_its_log_and_join_the_ratio_table(tool, tmp_path, capsys):
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps({"name": "adapt", "runs": [run(1, 450.0, 0, [[1, 2]]), run(1, 470.0, 1, [[1, 2]]),
+                                                              run(64, 3600.0, 0), run(64, 3610.0, 1)]}) + "\n")
+    log = tmp_path / "log-aon.txt"
+    log.write_text(
+        "[2026-11-30 02:41:27] Decode batch, #running-req: 64, accept len: 4.00\n"
+        "[probe] RUN aon conc=1: {'concurrency': 1, 'requests': 3, 'output_tokens': 384, 'wall_s': 0.895, "
+        "'tok_per_s': 429.0, 'spec_verify_ct': 96, 'accept_len': 4.0, 'rep': 0}\n"
+        "[probe] RUN aon conc=1: {'concurrency': 1, 'requests': 3, 'output_tokens': 384, 'wall_s': 0.792, "
+        "'tok_per_s': 500.0, 'spec_verify_ct': 96, 'accept_len': 4.0, 'rep': 1}\n"
+        "[probe] RUN aon conc=64: {'concurrency': 64, 'requests': 64, 'output_tokens': 8192, 'wall_s': 0.8, "
+        "'tok_per_s': 9000.0, 'spec_verify_ct': 2048, 'accept_len': 4.0, 'rep': 0}\n"
+        "[probe] RUN aon conc=64: {'concurrency': 64, 'requests': 64, 'output_tokens': 8192, 'wall_s': 0.8, "
+        "'tok_per_s': 10000.0, 'spec_verify_ct': 2048, 'accept_len': 4.0, 'rep': 1}\n"
+        "[probe] RUN aon switch run: {'concurrency': 'switch64', 'requests': 64, 'output_tokens': 4160, "
+        "'wall_s': 1.1, 'tok_per_s': 3800.2, 'spec_verify_ct': 1918, 'accept_len': 2.169}\n")
+    assert {n: len(r["runs"]) for n, r in tool.runs_from_log(str(log)).items()} == {"aon": 5}
+
+    tool.main([str(results), "adapt", "--better-of", "aon", "--logs", str(log)])
+    out = capsys.readouterr().out
+    assert f"(aon: tok/s from the RUN lines of {log}; its phase wrote no results)" in out
+    assert "| 1 | 460.0 (450–470) | 464.5 (429–500) |" in out  # medians of adapt and aon
+    # adapt / aon: 460 / 464.5 at C=1; 3605 / 9500 at C=64 (per rep 3600/9000 and 3610/10000)
+    assert "| 1 | aon | 0.990 (0.940–1.049) | 1.000 (1.000–1.000) |" in out
+    assert "| 64 | aon | 0.379 (0.361–0.400) | 1.000 (1.000–1.000) |" in out
+    outputs_table = out.split("| config | concurrency | identical requests |")[1]
+    assert "| aon |" not in outputs_table  # no output_ids in a log: nothing to compare
+
+
+def test_a_reference_that_is_nowhere_is_a_one_line_error(tool, tmp_path):
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps({"name": "adapt", "runs": [run(1, 450.0, 0)]}) + "\n")
+    with pytest.raises(SystemExit, match="no configuration 'aon'"):
+        tool.main([str(results), "aon"])
