@@ -77,7 +77,7 @@ def test_graph_steps_split_each_decode_step_into_its_graph_and_the_work_around_i
     a = tool.graph_steps(events)
     assert a["steps"] == 4
     assert a["median_period_us"] == 100 and (a["slow_steps"], a["slow_excess_us"]) == (1, 80)
-    assert a["graph_span_us"] == 70
+    assert a["graph_span_us"] == 70 and a["graph_busy_us"] == 70
     assert (a["outside_events"], a["outside_busy_us"]) == (2, 5)  # the flush step has 3 (75 µs)
     assert (a["before_first_us"], a["before_first_busy_us"]) == (50, 40)
     assert a["span_us"] == 430 + 83 - 0
@@ -85,7 +85,11 @@ def test_graph_steps_split_each_decode_step_into_its_graph_and_the_work_around_i
     folder = write_trace(tmp_path / "t", events)
     tool.main([str(folder), str(folder), "--top", "1", "--graph-steps"])
     out = capsys.readouterr().out
-    assert f"| {folder} | 4 | 100.0 | 70.0 | 1 | 80.0 | 2, 5.0 | 50.0 (40.0) | 513.0 |" in out
+    header = next(line for line in out.splitlines() if line.startswith("| trace | graph steps"))
+    assert header.split(" | ")[2:6] == ["median step period µs", "median graph span µs",
+                                        "median graph device time µs", "slower steps (> median + 50 µs)"]
+    assert header.count("|") == out.splitlines()[out.splitlines().index(header) + 1].count("|")
+    assert f"| {folder} | 4 | 100.0 | 70.0 | 70.0 | 1 | 80.0 | 2, 5.0 | 50.0 (40.0) | 513.0 |" in out
 
 
 def test_graph_steps_want_one_trace_per_argument(tool, tmp_path):

@@ -11,7 +11,7 @@ count or time differ most between the two configurations, which is where a per-s
 ``--graph-steps`` adds the decode steps seen through their CUDA-graph launches: the host's
 ``cudaGraphLaunch`` and the device work with its correlation id mark where each step's graph began on
 the device. Per trace: the median period from one graph's start to the next (the steady step), the
-median span of one graph's device work, the periods longer than the median by more than 50 µs and their summed excess (catch-up flushes and other
+median span and summed device time of one graph's work, the periods longer than the median by more than 50 µs and their summed excess (catch-up flushes and other
 occasional work), the median device time of the work outside the graph per step (the scheduler's and
 the worker's small kernels), and the time before the first graph (the prefill and what precedes the
 first decode graph).
@@ -84,6 +84,7 @@ def graph_steps(events: list[dict]) -> dict:
         "slow_steps": len(slow),
         "slow_excess_us": sum(slow),
         "graph_span_us": statistics.median(graph_spans),
+        "graph_busy_us": statistics.median(sum(e["dur"] for e in work) for work in graph_work.values()),
         "outside_events": statistics.median(n for n, _ in outside),
         "outside_busy_us": statistics.median(t for _, t in outside),
         "before_first_us": starts[0] - device[0]["ts"],
@@ -131,17 +132,29 @@ def load_graph_steps(path: Path) -> dict:
     return graph_steps(trace_events(files[0]))
 
 
+GRAPH_STEP_COLUMNS = (  # (header, cell) of the --graph-steps table
+    ("graph steps", lambda s: f"{s['steps']}"),
+    ("median step period µs", lambda s: f"{s['median_period_us']:,.1f}"),
+    ("median graph span µs", lambda s: f"{s['graph_span_us']:,.1f}"),
+    ("median graph device time µs", lambda s: f"{s['graph_busy_us']:,.1f}"),
+    ("slower steps (> median + 50 µs)", lambda s: f"{s['slow_steps']}"),
+    ("their excess µs", lambda s: f"{s['slow_excess_us']:,.1f}"),
+    ("median device work outside the graph per step: events, µs",
+     lambda s: f"{s['outside_events']:g}, {s['outside_busy_us']:,.1f}"),
+    ("before the first graph µs (device busy)", lambda s: f"{s['before_first_us']:,.1f} ({s['before_first_busy_us']:,.1f})"),
+    ("whole trace µs", lambda s: f"{s['span_us']:,.1f}"),
+)
+
+
 def graph_steps_report(a: dict, b: dict, names: tuple[str, str]) -> str:
-    lines = ["| trace | graph steps | median step period µs | slower steps (> median + 50 µs) | their excess µs | "
-             "median device work outside the graph per step: events, µs | before the first graph µs (device busy) | "
-             "whole trace µs |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| trace | " + " | ".join(h for h, _ in GRAPH_STEP_COLUMNS) + " |",
+             "|---" * (len(GRAPH_STEP_COLUMNS) + 1) + "|"]
     for name, s in zip(names, (a, b)):
-        if "median_period_us" not in s:
-            lines.append(f"| {name} | {s['steps']} | - | - | - | - | - | - | - |")
-            continue
-        lines.append(f"| {name} | {s['steps']} | {s['median_period_us']:,.1f} | {s['graph_span_us']:,.1f} | {s['slow_steps']} | "
-                     f"{s['slow_excess_us']:,.1f} | {s['outside_events']:g}, {s['outside_busy_us']:,.1f} | "
-                     f"{s['before_first_us']:,.1f} ({s['before_first_busy_us']:,.1f}) | {s['span_us']:,.1f} |")
+        if "median_period_us" not in s:  # fewer than two graph launches
+            cells = [f"{s['steps']}"] + ["-"] * (len(GRAPH_STEP_COLUMNS) - 1)
+        else:
+            cells = [cell(s) for _, cell in GRAPH_STEP_COLUMNS]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
