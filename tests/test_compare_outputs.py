@@ -56,3 +56,16 @@ def test_a_reference_that_is_nowhere_is_a_one_line_error(tool, tmp_path):
     results.write_text(json.dumps({"name": "adapt", "runs": [run(1, 450.0, 0)]}) + "\n")
     with pytest.raises(SystemExit, match="no configuration 'aon'"):
         tool.main([str(results), "aon"])
+
+
+def test_mean_of_two_reference_engines(tool, tmp_path, capsys):
+    results = tmp_path / "results.jsonl"
+    rows = {"base": [200.0, 210.0, 205.0], "base2": [195.0, 196.0, 190.0], "dd": [198.0, 190.0, 199.0]}
+    results.write_text("".join(json.dumps({"name": n, "runs": [run(1, v, r) for r, v in enumerate(vals)]}) + "\n"
+                               for n, vals in rows.items()))
+    tool.main([str(results), "base", "--mean-of", "base,base2"])
+    out = capsys.readouterr().out
+    # medians 205, 195 and 198; their reference mean 200
+    assert "| 1 | 200.0 | 1.025 | 0.975 | 0.990 |" in out
+    with pytest.raises(SystemExit, match="--mean-of: no configuration"):
+        tool.main([str(results), "base", "--mean-of", "base,nope"])

@@ -17,7 +17,8 @@ shows the median and the range of the repetitions.  --better-of names the config
 larger median at each concurrency is the goal's denominator (issue 5: the better of baseline and
 always-on); every configuration's median is then given as a ratio to it, with the ratio's range
 over the repetitions (rep r against the better configuration's rep r).  --only keeps the named
-configurations (the reference is always kept).
+configurations (the reference is always kept).  --mean-of base,base2 gives every median as a ratio to
+the mean of the named configurations' medians: two engines of one configuration differ by 1-14 %.
 
     python3 compare_outputs.py RESULTS_JSONL REF --logs OUT/log-aon.txt,OUT/log-abase.txt
 
@@ -74,6 +75,8 @@ def main(argv=None):
     ap.add_argument("ref", nargs="?", default="base")
     ap.add_argument("--only", default="", help="comma-separated configurations to keep")
     ap.add_argument("--better-of", default="", help="comma-separated configurations: the goal's denominator")
+    ap.add_argument("--mean-of", default="", help="comma-separated configurations: also each median as a ratio "
+                    "to the mean of their medians (two engines of one reference configuration)")
     ap.add_argument("--logs", default="", help="comma-separated probe logs: configurations results.jsonl lacks")
     args = ap.parse_args(argv)
     recs = {}
@@ -128,6 +131,23 @@ def main(argv=None):
                 per_rep = [v / runs[best][c][r] for r, v in runs[n][c].items() if r in runs[best][c]]
                 cells.append(f"{ratio:.3f}" + (f" ({min(per_rep):.3f}–{max(per_rep):.3f})" if len(per_rep) > 1 else ""))
             print(f"| {c} | {best} | " + " | ".join(cells) + " |")
+    mean_of = [n for n in args.mean_of.split(",") if n]
+    if mean_of:
+        missing = [n for n in mean_of if n not in recs]
+        if missing:
+            raise SystemExit(f"--mean-of: no configuration {missing} in {args.results}")
+        runs = {n: timed_runs(recs[n]) for n in names}
+        print()
+        print(f"Median as a ratio to the mean of the medians of {' and '.join(mean_of)}:")
+        print()
+        print("| concurrency | mean | " + " | ".join(names) + " |")
+        print("|---" * (len(names) + 2) + "|")
+        for c in sorted({c for n in names for c in runs[n]}, key=lambda c: (isinstance(c, str), str(c).zfill(6))):
+            if not all(c in runs[n] for n in mean_of):
+                continue
+            mean = statistics.mean(statistics.median(runs[n][c].values()) for n in mean_of)
+            cells = [f"{statistics.median(runs[n][c].values()) / mean:.3f}" if c in runs[n] else "-" for n in names]
+            print(f"| {c} | {mean:,.1f} | " + " | ".join(cells) + " |")
     print()
     print("| config | concurrency | identical requests | equal tokens | first divergences |")
     print("|---|---|---|---|---|")
