@@ -7,6 +7,7 @@
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table   # issue 5's table with the shims on
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table-agree   # the same, drafts always accepted
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 metrics   # the sglang:spec_disabled* gauges' values
+#   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table-pk  # the KV-only prefill under the shims
 # The SGLang set-up is the one of the GPU recipe (.gpu/recipe/gpu-run.sh, its first 45 lines).
 set -uo pipefail
 BUNDLE=${1:?bundle dir}
@@ -64,7 +65,7 @@ case "$PLAN" in
     apply_series "$SITE"
     timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/final2-0.5.12.toml \
       --catalog "$CAT" --seq-reps 2 --no-warmup --timeout 150 --no-plot -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn ;;
-  table|table-agree|metrics)
+  table|table-agree|table-pk|metrics)
     # issue 5's table through spectrace bench with the shims in every run (series applied in place);
     # metrics: one patched server with --enable-metrics, its gauges read after each run
     apply_series "$SITE"
