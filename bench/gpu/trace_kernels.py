@@ -9,12 +9,15 @@ host). With ``--steps``, the totals are also given per scheduler step. Then the 
 count or time differ most between the two configurations, which is where a per-step cost comes from.
 
 ``--graph-steps`` adds the decode steps seen through their CUDA-graph launches: the host's
-``cudaGraphLaunch`` and the device work with its correlation id mark where each step's graph began on
-the device. Per trace: the median period from one graph's start to the next (the steady step), the
-median span and summed device time of one graph's work, the periods longer than the median by more than 50 µs and their summed excess (catch-up flushes and other
-occasional work), the median device time of the work outside the graph per step (the scheduler's and
-the worker's small kernels), and the time before the first graph (the prefill and what precedes the
-first decode graph).
+``cudaGraphLaunch`` and the device work with its correlation id mark where each step's graph began
+on the device. Per trace (one trace per argument):
+- the median period from one graph's start to the next (the steady step);
+- the median span and summed device time of one graph's work;
+- the periods longer than the median by more than 50 µs, and their summed excess (catch-up
+  flushes and other occasional work);
+- the median device work outside the graph per step (the scheduler's and the worker's small
+  kernels and copies);
+- the time before the first graph (the prefill and what precedes the first decode graph).
 """
 
 from __future__ import annotations
