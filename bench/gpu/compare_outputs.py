@@ -69,6 +69,28 @@ def cell(values: list) -> str:
     return f"{med:,.1f} ({min(values):,.0f}–{max(values):,.0f})"
 
 
+def configurations(arg: str, recs: dict, flag: str, results: str) -> list:
+    """The comma-separated configuration names of a flag, each one present."""
+    names = [n for n in arg.split(",") if n]
+    missing = [n for n in names if n not in recs]
+    if missing:
+        raise SystemExit(f"{flag}: no configuration {missing} in {results}")
+    return names
+
+
+def concurrencies(runs: dict) -> list:
+    """Every configuration's concurrencies: the numbers in order, then the switch runs."""
+    return sorted({c for r in runs.values() for c in r}, key=lambda c: (isinstance(c, str), str(c).zfill(6)))
+
+
+def ratio_table_head(title: str, column: str, names: list) -> None:
+    print()
+    print(title)
+    print()
+    print(f"| concurrency | {column} | " + " | ".join(names) + " |")
+    print("|---" * (len(names) + 2) + "|")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
@@ -105,19 +127,12 @@ def main(argv=None):
             by_c.setdefault(str(run["concurrency"]), {}).setdefault(n, []).append(run["tok_per_s"])
     for c, row in by_c.items():
         print(f"| {c} | " + " | ".join(cell(row[n]) if n in row else "-" for n in names) + " |")
-    better = [n for n in args.better_of.split(",") if n]
+    runs = {n: timed_runs(recs[n]) for n in names}
+    better = configurations(args.better_of, recs, "--better-of", args.results)
     if better:
-        missing = [n for n in better if n not in recs]
-        if missing:
-            raise SystemExit(f"--better-of: no configuration {missing} in {args.results}")
-        runs = {n: timed_runs(recs[n]) for n in names}
-        print()
-        print(f"Ratio to the better of {' / '.join(better)} at each concurrency (median over repetitions; "
-              "range: rep r against rep r of the better one):")
-        print()
-        print("| concurrency | better | " + " | ".join(names) + " |")
-        print("|---" * (len(names) + 2) + "|")
-        for c in sorted({c for n in names for c in runs[n]}, key=lambda c: (isinstance(c, str), str(c).zfill(6))):
+        ratio_table_head(f"Ratio to the better of {' / '.join(better)} at each concurrency (median over "
+                         "repetitions; range: rep r against rep r of the better one):", "better", names)
+        for c in concurrencies(runs):
             meds = {n: statistics.median(runs[n][c].values()) for n in better if c in runs[n]}
             if not meds:
                 continue
@@ -131,18 +146,10 @@ def main(argv=None):
                 per_rep = [v / runs[best][c][r] for r, v in runs[n][c].items() if r in runs[best][c]]
                 cells.append(f"{ratio:.3f}" + (f" ({min(per_rep):.3f}–{max(per_rep):.3f})" if len(per_rep) > 1 else ""))
             print(f"| {c} | {best} | " + " | ".join(cells) + " |")
-    mean_of = [n for n in args.mean_of.split(",") if n]
+    mean_of = configurations(args.mean_of, recs, "--mean-of", args.results)
     if mean_of:
-        missing = [n for n in mean_of if n not in recs]
-        if missing:
-            raise SystemExit(f"--mean-of: no configuration {missing} in {args.results}")
-        runs = {n: timed_runs(recs[n]) for n in names}
-        print()
-        print(f"Median as a ratio to the mean of the medians of {' and '.join(mean_of)}:")
-        print()
-        print("| concurrency | mean | " + " | ".join(names) + " |")
-        print("|---" * (len(names) + 2) + "|")
-        for c in sorted({c for n in names for c in runs[n]}, key=lambda c: (isinstance(c, str), str(c).zfill(6))):
+        ratio_table_head(f"Median as a ratio to the mean of the medians of {' and '.join(mean_of)}:", "mean", names)
+        for c in concurrencies(runs):
             if not all(c in runs[n] for n in mean_of):
                 continue
             mean = statistics.mean(statistics.median(runs[n][c].values()) for n in mean_of)
