@@ -69,3 +69,12 @@ def test_mean_of_two_reference_engines(tool, tmp_path, capsys):
     assert "| 1 | 200.0 | 1.025 | 0.975 | 0.990 |" in out
     with pytest.raises(SystemExit, match="--mean-of: no configuration"):
         tool.main([str(results), "base", "--mean-of", "base,nope"])
+
+
+def test_a_missing_results_file_or_log_is_a_one_line_error(tool, tmp_path):
+    with pytest.raises(SystemExit, match="cannot read the results or a log"):
+        tool.main([str(tmp_path / "nope.jsonl")])
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps({"name": "base", "runs": [run(1, 450.0, 0)]}) + "\n")
+    with pytest.raises(SystemExit, match="cannot read the results or a log"):
+        tool.main([str(results), "--logs", str(tmp_path / "log-nope.txt")])

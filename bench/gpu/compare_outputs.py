@@ -102,11 +102,16 @@ def main(argv=None):
     ap.add_argument("--logs", default="", help="comma-separated probe logs: configurations results.jsonl lacks")
     args = ap.parse_args(argv)
     recs = {}
-    for line in open(args.results):
-        r = json.loads(line)
-        recs[r["name"]] = r
-    for path in filter(None, args.logs.split(",")):
-        for name, rec in runs_from_log(path).items():
+    try:
+        with open(args.results) as f:
+            for line in f:
+                r = json.loads(line)
+                recs[r["name"]] = r
+        logged = [runs_from_log(path) for path in filter(None, args.logs.split(","))]
+    except (OSError, ValueError, KeyError, SyntaxError) as e:
+        raise SystemExit(f"compare_outputs: cannot read the results or a log: {e!r}")
+    for path, from_log in zip(filter(None, args.logs.split(",")), logged):
+        for name, rec in from_log.items():
             if name not in recs:
                 recs[name] = rec
                 print(f"({name}: tok/s from the RUN lines of {path}; its phase wrote no results)")
