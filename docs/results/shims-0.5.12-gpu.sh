@@ -70,6 +70,7 @@ case "$PLAN" in
     # metrics: one patched server with --enable-metrics, its gauges read after each run
     apply_series "$SITE"
     BETTER=(--better-of baseline,always-on --reference baseline); [ "$PLAN" = metrics ] && BETTER=()
+    [ "$PLAN" = table-pk ] && BETTER=(--better-of baseline --reference baseline)  # it has no always-on
     timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs "docs/results/${PLAN}-0.5.12.toml" \
       --catalog "$CAT" --seq-reps 3 --reps "${REPS:-1}" "${BETTER[@]}" --timeout 170 -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn
     cat "$OUT/bench/bench.md" 2>/dev/null ;;
