@@ -86,7 +86,7 @@ def read_sched_stats(stats_dir):
     return out
 
 
-def main():
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser()
     ap.add_argument("--name", required=True)
     ap.add_argument("--model", default="small", choices=sorted(SHAPES))
@@ -135,7 +135,11 @@ def main():
     ap.add_argument("--profile-cpu", type=int, default=0,
                     help="1: the --profile runs also record host activity with Python stacks (where the "
                          "scheduler spends a request's time outside the device's work; larger traces)")
-    a = ap.parse_args()
+    return ap
+
+
+def main():
+    a = parser().parse_args()
 
     out_dir = os.environ.get("OUT", "/tmp/probe-out")
     stats_dir = os.environ.setdefault("PROBE_STATS_DIR", os.path.join("/tmp/probe-stats", a.name))
