@@ -107,10 +107,10 @@ def main(argv=None):
             for line in f:
                 r = json.loads(line)
                 recs[r["name"]] = r
-        logged = [runs_from_log(path) for path in filter(None, args.logs.split(","))]
+        logged = {path: runs_from_log(path) for path in filter(None, args.logs.split(","))}
     except (OSError, ValueError, KeyError, SyntaxError) as e:
         raise SystemExit(f"compare_outputs: cannot read the results or a log: {e!r}")
-    for path, from_log in zip(filter(None, args.logs.split(",")), logged):
+    for path, from_log in logged.items():
         for name, rec in from_log.items():
             if name not in recs:
                 recs[name] = rec

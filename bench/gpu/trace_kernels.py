@@ -23,6 +23,7 @@ on the device. Per trace (one trace per argument):
 from __future__ import annotations
 
 import argparse
+import bisect
 import collections
 import gzip
 import json
@@ -76,9 +77,11 @@ def graph_steps(events: list[dict]) -> dict:
     slow = [p - median for p in periods if p > median + SLOW_STEP_US]
     graph_spans = [max(e["ts"] + e["dur"] for e in work) - min(e["ts"] for e in work)
                    for work in graph_work.values()]
+    device_ts = [e["ts"] for e in device]  # sorted: each period's events by bisection
     outside = []
     for a, b in zip(starts, starts[1:]):
-        work = [e for e in device if a <= e["ts"] < b and _correlation(e) not in launched]
+        period = device[bisect.bisect_left(device_ts, a):bisect.bisect_left(device_ts, b)]
+        work = [e for e in period if _correlation(e) not in launched]
         outside.append((len(work), sum(e["dur"] for e in work)))
     before = [e for e in device if e["ts"] < starts[0]]
     return {
