@@ -644,6 +644,16 @@ def disable_module(sglang_copy, real, monkeypatch, tmp_path):
         ):
             stubs[name] = types.ModuleType(name)
             stubs[name].__dict__.update(attrs)
+        # the series' fused kernels need Triton and a GPU (tests/test_patch_kernels.py runs them):
+        # here the step gets what their torch fallback computes, on the host stand-ins
+        kernels = stubs["sglang.srt.speculative.dynamic_disable_kernels"] = types.ModuleType("kernels")
+
+        def prologue(seq_lens, req_pool_indices, req_to_token, bonus_tokens, orig_dtype):
+            new = seq_lens + 1
+            orig = None if orig_dtype is None else new.to(orig_dtype)
+            return new, req_to_token[req_pool_indices, seq_lens].to(torch.int64), bonus_tokens.to(torch.int64), orig
+
+        kernels.disabled_step_prologue = prologue
         for name, mod in stubs.items():
             monkeypatch.setitem(sys.modules, name, mod)
         monkeypatch.delitem(sys.modules, DISABLE_MODULE, raising=False)

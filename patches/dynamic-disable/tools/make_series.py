@@ -23,6 +23,8 @@ from pathlib import Path
 AUTHOR = "spectrace"
 REQUIRES = "SPEC2-NDI-SPECINFO, SPEC2-NDI-SEQLENS"
 MODULE = "sglang/srt/speculative/dynamic_disable.py"
+# 0.5.12: the fused kernels of the disabled step and the future map, a module of their own
+KERNELS = "sglang/srt/speculative/dynamic_disable_kernels.py"
 # patch 0003 of both versions: the worker and the subclass with its own __init__
 WORKER_V2_FILES = [
     "sglang/srt/speculative/eagle_worker_v2.py",
@@ -38,7 +40,7 @@ PATCHES = {
     "0.5.12": [
         (
             "0001-speculative-dynamic-disable-module",
-            [MODULE],
+            [MODULE, KERNELS],
             [
                 "Spec v2: policy and plain-decode step for dynamic speculation disable",
                 "New module sglang/srt/speculative/dynamic_disable.py: the per-step controller",
@@ -57,6 +59,11 @@ PATCHES = {
                 "the draft lm_head/top-k (marker topk_p = -1, lm_head input kept per",
                 "req_pool_idx; the first speculative step after it computes the top-k",
                 "once); skip runs no draft work (stale draft KV).",
+                "New module sglang/srt/speculative/dynamic_disable_kernels.py: Triton",
+                "kernels that do in one launch each what the disabled step did in several",
+                "small ones (its prologue: seq_lens + 1, the KV slot, int64 inputs; the",
+                "catch-up record) and the future map's five-field store and gather (patch",
+                "0005), with the torch code as the fallback for other devices and layouts.",
             ],
             REQUIRES,
             "SPEC2-DISABLED-NDI, SPEC2-DISABLED-STRIDE",
@@ -88,8 +95,9 @@ PATCHES = {
                 "a speculative one first calls before_speculative_step (a no-op unless",
                 "lazy draft logits deferred a top-k or catchup has skipped positions); a",
                 "prefill step calls note_other_step (no step-cost sample across it) and,",
-                "after the target prefill, prefill_draft (opt-in, SGLANG_SPEC_DISABLE_PREFILL_",
-                "KV_ONLY=1: while speculation is off, the prompt's draft KV only).",
+                "after the target prefill, prefill_draft (while speculation is off, the",
+                "prompt's draft KV only; SGLANG_SPEC_DISABLE_PREFILL_KV_ONLY=0 runs the whole",
+                "draft extend).",
                 "on_verify_complete_cpu feeds the accept-length rule; spec_disable_status",
                 "reports the mode for the decode log line, spec_disable_metrics for the",
                 "sglang:spec_disabled* gauges.",
@@ -114,6 +122,22 @@ PATCHES = {
                 "decode steps since the previous report that did).",
             ],
             "",
+            "",
+        ),
+        (
+            "0005-overlap-utils-fused-future-map",
+            ["sglang/srt/managers/overlap_utils.py"],
+            [
+                "FutureMap: the draft-input fields in one launch each way, with dynamic disable",
+                "Spec v2's future map stores five fields of next_draft_input per decode step",
+                "(topk_p, topk_index, bonus_tokens, new_seq_lens, hidden_states) and gathers",
+                "them back in the next step: five copies and five index kernels, where the",
+                "non-speculative map has one of each.  In a server started with",
+                "--speculative-dynamic-disable (and SGLANG_SPEC_DISABLE_FUSED_FUTURE_MAP not",
+                "\"0\") each side is one Triton launch (dynamic_disable_kernels), with the same",
+                "values; the original copies run for any layout the kernels do not take.",
+            ],
+            "FUTUREMAP-NDI",
             "",
         ),
     ],
@@ -284,7 +308,9 @@ def main() -> None:
         "environment = ["
         + ", ".join(f'"{name}"' for name in ENVIRONMENT[version])
         + "]",
-        'adds_files = ["' + MODULE + '"]',
+        "adds_files = ["
+        + ", ".join(f'"{rel}"' for rel in touched if not (pristine / rel).exists())
+        + "]",
         "",
     ]
     for n in names:
