@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from trace_kernels import DEVICE_CATEGORIES, GRAPH_LAUNCHES, trace_events, trace_files  # noqa: E402
+from trace_kernels import DEVICE_CATEGORIES, GRAPH_LAUNCHES, graph_work, trace_events, trace_files  # noqa: E402
 
 HOST_CATEGORIES = ("python_function", "cpu_op", "cuda_runtime")
 
@@ -60,21 +60,13 @@ class Trace:
             if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})
         }
         self.start = min(e["ts"] for e in self.host)
+        # (start, end) on the device of each graph launch's work, in time order
+        self.graph_spans = sorted(
+            (work[0]["ts"], max(e["ts"] + e["dur"] for e in work)) for work in graph_work(events).values()
+        )
 
     def launcher(self, device_event: dict):
         return self.runtime.get(device_event.get("args", {}).get("correlation"))
-
-    def graphs(self) -> list[tuple[float, float]]:
-        """(start, end) on the device of each graph launch's work, in launch order."""
-        spans: dict = {}
-        for e in self.device:
-            r = self.launcher(e)
-            if r is None or r["name"] not in GRAPH_LAUNCHES:
-                continue
-            c = r["args"]["correlation"]
-            lo, hi = spans.get(c, (e["ts"], e["ts"] + e["dur"]))
-            spans[c] = (min(lo, e["ts"]), max(hi, e["ts"] + e["dur"]))
-        return sorted(spans.values())
 
     def frames(self, at: dict, depth: int) -> list[str]:
         """The innermost ``depth`` Python frames (and operators) around host event ``at``."""
@@ -91,7 +83,7 @@ class Trace:
 
 def gaps(trace: Trace) -> list[dict]:
     """Per pair of consecutive graphs: the gap, and the device events that start inside it."""
-    graphs = trace.graphs()
+    graphs = trace.graph_spans
     out = []
     i = 0
     for (_, end), (start, _) in zip(graphs, graphs[1:]):
@@ -118,7 +110,7 @@ def gap_report(name: str, trace: Trace, depth: int) -> str:
         f"**{name}**: {len(found)} gaps between decode graphs; median {median['gap']:.1f} µs, "
         f"device busy in it (median) {busy:.1f} µs, kernels and copies (median) {count:g}",
         "",
-        f"The step with the median gap, from the end of its graph (µs):",
+        "The step with the median gap, from the end of its graph (µs):",
         "",
         "| at µs | device µs | what | launched from (innermost frames last) |",
         "|---|---|---|---|",

@@ -61,22 +61,29 @@ def _correlation(event: dict):
     return (event.get("args") or {}).get("correlation")
 
 
+def graph_work(events: list[dict]) -> dict:
+    """{correlation id of a CUDA-graph launch: the device events it ran, in time order}."""
+    launched = {_correlation(e) for e in events if e.get("name") in GRAPH_LAUNCHES} - {None}
+    work = collections.defaultdict(list)
+    for e in sorted((e for e in events if e.get("cat") in DEVICE_CATEGORIES), key=lambda e: e["ts"]):
+        if _correlation(e) in launched:
+            work[_correlation(e)].append(e)
+    return work
+
+
 def graph_steps(events: list[dict]) -> dict:
     """The decode steps of one trace, from its graph launches (see the module docstring; µs)."""
     device = sorted((e for e in events if e.get("cat") in DEVICE_CATEGORIES), key=lambda e: e["ts"])
-    launched = {_correlation(e) for e in events if e.get("name") in GRAPH_LAUNCHES} - {None}
-    graph_work = collections.defaultdict(list)
-    for e in device:
-        if _correlation(e) in launched:
-            graph_work[_correlation(e)].append(e)
-    starts = sorted(min(e["ts"] for e in work) for work in graph_work.values())
+    work_by_launch = graph_work(events)
+    launched = set(work_by_launch)
+    starts = sorted(min(e["ts"] for e in work) for work in work_by_launch.values())
     if len(starts) < 2:
         return {"steps": len(starts)}
     periods = [b - a for a, b in zip(starts, starts[1:])]
     median = statistics.median(periods)
     slow = [p - median for p in periods if p > median + SLOW_STEP_US]
     graph_spans = [max(e["ts"] + e["dur"] for e in work) - min(e["ts"] for e in work)
-                   for work in graph_work.values()]
+                   for work in work_by_launch.values()]
     device_ts = [e["ts"] for e in device]  # sorted: each period's events by bisection
     outside = []
     for a, b in zip(starts, starts[1:]):
@@ -90,7 +97,7 @@ def graph_steps(events: list[dict]) -> dict:
         "slow_steps": len(slow),
         "slow_excess_us": sum(slow),
         "graph_span_us": statistics.median(graph_spans),
-        "graph_busy_us": statistics.median(sum(e["dur"] for e in work) for work in graph_work.values()),
+        "graph_busy_us": statistics.median(sum(e["dur"] for e in work) for work in work_by_launch.values()),
         "outside_events": statistics.median(n for n, _ in outside),
         "outside_busy_us": statistics.median(t for _, t in outside),
         "before_first_us": starts[0] - device[0]["ts"],
