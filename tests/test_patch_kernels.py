@@ -152,6 +152,27 @@ def test_catch_up_record_writes_what_the_two_index_puts_write(kernels):
     assert torch.equal(tokens_buf, reference_tokens)
 
 
+def test_catch_up_record_fallback_converts_hidden_states_as_the_kernel_does(kernels):
+    """The kernel stores each value converted to the buffer's dtype; its index_put fallback (here:
+    non-contiguous places) must convert too, as index_put converts no dtype. The callers pass the
+    buffer's float dtype already (Triton's interpreter rounds a float32 to bfloat16 otherwise than
+    the GPU, so only the integer conversion is compared through the kernel)."""
+    g = torch.Generator().manual_seed(9)
+    hidden = torch.randn(2, 64, generator=g)  # float32 into a bf16 buffer
+    tokens = torch.tensor([7, 8], dtype=torch.int32)  # int32 into an int64 buffer
+    places = torch.tensor([[1, 0], [3, 2]]).t()  # [[1, 3], [0, 2]], not contiguous
+    hidden_buf = torch.zeros(4, 4, 64, dtype=torch.bfloat16)
+    tokens_buf = torch.zeros(4, 4, dtype=torch.int64)
+    kernels.catch_up_record(places, hidden, tokens, hidden_buf, tokens_buf)
+    assert torch.equal(hidden_buf[1, 0], hidden[0].to(torch.bfloat16))
+    assert torch.equal(hidden_buf[3, 2], hidden[1].to(torch.bfloat16))
+    assert tokens_buf[1, 0] == 7 and tokens_buf[3, 2] == 8 and tokens_buf.sum() == 15
+    kernel_tokens = torch.zeros(4, 4, dtype=torch.int64)
+    kernels.catch_up_record(places.contiguous(), hidden.to(torch.bfloat16), tokens,
+                            torch.zeros(4, 4, 64, dtype=torch.bfloat16), kernel_tokens)
+    assert torch.equal(kernel_tokens, tokens_buf)
+
+
 class LaunchCounter:
     """Stands in for a @triton.jit kernel: counts launches, then launches the real one."""
 
