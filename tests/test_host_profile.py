@@ -95,3 +95,22 @@ def test_a_trace_without_python_events_is_a_one_line_error(tool, tmp_path):
         json.dump({"traceEvents": [device("gemm", 0, 1, 1)]}, f)
     with pytest.raises(SystemExit, match="no Python events"):
         tool.Trace(folder)
+
+
+def test_op_speed_gives_the_median_duration_of_the_calls_both_traces_made(tool, tmp_path):
+    def folder(name, scale):
+        events = [host("python_function", "scheduler.py(1): event_loop_overlap", 0, 10_000)]
+        events += [host("cpu_op", "aten::empty", 10 + 20 * i, 2 * scale) for i in range(5)]
+        events += [host("cuda_runtime", "cudaLaunchKernel", 200 + 20 * i, 4 * scale, correlation=i) for i in range(5)]
+        events.append(host("cpu_op", "aten::only_here", 400, 3))  # in one trace only: no row
+        path = tmp_path / name
+        path.mkdir()
+        with gzip.open(path / "t-TP-0.trace.json.gz", "wt") as f:
+            json.dump({"traceEvents": events}, f)
+        return tool.Trace(path)
+
+    report = tool.op_speed_report(("base", "dd"), folder("base", 1), folder("dd", 2), 5)
+    assert "| cpu_op | `aten::empty` | 5 | 5 | 2.00 | 4.00 | 2.00 |" in report
+    assert "| cuda_runtime | `cudaLaunchKernel` | 5 | 5 | 4.00 | 8.00 | 2.00 |" in report
+    assert "only_here" not in report and "Median of the ratios: 2.00 over 2 calls." in report
+    assert "at least 6 times" in tool.op_speed_report(("base", "dd"), folder("b6", 1), folder("d6", 1), 6)

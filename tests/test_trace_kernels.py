@@ -97,3 +97,25 @@ def test_graph_steps_want_one_trace_per_argument(tool, tmp_path):
     (folder / "y-TP-1.trace.json.gz").write_bytes((folder / "x-TP-0.trace.json.gz").read_bytes())
     with pytest.raises(SystemExit, match="reads one trace"):
         tool.main([str(folder), str(folder), "--graph-steps"])
+
+
+def test_by_position_compares_each_occurrence_of_a_kernel_inside_the_graphs(tool, tmp_path, capsys):
+    # two graph launches per trace, each with three "gemm" layers and a "norm"; in the second trace
+    # the third layer's gemm is 4 µs slower in one graph and 2 µs in the other (median 3)
+    def graphs(extra):
+        events = []
+        for c, at, slow in ((1, 0, extra[0]), (2, 1000, extra[1])):
+            events += [launch(at - 10, c), work("gemm", at, 50, c), work("norm", at + 50, 5, c),
+                       work("gemm", at + 60, 50, c), work("gemm", at + 120, 50 + slow, c)]
+        events.append(work("gemm", 3000, 999, 77))  # not in a graph: not counted
+        return events
+
+    assert tool.graph_positions(graphs((0, 0)), "gemm") == {0: 50, 1: 50, 2: 50}
+    assert tool.graph_positions(graphs((4, 2)), "gemm") == {0: 50, 1: 50, 2: 53}
+    base = write_trace(tmp_path / "base", graphs((0, 0)))
+    dd = write_trace(tmp_path / "dd", graphs((4, 2)))
+    tool.main([str(base), str(dd), "--top", "1", "--by-position", "gemm"])
+    out = capsys.readouterr().out
+    assert "| 2 | 50.00 | 53.00 | +3.00 |" in out and "| all | 150.0 | 153.0 | +3.0 |" in out
+    with pytest.raises(SystemExit, match="no kernel named nope"):
+        tool.main([str(base), str(dd), "--by-position", "nope"])

@@ -13,7 +13,10 @@ and what launched the device work between two decode steps. Per trace, on the sc
   to the first graph launch (the request's prefill), each with its duration;
 - **host time per function**: the inclusive time of each Python function and each operator
   (line numbers and object addresses dropped, so that one function is one row), in both traces,
-  largest difference first (``--functions`` rows).
+  largest difference first (``--functions`` rows);
+- **the speed of the same host calls** (``--op-speed N``): the median duration of each operator and
+  CUDA runtime call that both traces made at least N times. When every one of them is slower in one
+  trace, that process's host ran slower (its CPU, or the profiler's own cost), not its code.
 """
 
 from __future__ import annotations
@@ -173,12 +176,38 @@ def functions_report(names: tuple[str, str], a: Trace, b: Trace, rows: int) -> s
     return "\n".join(lines) + "\n"
 
 
+def op_speed_report(names: tuple[str, str], a: Trace, b: Trace, min_calls: int) -> str:
+    def durations(trace: Trace):
+        out = collections.defaultdict(list)
+        for e in trace.host:
+            if e["cat"] in ("cpu_op", "cuda_runtime"):
+                out[(e["cat"], e["name"])].append(e["dur"])
+        return out
+
+    da, db = durations(a), durations(b)
+    keys = [k for k in da if k in db and min(len(da[k]), len(db[k])) >= min_calls]
+    if not keys:
+        return f"no operator or runtime call made at least {min_calls} times in both traces\n"
+    ratio = {k: statistics.median(db[k]) / max(statistics.median(da[k]), 1e-9) for k in keys}
+    lines = [
+        f"| kind | call | calls {names[0]} | calls {names[1]} | median µs {names[0]} | median µs {names[1]} | ratio |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for k in sorted(keys, key=lambda k: -ratio[k]):
+        lines.append(f"| {k[0]} | `{k[1][:60]}` | {len(da[k])} | {len(db[k])} | {statistics.median(da[k]):.2f} | "
+                     f"{statistics.median(db[k]):.2f} | {ratio[k]:.2f} |")
+    lines += ["", f"Median of the ratios: {statistics.median(ratio.values()):.2f} over {len(keys)} calls."]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("first", type=Path, help="trace folder or file (the reference, e.g. the baseline)")
     ap.add_argument("second", type=Path, help="trace folder or file to compare with it")
     ap.add_argument("--functions", type=int, default=40, help="rows of the per-function table (0: none)")
     ap.add_argument("--frames", type=int, default=4, help="Python frames shown per launch")
+    ap.add_argument("--op-speed", type=int, default=0, metavar="N",
+                    help="also the median duration of the host calls both traces made N or more times")
     args = ap.parse_args(argv)
     names = (args.first.name if args.first.is_file() else str(args.first), str(args.second))
     traces = [Trace(args.first), Trace(args.second)]
@@ -191,6 +220,9 @@ def main(argv=None) -> None:
     if args.functions:
         out += ["## Host time per function (scheduler thread, inclusive)", "",
                 functions_report(names, *traces, args.functions)]
+    if args.op_speed:
+        out += ["## The same host calls, median duration (scheduler thread)", "",
+                op_speed_report(names, *traces, args.op_speed)]
     sys.stdout.write("\n".join(out))
 
 

@@ -18,6 +18,11 @@ on the device. Per trace (one trace per argument):
 - the median device work outside the graph per step (the scheduler's and the worker's small
   kernels and copies);
 - the time before the first graph (the prefill and what precedes the first decode graph).
+
+``--by-position NAME`` compares one kernel inside the graphs occurrence by occurrence: its k-th
+launch in each graph (a GEMM's k-th is the k-th layer's), the median over the graphs in each trace.
+A per-step difference spread evenly over every layer and one confined to some layers have different
+causes.
 """
 
 from __future__ import annotations
@@ -104,6 +109,30 @@ def graph_steps(events: list[dict]) -> dict:
         "before_first_busy_us": sum(e["dur"] for e in before),
         "span_us": max(e["ts"] + e["dur"] for e in device) - device[0]["ts"],
     }
+
+
+def graph_positions(events: list[dict], prefix: str) -> dict[int, float]:
+    """{k: median duration (µs) of the k-th kernel named ``prefix...`` in a graph launch's work}."""
+    by_position = collections.defaultdict(list)
+    for work in graph_work(events).values():
+        named = [e for e in work if e["name"].startswith(prefix)]
+        for k, e in enumerate(named):
+            by_position[k].append(e["dur"])
+    return {k: statistics.median(v) for k, v in sorted(by_position.items())}
+
+
+def positions_report(a: dict[int, float], b: dict[int, float], names: tuple[str, str], prefix: str) -> str:
+    lines = [f"| `{prefix[:60]}` occurrence in the graph | µs {names[0]} | µs {names[1]} | difference µs |",
+             "|---|---|---|---|"]
+    for k in sorted(set(a) | set(b)):
+        x, y = a.get(k), b.get(k)
+        diff = f"{y - x:+.2f}" if x is not None and y is not None else "-"
+        cell = lambda v: f"{v:.2f}" if v is not None else "-"  # noqa: E731
+        lines.append(f"| {k} | {cell(x)} | {cell(y)} | {diff} |")
+    both = [k for k in a if k in b]
+    lines.append(f"| all | {sum(a[k] for k in both):.1f} | {sum(b[k] for k in both):.1f} | "
+                 f"{sum(b[k] - a[k] for k in both):+.1f} |")
+    return "\n".join(lines)
 
 
 def summarize(events: list[dict]) -> dict:
@@ -200,6 +229,7 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=None, help="scheduler steps each trace covers")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--graph-steps", action="store_true", help="also the decode steps seen through their graph launches")
+    ap.add_argument("--by-position", metavar="NAME", help="also one kernel (name prefix) per occurrence in the graphs")
     args = ap.parse_args(argv)
     for p in (args.first, args.second):
         if not p.exists():
@@ -216,6 +246,16 @@ def main(argv=None) -> None:
             raise SystemExit(f"trace_kernels: cannot read a trace: {e}")
         print()
         print(graph_steps_report(*steps, (str(args.first), str(args.second))))
+    if args.by_position:
+        try:
+            positions = [graph_positions(trace_events(f), args.by_position)
+                         for p in (args.first, args.second) for f in trace_files(p)[:1]]
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"trace_kernels: cannot read a trace: {e}")
+        if not all(positions):
+            raise SystemExit(f"trace_kernels: no kernel named {args.by_position}... inside a graph launch")
+        print()
+        print(positions_report(*positions, (str(args.first), str(args.second)), args.by_position))
 
 
 if __name__ == "__main__":
