@@ -42,4 +42,4 @@ def test_each_table_plan_names_configurations_its_file_has(plan):
 
 
 def test_the_plans_are_the_ones_the_script_offers():
-    assert set(table_plans()) == {"table", "table-agree", "table-pk", "metrics"}
+    assert set(table_plans()) == {"table", "table-agree", "table-pk", "table-c1", "metrics"}

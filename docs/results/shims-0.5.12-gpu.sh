@@ -8,6 +8,7 @@
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table-agree   # the same, drafts always accepted
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 metrics   # the sglang:spec_disabled* gauges' values
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table-pk  # the KV-only prefill under the shims
+#   REPS=3 SEQ_REPS=4 bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table-c1   # C=1: the series between two baselines
 # The SGLang set-up is the one of the GPU recipe (.gpu/recipe/gpu-run.sh, its first 45 lines).
 set -uo pipefail
 BUNDLE=${1:?bundle dir}
@@ -65,14 +66,15 @@ case "$PLAN" in
     apply_series "$SITE"
     timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs docs/results/final2-0.5.12.toml \
       --catalog "$CAT" --seq-reps 2 --no-warmup --timeout 150 --no-plot -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn ;;
-  table|table-agree|table-pk|metrics)
+  table|table-agree|table-pk|table-c1|metrics)
     # issue 5's table through spectrace bench with the shims in every run (series applied in place);
     # metrics: one patched server with --enable-metrics, its gauges read after each run
     apply_series "$SITE"
     BETTER=(--better-of baseline,always-on --reference baseline); [ "$PLAN" = metrics ] && BETTER=()
     [ "$PLAN" = table-pk ] && BETTER=(--better-of baseline --reference baseline)  # it has no always-on
+    [ "$PLAN" = table-c1 ] && BETTER=(--better-of baseline,baseline2 --reference baseline)
     timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs "docs/results/${PLAN}-0.5.12.toml" \
-      --catalog "$CAT" --seq-reps 3 --reps "${REPS:-1}" "${BETTER[@]}" --timeout 170 -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn
+      --catalog "$CAT" --seq-reps "${SEQ_REPS:-3}" --reps "${REPS:-1}" "${BETTER[@]}" --timeout 170 -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn
     cat "$OUT/bench/bench.md" 2>/dev/null ;;
   ab)
     # overhead: one engine, shims switched between runs (off / checks only / checks + sys.monitoring + value check)
