@@ -119,3 +119,15 @@ def test_by_position_compares_each_occurrence_of_a_kernel_inside_the_graphs(tool
     assert "| 2 | 50.00 | 53.00 | +3.00 |" in out and "| all | 150.0 | 153.0 | +3.0 |" in out
     with pytest.raises(SystemExit, match="no kernel named nope"):
         tool.main([str(base), str(dd), "--by-position", "nope"])
+
+
+def test_by_position_in_an_eager_trace_counts_occurrences_modulo_the_launches_per_step(tool, tmp_path):
+    # two eager steps of three gemms (no graph launch), the third one slower, plus a stray fourth
+    # "gemm" of an unfinished step that is dropped
+    durations = [50, 50, 60, 50, 50, 64, 999]
+    events = [kernel("gemm", 100 * i, d) for i, d in enumerate(durations)]
+    assert tool.graph_positions(events, "gemm") == {}
+    assert tool.graph_positions(events, "gemm", per_step=3) == {0: 50, 1: 50, 2: 62}
+    folder = write_trace(tmp_path / "eager", events)
+    with pytest.raises(SystemExit, match="no kernel named gemm... inside a graph launch"):
+        tool.main([str(folder), str(folder), "--by-position", "gemm"])

@@ -22,7 +22,8 @@ on the device. Per trace (one trace per argument):
 ``--by-position NAME`` compares one kernel inside the graphs occurrence by occurrence: its k-th
 launch in each graph (a GEMM's k-th is the k-th layer's), the median over the graphs in each trace.
 A per-step difference spread evenly over every layer and one confined to some layers have different
-causes.
+causes. A trace without graph launches (``--cuda-graph 0``) is read with ``--per-step N``: its
+kernels of that name in time order, the k-th one counted as occurrence k mod N (N launches per step).
 """
 
 from __future__ import annotations
@@ -111,13 +112,19 @@ def graph_steps(events: list[dict]) -> dict:
     }
 
 
-def graph_positions(events: list[dict], prefix: str) -> dict[int, float]:
-    """{k: median duration (µs) of the k-th kernel named ``prefix...`` in a graph launch's work}."""
+def graph_positions(events: list[dict], prefix: str, per_step: int | None = None) -> dict[int, float]:
+    """{k: median duration (µs) of the k-th kernel named ``prefix...`` in a graph launch's work}, or
+    with ``per_step`` (eager traces), of every kernel so named whose index in time order is k mod N."""
     by_position = collections.defaultdict(list)
-    for work in graph_work(events).values():
-        named = [e for e in work if e["name"].startswith(prefix)]
-        for k, e in enumerate(named):
-            by_position[k].append(e["dur"])
+    if per_step:
+        named = sorted((e for e in events if e.get("cat") in DEVICE_CATEGORIES and e["name"].startswith(prefix)),
+                       key=lambda e: e["ts"])
+        for i, e in enumerate(named[: len(named) - len(named) % per_step]):
+            by_position[i % per_step].append(e["dur"])
+    else:
+        for work in graph_work(events).values():
+            for k, e in enumerate(e for e in work if e["name"].startswith(prefix)):
+                by_position[k].append(e["dur"])
     return {k: statistics.median(v) for k, v in sorted(by_position.items())}
 
 
@@ -230,6 +237,7 @@ def main(argv=None) -> None:
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--graph-steps", action="store_true", help="also the decode steps seen through their graph launches")
     ap.add_argument("--by-position", metavar="NAME", help="also one kernel (name prefix) per occurrence in the graphs")
+    ap.add_argument("--per-step", type=int, metavar="N", help="--by-position in eager traces: N launches of it per step")
     args = ap.parse_args(argv)
     for p in (args.first, args.second):
         if not p.exists():
@@ -248,12 +256,13 @@ def main(argv=None) -> None:
         print(graph_steps_report(*steps, (str(args.first), str(args.second))))
     if args.by_position:
         try:
-            positions = [graph_positions(trace_events(f), args.by_position)
+            positions = [graph_positions(trace_events(f), args.by_position, args.per_step)
                          for p in (args.first, args.second) for f in trace_files(p)[:1]]
         except (OSError, ValueError) as e:
             raise SystemExit(f"trace_kernels: cannot read a trace: {e}")
         if not all(positions):
-            raise SystemExit(f"trace_kernels: no kernel named {args.by_position}... inside a graph launch")
+            where = f"{args.per_step} or more times" if args.per_step else "inside a graph launch"
+            raise SystemExit(f"trace_kernels: no kernel named {args.by_position}... {where}")
         print()
         print(positions_report(*positions, (str(args.first), str(args.second)), args.by_position))
 
