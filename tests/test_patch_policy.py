@@ -145,18 +145,47 @@ def test_measured_rule_speculates_under_load_while_it_pays(patched):
 
 
 def test_measured_rule_never_probes_speculation_where_a_smaller_batch_already_loses(patched):
-    """Drafts that are never accepted (the dummy EAGLE-3 draft): once plain decoding wins at a
-    small batch, larger batches are not probed (the cost ratio grows with the batch)."""
+    """Drafts that are rarely accepted (1.2 tokens per step, above the accept cap): once plain
+    decoding wins at a small batch, larger batches are not probed (the cost ratio grows with
+    the batch)."""
     clock = FakeClock()
     c = patched.SpecDisableController(disable_above_bs=24, enable_below_bs=16, min_accept_len=1.5,
                                       warmup_steps=2, probe_steps=6, explore_after=4,
                                       probe_interval=1000, rule="measured", clock=clock)
-    run_steps(c, clock, 1, 40, 1, h200_like)
-    assert c.costs.gain(1, c.accept_ema) < 0.6
+    run_steps(c, clock, 1, 40, 1.2, h200_like)
+    assert c.costs.gain(1, c.accept_ema) == pytest.approx(1.2 / 1.824)
     before = c.steps_on
-    assert run_steps(c, clock, 64, 50, 1, h200_like) == [True] * 50
-    assert c.steps_on == before and c.reason.endswith("accept length 1.00")
+    assert run_steps(c, clock, 64, 50, 1.2, h200_like) == [True] * 50
+    assert c.steps_on == before and c.reason.endswith("accept length 1.20")
     assert "(measured at bs<=1)" in c.reason
+
+
+def test_measured_rule_spends_no_speculative_step_on_drafts_that_cannot_gain(patched):
+    """Drafts that are never accepted (the dummy EAGLE-3 draft, accept length 1.0): a speculative
+    step costs no less than a plain one, so speculation gains at most the accept length, inside
+    the band. After the warm-up no bucket is explored; each bucket runs speculative steps only
+    at its re-measurement, after probe_interval steps, which measures both costs."""
+    clock = FakeClock()
+    c = patched.SpecDisableController(disable_above_bs=24, enable_below_bs=16, min_accept_len=1.5,
+                                      warmup_steps=2, probe_steps=6, explore_after=4,
+                                      probe_interval=100, rule="measured", clock=clock)
+    start = run_steps(c, clock, 1, 99, 1, h200_like)
+    assert start[:2] == [False, False] and start[2:] == [True] * 97  # the warm-up, then plain only
+    assert c.reason == "accept length 1.00: speculation gains at most that at batch size 1"
+    assert c.costs.cost(False, 1) is None  # speculation's cost was never measured
+    assert run_steps(c, clock, 64, 50, 1, h200_like) == [True] * 50  # nor at bs 64
+    assert c.steps_on == 2
+    # bs 1's 100th step (the warm-up's steps count): the re-measurement, 6 speculative steps,
+    # measures both costs there, and the verdict comes from them from then on
+    again = run_steps(c, clock, 1, 20, 1, h200_like)
+    assert again == [False] * 6 + [True] * 14
+    assert c.costs.gain(1, c.accept_ema) == pytest.approx(1 / 1.824)
+    assert c.reason.startswith("measured: speculation 0.55x plain tokens/s at batch size 1")
+    # the cap needs the mode to be off already: it never turns speculation off by itself
+    on = patched.SpecDisableController(disable_above_bs=24, enable_below_bs=16, min_accept_len=0,
+                                       warmup_steps=2, probe_steps=6, explore_after=4,
+                                       probe_interval=100, rule="measured", clock=FakeClock())
+    assert run_steps(on, on.clock, 1, 3, 1, h200_like) == [False] * 3
 
 
 def test_measured_rule_does_not_probe_plain_steps_where_bounds_show_speculation_wins(patched):
@@ -192,13 +221,13 @@ def test_measured_rule_measures_a_steady_verdict_less_often_and_a_changed_one_so
                                       warmup_steps=2, probe_steps=4, explore_after=4,
                                       probe_interval=50, rule="measured", clock=clock,
                                       max_probe_backoff=8)
-    run_steps(c, clock, 1, 60, 1, h200_like)  # warm-up and first measurements: plain wins
-    assert c.disabled and c.costs.gain(1, c.accept_ema) < 0.6
-    # the first re-measurement confirms the first measurements' verdict: it backs off already
+    # the warm-up, the accept cap's verdict (plain wins) and, after 50 steps, the first
+    # re-measurement, which confirms it and backs off already
     first = run_steps(c, clock, 1, 60, 1, h200_like)
-    assert _runs_of(first, False) == 1 and c.bucket_interval[1] == 2 * 50
+    assert _runs_of(first, False) == 2 and c.bucket_interval[1] == 2 * 50
+    assert c.disabled and c.costs.gain(1, c.accept_ema) < 0.6
     steady = run_steps(c, clock, 1, 2000, 1, h200_like)
-    # without backoff: 2000 / 54 = 37 probes; with it, after 100 steps: 200, 400, then 400s
+    # without backoff: 2000 / 54 = 37 probes; with it: 100, 200, then 400s
     assert _runs_of(steady, False) == pytest.approx(6, abs=1)
     assert c.bucket_interval[1] == 8 * 50
     # the drafts are accepted now: the next probe (within the capped interval) sees it, and
