@@ -129,12 +129,14 @@ def graph_positions(events: list[dict], prefix: str, per_step: int | None = None
 
 
 def positions_report(a: dict[int, float], b: dict[int, float], names: tuple[str, str], prefix: str) -> str:
-    lines = [f"| `{prefix[:60]}` occurrence in the graph | µs {names[0]} | µs {names[1]} | difference µs |",
+    def cell(v):
+        return f"{v:.2f}" if v is not None else "-"
+
+    lines = [f"| `{prefix[:60]}` occurrence | µs {names[0]} | µs {names[1]} | difference µs |",
              "|---|---|---|---|"]
     for k in sorted(set(a) | set(b)):
         x, y = a.get(k), b.get(k)
         diff = f"{y - x:+.2f}" if x is not None and y is not None else "-"
-        cell = lambda v: f"{v:.2f}" if v is not None else "-"  # noqa: E731
         lines.append(f"| {k} | {cell(x)} | {cell(y)} | {diff} |")
     both = [k for k in a if k in b]
     lines.append(f"| all | {sum(a[k] for k in both):.1f} | {sum(b[k] for k in both):.1f} | "
@@ -174,11 +176,15 @@ def load(path: Path) -> dict:
     return summarize([e for f in trace_files(path) for e in device_events(f)])
 
 
-def load_graph_steps(path: Path) -> dict:
+def one_trace(path: Path, option: str) -> Path:
     files = trace_files(path)
-    if len(files) != 1:  # periods across traces (ranks, runs) would interleave
-        raise SystemExit(f"trace_kernels: --graph-steps reads one trace, {path} has {len(files)}")
-    return graph_steps(trace_events(files[0]))
+    if len(files) != 1:  # steps across traces (ranks, runs) would interleave
+        raise SystemExit(f"trace_kernels: {option} reads one trace, {path} has {len(files)}")
+    return files[0]
+
+
+def load_graph_steps(path: Path) -> dict:
+    return graph_steps(trace_events(one_trace(path, "--graph-steps")))
 
 
 GRAPH_STEP_COLUMNS = (  # (header, cell) of the --graph-steps table
@@ -256,8 +262,8 @@ def main(argv=None) -> None:
         print(graph_steps_report(*steps, (str(args.first), str(args.second))))
     if args.by_position:
         try:
-            positions = [graph_positions(trace_events(f), args.by_position, args.per_step)
-                         for p in (args.first, args.second) for f in trace_files(p)[:1]]
+            positions = [graph_positions(trace_events(one_trace(p, "--by-position")), args.by_position, args.per_step)
+                         for p in (args.first, args.second)]
         except (OSError, ValueError) as e:
             raise SystemExit(f"trace_kernels: cannot read a trace: {e}")
         if not all(positions):
