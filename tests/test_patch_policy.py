@@ -7,6 +7,7 @@ functions that run on the GPU), so those two are stubbed; the code under test is
 
 from __future__ import annotations
 
+import collections
 import importlib.util
 import sys
 import types
@@ -204,6 +205,37 @@ def test_measured_rule_does_not_probe_plain_steps_where_bounds_show_speculation_
     assert "(bounded by the step costs at other batch sizes)" in c.reason
     run_steps(c, clock, 64, 60, 4, h200_like)
     assert c.costs.cost(True, 64) is not None and c.costs.cost(False, 64) is not None
+
+
+def bench_schedule(reps=3, out_len=128):
+    """The decode steps of a `probe_dd.py --conc 1,4,16,64,128 --reps 3` phase, in order: its two
+    warm-ups (2 and 128 requests, 16 tokens), then each repetition's concurrencies in turn, C=1 as
+    three requests one after another. Yields (repetition, C, batch size, decode steps)."""
+    yield "warm-up", 2, 2, 15
+    yield "warm-up", 128, 128, 15
+    for rep in range(reps):
+        for conc in (1, 4, 16, 64, 128):
+            for _ in range(3 if conc == 1 else 1):
+                yield rep, conc, conc, out_len - 1
+
+
+def test_dummy_drafts_in_the_benchs_schedule_pay_for_one_measurement_and_it_is_not_in_the_median(patched):
+    """The server's defaults, drafts never accepted, the GPU A/B's phase: after the warm-up's
+    speculative steps (which learn the accept length) the only speculative steps are one
+    re-measurement at bs<=1, 512 steps in, in repetition 1's C=1 run. Repetitions 0 and 2 run
+    plain only, so the median of the three C=1 runs holds no measurement (without the accept cap,
+    repetition 0 also explored speculation's cost at bs<=1: 8 more speculative steps)."""
+    clock = FakeClock()
+    c = patched.SpecDisableController(disable_above_bs=24, enable_below_bs=16, min_accept_len=1.5,
+                                      rule="measured", clock=clock)
+    spec_steps = collections.Counter()
+    for rep, conc, bs, steps in bench_schedule():
+        c.note_other_step()  # the prefill before the decode steps
+        spec_steps[rep, conc] += run_steps(c, clock, bs, steps, 1, h200_like).count(False)
+    assert spec_steps["warm-up", 2] == 8 and spec_steps["warm-up", 128] == 0
+    measured = {key: n for key, n in spec_steps.items() if key[0] != "warm-up" and n}
+    assert measured == {(1, 1): 8}
+    assert c.costs.gain(1, c.accept_ema) < 0.6 and c.disabled
 
 
 def _runs_of(decisions, disabled):
