@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import collections
+import functools
 import gzip
 import json
 import statistics
@@ -51,6 +52,7 @@ def trace_files(path: Path) -> list[Path]:
     return files
 
 
+@functools.lru_cache(maxsize=4)  # one report reads a trace for its totals, steps and positions
 def trace_events(path: Path) -> list[dict]:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt") as f:
@@ -248,30 +250,24 @@ def main(argv=None) -> None:
     for p in (args.first, args.second):
         if not p.exists():
             raise SystemExit(f"trace_kernels: {p} does not exist")
+    names = (str(args.first), str(args.second))
     try:
         first, second = load(args.first), load(args.second)
+        steps = (load_graph_steps(args.first), load_graph_steps(args.second)) if args.graph_steps else None
+        positions = [graph_positions(trace_events(one_trace(p, "--by-position")), args.by_position, args.per_step)
+                     for p in (args.first, args.second)] if args.by_position else None
     except (OSError, ValueError) as e:
         raise SystemExit(f"trace_kernels: cannot read a trace: {e}")
-    print(report(first, second, (str(args.first), str(args.second)), args.steps, args.top))
-    if args.graph_steps:
-        try:
-            steps = load_graph_steps(args.first), load_graph_steps(args.second)
-        except (OSError, ValueError) as e:
-            raise SystemExit(f"trace_kernels: cannot read a trace: {e}")
+    if positions is not None and not all(positions):
+        where = f"{args.per_step} or more times" if args.per_step else "inside a graph launch"
+        raise SystemExit(f"trace_kernels: no kernel named {args.by_position}... {where}")
+    print(report(first, second, names, args.steps, args.top))
+    if steps is not None:
         print()
-        print(graph_steps_report(*steps, (str(args.first), str(args.second))))
-    if args.by_position:
-        try:
-            positions = [graph_positions(trace_events(one_trace(p, "--by-position")), args.by_position, args.per_step)
-                         for p in (args.first, args.second)]
-        except (OSError, ValueError) as e:
-            raise SystemExit(f"trace_kernels: cannot read a trace: {e}")
-        if not all(positions):
-            where = f"{args.per_step} or more times" if args.per_step else "inside a graph launch"
-            raise SystemExit(f"trace_kernels: no kernel named {args.by_position}... {where}")
+        print(graph_steps_report(*steps, names))
+    if positions is not None:
         print()
-        print(positions_report(*positions, (str(args.first), str(args.second)), args.by_position))
-
+        print(positions_report(*positions, names, args.by_position))
 
 if __name__ == "__main__":
     sys.exit(main())
