@@ -210,6 +210,8 @@ def _install_probe(agree_only=False):
             cls.__init__ = __init__
 
     def patch_model_runner(mod):
+        if os.environ.get("PROBE_AUX") == "1":
+            patch_aux_capture(mod)
         # PROBE_AGREE=1: weights for which EAGLE-3 drafts are accepted (bench/gpu/agree.py)
         if os.environ.get("PROBE_AGREE") != "1":
             return
@@ -224,6 +226,25 @@ def _install_probe(agree_only=False):
             done = agree_weights(self.model)
             print(f"[probe] pid {os.getpid()}: agree weights on {type(self.model).__name__}: {done}",
                   file=sys.stderr, flush=True)
+            return out
+
+        runner.load_model = load_model
+
+    def patch_aux_capture(mod):
+        # PROBE_AUX=1: a non-speculative server whose target computes EAGLE-3's aux hidden
+        # states as an EAGLE-3 server's target does (and drops them): is the EAGLE-3 target's
+        # own capture what slows the patched server's plain decode graph?
+        runner = mod.ModelRunner
+        orig_load = runner.load_model
+
+        def load_model(self, *a, **k):
+            out = orig_load(self, *a, **k)
+            setter = getattr(self.model, "set_eagle3_layers_to_capture", None)
+            if not getattr(self, "is_draft_worker", False) and setter is not None:
+                setter()
+                print(f"[probe] pid {os.getpid()}: aux capture on {type(self.model).__name__}: "
+                      f"layers {getattr(self.model.model, 'layers_to_capture', None)}",
+                      file=sys.stderr, flush=True)
             return out
 
         runner.load_model = load_model
