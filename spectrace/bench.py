@@ -260,6 +260,17 @@ def _summarize(outs: list[dict]) -> tuple[int, int, int]:
     return toks, ct, ver
 
 
+def request_latency(request_ms: list[float], outs: list[dict]) -> dict:
+    """C=1's requests one by one: the client's wall time and SGLang's own e2e_latency (its
+    tokenizer manager, from the request's arrival to its last output). The difference is what
+    the request spent outside the server (the driver, HTTP or the engine's event loop)."""
+    server = [(o.get("meta_info") or {}).get("e2e_latency") for o in outs]
+    out = {"client_ms": [round(ms, 2) for ms in request_ms]}
+    if len(server) == len(request_ms) and all(isinstance(s, (int, float)) for s in server):
+        out["server_e2e_ms"] = [round(s * 1e3, 2) for s in server]
+    return out
+
+
 def run_worker(spec: dict) -> dict:
     """Run one configuration; returns (and the caller writes) its result dict."""
     sampling = {"max_new_tokens": spec["output_len"], "ignore_eos": True, "temperature": 0.0}
@@ -295,13 +306,15 @@ def run_worker(spec: dict) -> dict:
             # new prompts per repetition (a repeated prompt would hit the prefix cache); rep 0 keeps
             # the prompts of a single-repetition run
             seed = spec["seed"] + (7919 * rep if state is None else 0)
+            request_ms = []
             if c == 1:
                 prompts = prompts_for(1, spec["seq_reps"], spec["input_len"], vocab, seed)
                 outs, wall = [], 0.0
                 for p in prompts:
                     t = time.perf_counter()
                     outs += driver.generate([p], sampling)
-                    wall += time.perf_counter() - t
+                    request_ms.append((time.perf_counter() - t) * 1e3)
+                    wall += request_ms[-1] / 1e3
             else:
                 prompts = prompts_for(c, c, spec["input_len"], vocab, seed)
                 t = time.perf_counter()
@@ -315,6 +328,8 @@ def run_worker(spec: dict) -> dict:
                    "tok_per_s": round(toks / wall, 1) if wall else None,
                    "accept_len": round(ct / ver, 3) if ver else None,
                    "pool_before": pool_before, "pool_after_run": pool_after_run, "pool_after": pool_after}
+            if request_ms:
+                run["latency"] = request_latency(request_ms, outs)
             if gauges:
                 run["gauges"] = gauges
             if state is not None:
@@ -577,6 +592,7 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
                      f"{'; '.join(pools) or '-'} | {match} | {st.get('checks', '-')} | {st.get('violations', '-')} |")
         if r.get("error"):
             lines.append(f"|  ↳ {r['name']} failed: {r['error']} | | | | | | |")
+    lines += render_request_latency(results)
     gauged = [(r["name"], run) for r in results for run in r.get("runs", []) if run.get("gauges")]
     if gauged:
         names = sorted({k for _, run in gauged for k in run["gauges"]})
@@ -605,6 +621,32 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
             lines.append(f"| {c} | " + " | ".join(f"{means[st]:,.1f}" if means[st] else "-" for st in states)
                          + " | " + " | ".join(ratios) + " |")
     return "\n".join(lines) + "\n"
+
+
+def render_request_latency(results: list[dict]) -> list[str]:
+    """C=1 per request, over every repetition: where a slower configuration's time goes (inside
+    SGLang's e2e_latency, or outside it, on the way to and from the server)."""
+    rows = []
+    for r in results:
+        client, server, outside = [], [], []
+        for run in timed_runs(r).get(1, {}).values():
+            lat = run.get("latency") or {}
+            client += lat.get("client_ms", [])
+            if "server_e2e_ms" in lat:
+                server += lat["server_e2e_ms"]
+                outside += [c - s for c, s in zip(lat["client_ms"], lat["server_e2e_ms"])]
+        if not client:
+            continue
+        cells = [statistics.median(client)] + ([statistics.median(server), statistics.median(outside)]
+                                               if server else [None, None])
+        rows.append(f"| {r['name']} | {len(client)} | " + " | ".join(
+            f"{v:,.1f}" if v is not None else "-" for v in cells) + f" | {max(client):,.1f} |")
+    if not rows:
+        return []
+    return ["", "C=1 per request, every repetition (median ms): the client's wall time, SGLang's "
+            "`e2e_latency`, and the difference (outside the server's tokenizer manager):", "",
+            "| configuration | requests | client ms | server e2e ms | outside ms | slowest client ms |",
+            "|---|---|---|---|---|---|"] + rows
 
 
 def render_better_of(results: list[dict], timed: list[dict], concs: list[int], better_of: list[str]) -> list[str]:

@@ -85,6 +85,37 @@ def test_bench_against_a_running_server(server, tmp_path):
     assert (out / "bench.png").stat().st_size > 0
 
 
+def test_c1_requests_record_client_and_server_time(server, tmp_path):
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=", "--concurrency", "1,4",
+                                    "--input-len", "8", "--output-len", "5", "--seq-reps", "3",
+                                    "--vocab-size", "500", "--reps", "2", "--no-plot", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    runs = json.loads((out / "bench.json").read_text())["results"][0]["runs"]
+    c1 = [r for r in runs if r["concurrency"] == 1]
+    for run in c1:
+        lat = run["latency"]
+        assert len(lat["client_ms"]) == len(lat["server_e2e_ms"]) == 3
+        # the stand-in sleeps 2 ms per request; the client waits at least that long
+        assert all(s >= 2.0 for s in lat["server_e2e_ms"])
+        assert all(c >= s for c, s in zip(lat["client_ms"], lat["server_e2e_ms"]))
+        assert sum(lat["client_ms"]) / 1e3 == pytest.approx(run["wall_s"], abs=2e-3)
+    assert all("latency" not in r for r in runs if r["concurrency"] == 4)  # C requests at once
+    md = (out / "bench.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("| a | 6 |"))
+    client, server_ms, outside = (float(x.replace(",", "")) for x in row.strip("|").split("|")[2:5])
+    every = [x for run in c1 for x in run["latency"]["client_ms"]]
+    assert client == pytest.approx(sorted(every)[2] / 2 + sorted(every)[3] / 2, abs=0.06)
+    assert server_ms >= 2.0 and outside >= 0
+
+
+def test_request_latency_without_server_times_keeps_the_client_times():
+    lat = bench.request_latency([10.0, 12.5], [{"meta_info": {}}, {"meta_info": {"e2e_latency": 0.01}}])
+    assert lat == {"client_ms": [10.0, 12.5]}
+    lat = bench.request_latency([10.0], [{"meta_info": {"e2e_latency": 0.0081}}])
+    assert lat == {"client_ms": [10.0], "server_e2e_ms": [8.1]}
+
+
 def test_repetitions_get_new_prompts_and_the_tables_show_medians(server, tmp_path):
     out = tmp_path / "out"
     res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "base=", "--config", "spec=",
