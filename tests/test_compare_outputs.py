@@ -78,3 +78,19 @@ def test_a_missing_results_file_or_log_is_a_one_line_error(tool, tmp_path):
     results.write_text(json.dumps({"name": "base", "runs": [run(1, 450.0, 0)]}) + "\n")
     with pytest.raises(SystemExit, match="cannot read the results or a log"):
         tool.main([str(results), "--logs", str(tmp_path / "log-nope.txt")])
+
+
+def test_c1_request_times_split_client_and_server(tool, tmp_path, capsys):
+    results = tmp_path / "results.jsonl"
+    base = dict(run(1, 200.0, 0), client_ms=[610.0, 640.0, 612.0], server_e2e_ms=[600.0, 601.0, 602.0])
+    dd = dict(run(1, 195.0, 0), client_ms=[630.0, 631.0, 629.0], server_e2e_ms=[620.0, 621.0, 0])
+    old = run(1, 190.0, 0)  # a results file from before the request times: no row
+    results.write_text("".join(json.dumps({"name": n, "runs": [r]}) + "\n"
+                               for n, r in (("base", base), ("dd", dd), ("old", old))))
+    tool.main([str(results), "base"])
+    out = capsys.readouterr().out
+    # base: medians 612 client, 601 server, outside of (10, 39, 10) = 10; slowest 640
+    assert "| base | 3 | 612.0 | 601.0 | 10.0 | 640.0 |" in out
+    # dd: a request without a server time (0) counts for the client only
+    assert "| dd | 3 | 630.0 | 620.5 | 10.0 | 631.0 |" in out
+    assert "| old |" not in out.split("C=1 per request")[1]

@@ -91,6 +91,31 @@ def ratio_table_head(title: str, column: str, names: list) -> None:
     print("|---" * (len(names) + 2) + "|")
 
 
+def c1_request_times(recs: dict, names: list) -> None:
+    """C=1 per request over every repetition (probe_dd.py records them since 2026-11-30): the
+    client's wall time, SGLang's e2e_latency, and their difference (outside the tokenizer manager)."""
+    rows = []
+    for n in names:
+        client, outside, server = [], [], []
+        for run in recs[n]["runs"]:
+            if run.get("concurrency") == 1 and run.get("client_ms"):
+                client += run["client_ms"]
+                pairs = [(c, s) for c, s in zip(run["client_ms"], run.get("server_e2e_ms") or []) if s]
+                server += [s for _, s in pairs]
+                outside += [c - s for c, s in pairs]
+        if client:
+            med = [statistics.median(v) if v else None for v in (client, server, outside)]
+            rows.append(f"| {n} | {len(client)} | " + " | ".join("-" if v is None else f"{v:.1f}" for v in med)
+                        + f" | {max(client):.1f} |")
+    if rows:
+        print()
+        print("C=1 per request, every repetition (median ms):")
+        print()
+        print("| config | requests | client ms | server e2e ms | outside ms | slowest client ms |")
+        print("|---|---|---|---|---|---|")
+        print("\n".join(rows))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
@@ -160,6 +185,7 @@ def main(argv=None):
             mean = statistics.mean(statistics.median(runs[n][c].values()) for n in mean_of)
             cells = [f"{statistics.median(runs[n][c].values()) / mean:.3f}" if c in runs[n] else "-" for n in names]
             print(f"| {c} | {mean:,.1f} | " + " | ".join(cells) + " |")
+    c1_request_times(recs, names)
     print()
     print("| config | concurrency | identical requests | equal tokens | first divergences |")
     print("|---|---|---|---|---|")

@@ -256,12 +256,14 @@ def main():
 
     # the concurrency list in turn, rep after rep: drift during the phase spreads over all levels
     for rep, c in [(r, int(x)) for r in range(a.reps) for x in a.conc.split(",")]:
+        client_ms = []
         if c == 1:
             tot_t, allouts = 0.0, []
             for _ in range(a.seq_reps):
                 o, dt = gen(prompts(1, a.in_len), a.out_len)
                 tot_t += dt
                 allouts += o
+                client_ms.append(round(dt * 1e3, 2))
             outs, dt = allouts, tot_t
         else:
             outs, dt = gen(prompts(c, a.in_len), a.out_len)
@@ -269,6 +271,12 @@ def main():
         run = {"concurrency": c, "requests": len(outs), "output_tokens": toks,
                "wall_s": round(dt, 3), "tok_per_s": round(toks / dt, 1),
                "spec_verify_ct": ver, "accept_len": round(acc, 3) if acc else None, "rep": rep}
+        if client_ms:
+            # each request's wall time here and SGLang's own e2e_latency (seconds, from the
+            # tokenizer manager): a slow request boundary is then inside or outside the server
+            run["client_ms"] = client_ms
+            run["server_e2e_ms"] = [round(((o.get("meta_info") or {}).get("e2e_latency") or 0) * 1e3, 2)
+                                    for o in outs]
         if a.dump:
             run["output_ids"] = [o.get("output_ids") for o in outs]
         res["runs"].append(run)
