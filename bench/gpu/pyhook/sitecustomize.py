@@ -22,6 +22,8 @@
 #  * imports that no finder could satisfy are recorded (optional deps included);
 #  * a daemon thread writes the counters every 0.5 s to
 #    $PROBE_STATS_DIR/sched-<pid>.json.
+# PROBE_GC_MS=N (independent of PROBE_HOOK): a stderr line per garbage collection of N ms or more,
+# in every process.
 # Finally any sitecustomize that this file shadows is executed too.
 import os
 import sys
@@ -302,8 +304,43 @@ def _install_probe(agree_only=False):
     atexit.register(_report_missing)
 
 
+def _install_gc_log(threshold_ms):
+    """PROBE_GC_MS=N: one stderr line per garbage collection longer than N ms, in every process
+    of the engine (the scheduler, the tokenizer manager in the driver's process, the detokenizer),
+    with the wall clock, so that a slow request boundary in the decode log can be matched to it.
+    SGLang's own --gc-warning-threshold-secs covers only the tokenizer manager."""
+    import gc
+    import time
+
+    started = {}
+
+    def name():
+        try:
+            with open("/proc/self/comm") as fh:  # SGLang sets its processes' titles
+                return fh.read().strip()
+        except OSError:
+            return "?"
+
+    def on_gc(phase, info):
+        if phase == "start":
+            started["t"] = time.perf_counter()
+            return
+        ms = (time.perf_counter() - started.get("t", time.perf_counter())) * 1e3
+        if ms >= threshold_ms:
+            print(f"[probe] gc pid {os.getpid()} ({name()}) gen {info.get('generation')}: {ms:.1f} ms, "
+                  f"collected {info.get('collected')} at {time.strftime('%H:%M:%S')}."
+                  f"{int(time.time() * 1000) % 1000:03d}", file=sys.stderr, flush=True)
+
+    gc.callbacks.append(on_gc)
+
+
 if not getattr(sys, "_probe_hook_ran", False):  # once per interpreter, however it is chained
     sys._probe_hook_ran = True
+    if os.environ.get("PROBE_GC_MS"):
+        try:
+            _install_gc_log(float(os.environ["PROBE_GC_MS"]))
+        except Exception as _e:
+            print(f"[probe] gc log not installed: {_e!r}", file=sys.stderr)
     if os.environ.get("PROBE_HOOK") in ("1", "agree"):
         try:
             _install_probe(agree_only=os.environ.get("PROBE_HOOK") == "agree")
