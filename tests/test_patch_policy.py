@@ -723,3 +723,67 @@ def test_every_whole_prefill_extend_captures_each_requests_last_hidden_state(pat
     assert "model_worker_batch.capture_hidden_mode = draft_capture_mode" in assignments_before_the_extend(upstream)
     check = _method(patched_tree, MODULE_FILE, "SpecDisableRuntime", "_check_prefill_kv_only")
     assert assignments_before_the_extend(check) == ["batch.capture_hidden_mode = CaptureHiddenMode.LAST"]
+
+
+def _real_defs(path, names):
+    """The source of the named module-level functions and assignments of a real SGLang file."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in names:
+            found[node.name] = ast.unparse(node)
+        elif isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) in names:
+            found[ast.unparse(node.targets[0])] = ast.unparse(node)
+    assert set(found) == set(names), sorted(set(names) - set(found))
+    return "\n".join(found[n] for n in names)
+
+
+@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # a GPU experiment: 0.5.12 only
+def test_a_private_graph_pool_is_swapped_in_for_the_capture_and_the_shared_one_restored(
+        patched, patched_tree, monkeypatch):
+    """SGLANG_SPEC_DISABLE_PRIVATE_GRAPH_POOL=1: the plain decode graphs are captured into a pool of
+    their own. Run on SGLang's own pool functions (their source from the real tree); and the real
+    capture does take its pool from the global that the knob swaps."""
+    import ast
+
+    runners = types.ModuleType("sglang.srt.model_executor.cuda_graph_runner")
+    exec(_real_defs(patched_tree / "sglang/srt/model_executor/cuda_graph_runner.py",
+                    ["global_graph_memory_pool", "get_global_graph_memory_pool",
+                     "set_global_graph_memory_pool"]), runners.__dict__)
+    exec(_real_defs(patched_tree / "sglang/srt/distributed/device_communicators/pynccl_allocator.py",
+                    ["_graph_pool_id", "set_graph_pool_id"]), runners.__dict__)
+    package = types.ModuleType("sglang.srt.model_executor")
+    package.__path__ = []
+    package.cuda_graph_runner = runners
+    for name, module in (("sglang", types.ModuleType("sglang")), ("sglang.srt", types.ModuleType("sglang.srt")),
+                         ("sglang.srt.model_executor", package),
+                         ("sglang.srt.model_executor.cuda_graph_runner", runners)):
+        module.__path__ = getattr(module, "__path__", [])
+        monkeypatch.setitem(sys.modules, name, module)
+    handles = iter(["private pool"])
+    device = types.SimpleNamespace(graph_pool_handle=lambda: next(handles))
+
+    runners.set_global_graph_memory_pool("shared pool")
+    runners.set_graph_pool_id("shared pool")
+    with patched._private_graph_pool(device):
+        assert runners.get_global_graph_memory_pool() == "private pool"
+        runners.set_graph_pool_id(runners.get_global_graph_memory_pool())  # as a capture does
+    assert runners.get_global_graph_memory_pool() == "shared pool"
+    assert runners._graph_pool_id == "shared pool"
+    # before any graph: no shared pool yet, and none is made up afterwards
+    runners.set_global_graph_memory_pool(None)
+    with pytest.raises(RuntimeError), patched._private_graph_pool(
+            types.SimpleNamespace(graph_pool_handle=lambda: "another pool")):
+        raise RuntimeError("a failed capture")
+    assert runners.get_global_graph_memory_pool() is None
+
+    capture = ast.unparse(_method(patched_tree, "sglang/srt/model_executor/cuda_graph_runner.py",
+                                  "CudaGraphRunner", "capture_one_batch_size"))
+    assert "self._capture_graph(graph, get_global_graph_memory_pool(), stream, run_once)" in capture
+    assert patched.PRIVATE_GRAPH_POOL_ENV == "SGLANG_SPEC_DISABLE_PRIVATE_GRAPH_POOL"
+    # the plain runner's capture uses it only when asked (the default keeps the shared pool)
+    plain = ast.unparse(_method(patched_tree, MODULE_FILE, "PlainDecodeCudaGraphRunner", "capture"))
+    assert "if os.environ.get(PRIVATE_GRAPH_POOL_ENV, '0') == '1':" in plain
+    assert "with _private_graph_pool(self.device_module):" in plain
