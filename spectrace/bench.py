@@ -538,7 +538,7 @@ def median_tok_per_s(runs: dict[int, dict]) -> float | None:
 
 
 def render_markdown(results: list[dict], common: dict, reference: str | None,
-                    better_of: list[str] | None = None) -> str:
+                    better_of: list[str] | None = None, mean_of: list[str] | None = None) -> str:
     concs = sorted({run["concurrency"] for r in results for run in r.get("runs", [])} | set(common["concurrency"]))
     reps = common.get("reps", 1)
     lines = [f"Output tokens/s, {common['input_len']} in / {common['output_len']} out, greedy, ignore_eos; "
@@ -567,6 +567,8 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
     lines.append("")
     if better_of:
         lines += render_better_of(results, timed, concs, better_of)
+    if mean_of:
+        lines += render_mean_of(results, timed, concs, mean_of)
     ref = next((r for r in results if r["name"] == reference), results[0] if results else None)
     lines.append("| configuration | SGLang | engine start s | KV pool free before -> after (used after) | "
                  f"greedy outputs equal to `{ref['name'] if ref else '-'}` | shim checks | shim violations |")
@@ -649,6 +651,25 @@ def render_request_latency(results: list[dict]) -> list[str]:
             "|---|---|---|---|---|---|"] + rows
 
 
+def render_mean_of(results: list[dict], timed: list[dict], concs: list[int], mean_of: list[str]) -> list[str]:
+    """Each configuration's median as a ratio to the mean of the named engines' medians: two
+    engines of one reference configuration differ by 1-2 % at C=1, and the better of them
+    (--better-of) is the luckier one, not the reference."""
+    by_name = dict(zip((r["name"] for r in results), timed))
+    lines = [f"Ratio to the mean of the medians of {' and '.join(mean_of)} at each C:", "",
+             "| C | mean tok/s | " + " | ".join(r["name"] for r in results) + " |",
+             "|---" * (len(results) + 2) + "|"]
+    for c in concs:
+        medians = [median_tok_per_s(by_name[n][c]) if c in by_name[n] else None for n in mean_of]
+        if not all(medians):
+            continue
+        mean = statistics.fmean(medians)
+        cells = [f"{median_tok_per_s(runs[c]) / mean:.3f}" if c in runs and median_tok_per_s(runs[c]) else "-"
+                 for runs in timed]
+        lines.append(f"| {c} | {mean:,.1f} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def render_better_of(results: list[dict], timed: list[dict], concs: list[int], better_of: list[str]) -> list[str]:
     """Issue 5's goal: each configuration's median as a ratio to the better of the named ones."""
     by_name = dict(zip((r["name"] for r in results), timed))
@@ -725,7 +746,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
           warmup: bool = True, save_outputs: bool = True, plot: bool = True, reference: str | None = None,
           seed: int = 1234, vocab_size: int | None = None, python: str | None = None,
           ab_states: str | None = None, ab_reps: int = 2, reps: int = 1, better_of: str | None = None,
-          log=print) -> dict:
+          mean_of: str | None = None, log=print) -> dict:
     if not configs:
         raise SpectraceError("no configuration: give --config name='server args' or --configs FILE")
     names = [c["name"] for c in configs]
@@ -734,9 +755,11 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
     if reps < 1:
         raise SpectraceError(f"--reps must be at least 1, got {reps}")
     better = [n.strip() for n in (better_of or "").split(",") if n.strip()]
-    unknown = [n for n in better if n not in names]
-    if unknown:
-        raise SpectraceError(f"--better-of names no configuration {unknown} (configurations: {names})")
+    mean = [n.strip() for n in (mean_of or "").split(",") if n.strip()]
+    for option, listed in (("--better-of", better), ("--mean-of", mean)):
+        unknown = [n for n in listed if n not in names]
+        if unknown:
+            raise SpectraceError(f"{option} names no configuration {unknown} (configurations: {names})")
     if catalog:
         from spectrace.contracts import runtime
 
@@ -775,7 +798,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
             log(f"[bench]   shims: {r['shim_total']}")
     summary = {"common": {k: v for k, v in common.items() if k != "models"}, "results": results}
     (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
-    md = render_markdown(results, common, reference, better)
+    md = render_markdown(results, common, reference, better, mean)
     (out / "bench.md").write_text(md)
     if plot:
         render_plot(results, out / "bench.png", f"{input_len} in / {output_len} out, greedy")
@@ -819,6 +842,9 @@ if click is not None:
     @click.option("--better-of", default=None, metavar="A,B",
                   help="Also tabulate every configuration's median as a ratio to the better of these "
                        "configurations at each concurrency (e.g. baseline,always-on).")
+    @click.option("--mean-of", default=None, metavar="A,B",
+                  help="Also tabulate every configuration's median as a ratio to the mean of these "
+                       "configurations' medians (e.g. two engines of the baseline: baseline,baseline2).")
     @click.option("--reference", default=None, help="Configuration the others' outputs are compared with.")
     @click.option("--seed", type=int, default=1234, show_default=True)
     @click.option("--vocab-size", type=int, default=None, help="Token-id range of the prompts (dummy: from the model).")
@@ -826,7 +852,8 @@ if click is not None:
     @click.option("-o", "--out", "out_dir", default="bench-out", show_default=True)
     def bench_command(config_opts, config_file, concurrency, input_len, output_len, seq_reps, shims, catalog,
                       value_sample, dummy_model, base_args, url, server, port, timeout, warmup, save_outputs,
-                      plot, shims_ab, ab_reps, reps, better_of, reference, seed, vocab_size, python, out_dir):
+                      plot, shims_ab, ab_reps, reps, better_of, mean_of, reference, seed, vocab_size, python,
+                      out_dir):
         """Throughput vs concurrency, one SGLang engine per configuration, shims on or off.
 
         \b
@@ -849,7 +876,7 @@ if click is not None:
               base_args=" ".join(x for x in (defaults.get("args", ""), base_args) if x), url=url, server=server,
               port=port, timeout=timeout, warmup=warmup, save_outputs=save_outputs, plot=plot, reference=reference,
               seed=seed, vocab_size=vocab_size, python=python, ab_states=shims_ab, ab_reps=ab_reps,
-              reps=reps, better_of=better_of, log=lambda m: click.echo(m, err=True))
+              reps=reps, better_of=better_of, mean_of=mean_of, log=lambda m: click.echo(m, err=True))
 
 
 def _worker_main(argv: list[str]) -> int:

@@ -214,6 +214,26 @@ def test_bench_usage_errors(tmp_path):
     assert res.exit_code == 2 and "--better-of names no configuration ['b']" in res.output
     res = CliRunner().invoke(main, ["bench", "--config", "a=", "--reps", "0", "-o", str(tmp_path)])
     assert res.exit_code == 2 and "--reps must be at least 1" in res.output
+    res = CliRunner().invoke(main, ["bench", "--config", "a=", "--mean-of", "a,c", "-o", str(tmp_path)])
+    assert res.exit_code == 2 and "--mean-of names no configuration ['c']" in res.output
+
+
+def test_mean_of_two_reference_engines_is_a_ratio_table():
+    def result(name, per_c):
+        return {"name": name, "runs": [{"concurrency": c, "rep": r, "tok_per_s": v}
+                                       for c, values in per_c.items() for r, v in enumerate(values)]}
+
+    results = [result("baseline", {1: [209.0, 208.0, 209.5], 4: [800.0, 810.0, 805.0]}),
+               result("patched", {1: [199.5, 203.3, 197.7]}),
+               result("baseline2", {1: [204.3, 204.1, 208.1], 4: [790.0, 795.0, 800.0]})]
+    common = {"concurrency": [1, 4], "input_len": 128, "output_len": 128, "seq_reps": 4, "reps": 3}
+    md = bench.render_markdown(results, common, "baseline", ["baseline", "baseline2"], ["baseline", "baseline2"])
+    table = md.split("Ratio to the mean of the medians of baseline and baseline2")[1]
+    row1 = next(line for line in table.splitlines() if line.startswith("| 1 |"))
+    # medians 209.0 and 204.3: mean 206.65; patched's median 199.5
+    assert row1 == "| 1 | 206.7 | 1.011 | 0.965 | 0.989 |"
+    row4 = next(line for line in table.splitlines() if line.startswith("| 4 |"))
+    assert row4 == "| 4 | 800.0 | 1.006 | - | 0.994 |"
 
 
 def test_failed_configuration_is_reported_not_raised(tmp_path, monkeypatch):

@@ -8,7 +8,7 @@
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table-agree   # the same, drafts always accepted
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 metrics   # the sglang:spec_disabled* gauges' values
 #   bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table-pk  # the KV-only prefill under the shims
-#   REPS=3 SEQ_REPS=4 bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table-c1   # C=1: the series between two baselines
+#   REPS=3 SEQ_REPS=4 BUDGET_S=380 bash docs/results/shims-0.5.12-gpu.sh .gpu/b0512 table-c1   # C=1: two patched engines, each after a baseline
 # The SGLang set-up is the one of the GPU recipe (.gpu/recipe/gpu-run.sh, its first 45 lines).
 set -uo pipefail
 BUNDLE=${1:?bundle dir}
@@ -72,7 +72,7 @@ case "$PLAN" in
     apply_series "$SITE"
     BETTER=(--better-of baseline,always-on --reference baseline); [ "$PLAN" = metrics ] && BETTER=()
     [ "$PLAN" = table-pk ] && BETTER=(--better-of baseline --reference baseline)  # it has no always-on
-    [ "$PLAN" = table-c1 ] && BETTER=(--better-of baseline,baseline2 --reference baseline)
+    [ "$PLAN" = table-c1 ] && BETTER=(--better-of baseline,baseline2 --mean-of baseline,baseline2 --reference baseline)
     timeout $(( left - 10 )) python3 -m spectrace bench --dummy-model 8b --configs "docs/results/${PLAN}-0.5.12.toml" \
       --catalog "$CAT" --seq-reps "${SEQ_REPS:-3}" --reps "${REPS:-1}" "${BETTER[@]}" --timeout 170 -o "$OUT/bench" 2>&1 | tee "$OUT/run.log" | grep -v -i warn
     cat "$OUT/bench/bench.md" 2>/dev/null ;;
