@@ -627,28 +627,40 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
 
 def render_request_latency(results: list[dict]) -> list[str]:
     """C=1 per request, over every repetition: where a slower configuration's time goes (inside
-    SGLang's e2e_latency, or outside it, on the way to and from the server)."""
+    SGLang's e2e_latency, or outside it, on the way to and from the server). A run's first request
+    follows the pool check and cache flush between runs, so it has columns of its own."""
     rows = []
     for r in results:
-        client, server, outside = [], [], []
+        later: dict[str, list[float]] = {"client": [], "server": [], "outside": []}
+        first: dict[str, list[float]] = {"client": [], "server": []}
         for run in timed_runs(r).get(1, {}).values():
             lat = run.get("latency") or {}
-            client += lat.get("client_ms", [])
-            if "server_e2e_ms" in lat:
-                server += lat["server_e2e_ms"]
-                outside += [c - s for c, s in zip(lat["client_ms"], lat["server_e2e_ms"])]
-        if not client:
+            client, server = lat.get("client_ms", []), lat.get("server_e2e_ms")
+            for i, c in enumerate(client):
+                s = server[i] if server and i < len(server) else None
+                if i == 0:
+                    first["client"].append(c)
+                    if s is not None:
+                        first["server"].append(s)
+                    continue
+                later["client"].append(c)
+                if s is not None:
+                    later["server"].append(s)
+                    later["outside"].append(c - s)
+        if not first["client"]:
             continue
-        cells = [statistics.median(client)] + ([statistics.median(server), statistics.median(outside)]
-                                               if server else [None, None])
-        rows.append(f"| {r['name']} | {len(client)} | " + " | ".join(
-            f"{v:,.1f}" if v is not None else "-" for v in cells) + f" | {max(client):,.1f} |")
+        cells = [later["client"], later["server"], later["outside"], first["client"], first["server"]]
+        every = later["client"] + first["client"]
+        rows.append(f"| {r['name']} | {len(every)} | " + " | ".join(
+            f"{statistics.median(v):,.1f}" if v else "-" for v in cells) + f" | {max(every):,.1f} |")
     if not rows:
         return []
     return ["", "C=1 per request, every repetition (median ms): the client's wall time, SGLang's "
-            "`e2e_latency`, and the difference (outside the server's tokenizer manager):", "",
-            "| configuration | requests | client ms | server e2e ms | outside ms | slowest client ms |",
-            "|---|---|---|---|---|---|"] + rows
+            "`e2e_latency`, and the difference (outside the server's tokenizer manager); a run's first "
+            "request (after the pool check and cache flush) apart:", "",
+            "| configuration | requests | client ms | server e2e ms | outside ms | first request: client ms "
+            "| first request: server e2e ms | slowest client ms |",
+            "|---|---|---|---|---|---|---|---|"] + rows
 
 
 def render_mean_of(results: list[dict], timed: list[dict], concs: list[int], mean_of: list[str]) -> list[str]:

@@ -89,8 +89,9 @@ def test_c1_request_times_split_client_and_server(tool, tmp_path, capsys):
                                for n, r in (("base", base), ("dd", dd), ("old", old))))
     tool.main([str(results), "base"])
     out = capsys.readouterr().out
-    # base: medians 612 client, 601 server, outside of (10, 39, 10) = 10; slowest 640
-    assert "| base | 3 | 612.0 | 601.0 | 10.0 | 640.0 |" in out
+    # base: the first request (610 / 600) apart; the others' medians 626 client, 601.5 server,
+    # outside of (39, 10) = 24.5; slowest 640
+    assert "| base | 3 | 626.0 | 601.5 | 24.5 | 610.0 | 600.0 | 640.0 |" in out
     # dd: a request without a server time (0) counts for the client only
-    assert "| dd | 3 | 630.0 | 620.5 | 10.0 | 631.0 |" in out
+    assert "| dd | 3 | 630.0 | 621.0 | 10.0 | 630.0 | 620.0 | 631.0 |" in out
     assert "| old |" not in out.split("C=1 per request")[1]

@@ -93,26 +93,36 @@ def ratio_table_head(title: str, column: str, names: list) -> None:
 
 def c1_request_times(recs: dict, names: list) -> None:
     """C=1 per request over every repetition (probe_dd.py records them since 2026-11-30): the
-    client's wall time, SGLang's e2e_latency, and their difference (outside the tokenizer manager)."""
+    client's wall time, SGLang's e2e_latency, and their difference (outside the tokenizer manager);
+    each run's first request (after the previous run, another concurrency) apart."""
     rows = []
     for n in names:
-        client, outside, server = [], [], []
+        client, server, outside, first_client, first_server = [], [], [], [], []
         for run in recs[n]["runs"]:
-            if run.get("concurrency") == 1 and run.get("client_ms"):
-                client += run["client_ms"]
-                pairs = [(c, s) for c, s in zip(run["client_ms"], run.get("server_e2e_ms") or []) if s]
-                server += [s for _, s in pairs]
-                outside += [c - s for c, s in pairs]
-        if client:
-            med = [statistics.median(v) if v else None for v in (client, server, outside)]
-            rows.append(f"| {n} | {len(client)} | " + " | ".join("-" if v is None else f"{v:.1f}" for v in med)
-                        + f" | {max(client):.1f} |")
+            if run.get("concurrency") != 1 or not run.get("client_ms"):
+                continue
+            for i, (c, s) in enumerate(zip(run["client_ms"], run.get("server_e2e_ms") or [0] * len(run["client_ms"]))):
+                if i == 0:
+                    first_client.append(c)
+                    if s:
+                        first_server.append(s)
+                    continue
+                client.append(c)
+                if s:
+                    server.append(s)
+                    outside.append(c - s)
+        if client or first_client:
+            med = [statistics.median(v) if v else None for v in (client, server, outside, first_client, first_server)]
+            rows.append(f"| {n} | {len(client) + len(first_client)} | "
+                        + " | ".join("-" if v is None else f"{v:.1f}" for v in med)
+                        + f" | {max(client + first_client):.1f} |")
     if rows:
         print()
-        print("C=1 per request, every repetition (median ms):")
+        print("C=1 per request, every repetition (median ms), a run's first request apart:")
         print()
-        print("| config | requests | client ms | server e2e ms | outside ms | slowest client ms |")
-        print("|---|---|---|---|---|---|")
+        print("| config | requests | client ms | server e2e ms | outside ms | first request: client ms "
+              "| first request: server e2e ms | slowest client ms |")
+        print("|---|---|---|---|---|---|---|---|")
         print("\n".join(rows))
 
 
