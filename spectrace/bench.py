@@ -260,6 +260,10 @@ def _summarize(outs: list[dict]) -> tuple[int, int, int]:
     return toks, ct, ver
 
 
+# more than the dynamic-disable series' 16-position catch-up window, so its flush runs once too
+WARM_AFTER_FLUSH_TOKENS = 32
+
+
 def request_latency(request_ms: list[float], outs: list[dict]) -> dict:
     """C=1's requests one by one: the client's wall time and SGLang's own e2e_latency (its
     tokenizer manager, from the request's arrival to its last output). The difference is what
@@ -303,6 +307,12 @@ def run_worker(spec: dict) -> dict:
                 Path(spec["toggle_file"]).write_text(state.replace("+", " "))
                 time.sleep(0.3)  # the scheduler re-reads the file at most every 0.2 s
             pool_before = driver.pool(flush=True)
+            if spec.get("warm_after_flush", True):
+                # SGLang's flush_cache also empties the CUDA caching allocator: without this untimed
+                # request the run's first steps would allocate afresh, a cost no serving engine pays
+                # (and one that grows with the eager work a configuration does)
+                warm = prompts_for(c, c, spec["input_len"], vocab, spec["seed"] + 104729 + rep)
+                driver.generate(warm, dict(sampling, max_new_tokens=WARM_AFTER_FLUSH_TOKENS))
             # new prompts per repetition (a repeated prompt would hit the prefix cache); rep 0 keeps
             # the prompts of a single-repetition run
             seed = spec["seed"] + (7919 * rep if state is None else 0)
@@ -448,6 +458,7 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
     spec = {"name": name, "args": args_filled, "shims": shims, "concurrency": concurrency,
             "input_len": common["input_len"], "output_len": common["output_len"], "seq_reps": common["seq_reps"],
             "seed": common["seed"], "vocab_size": common.get("vocab_size"), "warmup": common["warmup"],
+            "warm_after_flush": common.get("warm_after_flush", True),
             "save_outputs": common["save_outputs"], "user_flags": _user_flags(cfg.get("args", "")),
             "ab_states": ab_states, "ab_reps": int(cfg.get("ab_reps") or common.get("ab_reps") or 2),
             "reps": int(cfg.get("reps") or common.get("reps") or 1),
@@ -543,7 +554,12 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
     reps = common.get("reps", 1)
     lines = [f"Output tokens/s, {common['input_len']} in / {common['output_len']} out, greedy, ignore_eos; "
              f"C=1: {common['seq_reps']} requests one after another, C>1: C requests at once"
-             + (f"; median of {reps} repetitions (lowest–highest)." if reps > 1 else "."), ""]
+             + (f"; median of {reps} repetitions (lowest–highest)." if reps > 1 else ".")
+             + (f" Each run follows the pool check's cache flush and one untimed request of its concurrency "
+                f"({WARM_AFTER_FLUSH_TOKENS} tokens) that warms the emptied CUDA allocator."
+                if common.get("warm_after_flush", True) else
+                " Each run follows the pool check's cache flush, which empties the CUDA allocator's cache "
+                "(--no-warm-after-flush)."), ""]
     head = "| C | " + " | ".join(f"{r['name']} (shims {r.get('shims', 'off')})" for r in results) + " |"
     lines += [head, "|---" * (len(results) + 1) + "|"]
     timed = [timed_runs(r) for r in results]
@@ -757,6 +773,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
           url: str | None = None, server: bool = False, port: int | None = None, timeout: float = 900,
           warmup: bool = True, save_outputs: bool = True, plot: bool = True, reference: str | None = None,
           seed: int = 1234, vocab_size: int | None = None, python: str | None = None,
+          warm_after_flush: bool = True,
           ab_states: str | None = None, ab_reps: int = 2, reps: int = 1, better_of: str | None = None,
           mean_of: str | None = None, log=print) -> dict:
     if not configs:
@@ -796,7 +813,8 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
         base_args = " ".join(x for x in (DUMMY_DEFAULT_ARGS, base_args) if x)
     common = dict(concurrency=concurrency, input_len=input_len, output_len=output_len, seq_reps=seq_reps,
                   shims=shims, catalog=catalog, value_sample=value_sample, base_args=base_args, url=url,
-                  server=server, port=port, timeout=timeout, warmup=warmup, save_outputs=save_outputs,
+                  server=server, port=port, timeout=timeout, warmup=warmup, warm_after_flush=warm_after_flush,
+                  save_outputs=save_outputs,
                   seed=seed, vocab_size=vocab_size or 32000, models=models, python=python,
                   ab_states=ab_states, ab_reps=ab_reps, reps=reps)
     results = []
@@ -841,6 +859,10 @@ if click is not None:
     @click.option("--port", type=int, default=None)
     @click.option("--timeout", type=float, default=900, show_default=True, help="Seconds per configuration.")
     @click.option("--warmup/--no-warmup", default=True, show_default=True)
+    @click.option("--warm-after-flush/--no-warm-after-flush", default=True, show_default=True,
+                  help="Before each timed run, after the pool check's cache flush (which empties the CUDA "
+                       "allocator's cache), one untimed request of the run's concurrency, so the run starts "
+                       "from a warm allocator as a serving engine does.")
     @click.option("--save-outputs/--no-save-outputs", default=True, show_default=True,
                   help="Keep greedy output ids in the json (for output-equality comparisons).")
     @click.option("--plot/--no-plot", default=True, show_default=True)
@@ -863,7 +885,8 @@ if click is not None:
     @click.option("--python", default=None, help="Python executable for the engines (default: this one).")
     @click.option("-o", "--out", "out_dir", default="bench-out", show_default=True)
     def bench_command(config_opts, config_file, concurrency, input_len, output_len, seq_reps, shims, catalog,
-                      value_sample, dummy_model, base_args, url, server, port, timeout, warmup, save_outputs,
+                      value_sample, dummy_model, base_args, url, server, port, timeout, warmup, warm_after_flush,
+                      save_outputs,
                       plot, shims_ab, ab_reps, reps, better_of, mean_of, reference, seed, vocab_size, python,
                       out_dir):
         """Throughput vs concurrency, one SGLang engine per configuration, shims on or off.
@@ -886,7 +909,8 @@ if click is not None:
               seq_reps=seq_reps, shims=defaults.get("shims", shims) if shims == "off" else shims, catalog=catalog,
               value_sample=value_sample, dummy_model=dummy_model or defaults.get("dummy_model"),
               base_args=" ".join(x for x in (defaults.get("args", ""), base_args) if x), url=url, server=server,
-              port=port, timeout=timeout, warmup=warmup, save_outputs=save_outputs, plot=plot, reference=reference,
+              port=port, timeout=timeout, warmup=warmup, warm_after_flush=warm_after_flush,
+              save_outputs=save_outputs, plot=plot, reference=reference,
               seed=seed, vocab_size=vocab_size, python=python, ab_states=shims_ab, ab_reps=ab_reps,
               reps=reps, better_of=better_of, mean_of=mean_of, log=lambda m: click.echo(m, err=True))
 

@@ -85,6 +85,30 @@ def test_bench_against_a_running_server(server, tmp_path):
     assert (out / "bench.png").stat().st_size > 0
 
 
+def test_each_run_is_warmed_after_the_pool_checks_flush_without_changing_its_prompts(server, tmp_path):
+    from http_standin import StandInApi
+
+    outs = {}
+    for flag in ("--warm-after-flush", "--no-warm-after-flush"):
+        before = StandInApi.calls["generate"]
+        out = tmp_path / flag
+        res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=", "--concurrency", "1,4",
+                                        "--input-len", "8", "--output-len", "5", "--seq-reps", "2",
+                                        "--vocab-size", "500", "--no-plot", flag, "-o", str(out)])
+        assert res.exit_code == 0, res.output
+        outs[flag] = (StandInApi.calls["generate"] - before, json.loads((out / "bench.json").read_text()),
+                      (out / "bench.md").read_text())
+    warm_calls, warm, warm_md = outs["--warm-after-flush"]
+    cold_calls, cold, cold_md = outs["--no-warm-after-flush"]
+    # one untimed request per run of concurrency c, c of them: 1 + 4
+    assert warm_calls - cold_calls == 1 + 4
+    # the timed runs got the same prompts, so the same outputs and counts
+    assert [r["output_ids"] for r in warm["results"][0]["runs"]] == [r["output_ids"] for r in cold["results"][0]["runs"]]
+    assert warm["common"]["warm_after_flush"] is True and cold["common"]["warm_after_flush"] is False
+    assert "one untimed request of its concurrency (32 tokens)" in warm_md
+    assert "(--no-warm-after-flush)" in cold_md
+
+
 def test_c1_requests_record_client_and_server_time(server, tmp_path):
     out = tmp_path / "out"
     res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=", "--concurrency", "1,4",
