@@ -814,8 +814,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
     common = dict(concurrency=concurrency, input_len=input_len, output_len=output_len, seq_reps=seq_reps,
                   shims=shims, catalog=catalog, value_sample=value_sample, base_args=base_args, url=url,
                   server=server, port=port, timeout=timeout, warmup=warmup, warm_after_flush=warm_after_flush,
-                  save_outputs=save_outputs,
-                  seed=seed, vocab_size=vocab_size or 32000, models=models, python=python,
+                  save_outputs=save_outputs, seed=seed, vocab_size=vocab_size or 32000, models=models, python=python,
                   ab_states=ab_states, ab_reps=ab_reps, reps=reps)
     results = []
     for cfg in configs:
@@ -885,10 +884,9 @@ if click is not None:
     @click.option("--python", default=None, help="Python executable for the engines (default: this one).")
     @click.option("-o", "--out", "out_dir", default="bench-out", show_default=True)
     def bench_command(config_opts, config_file, concurrency, input_len, output_len, seq_reps, shims, catalog,
-                      value_sample, dummy_model, base_args, url, server, port, timeout, warmup, warm_after_flush,
-                      save_outputs,
-                      plot, shims_ab, ab_reps, reps, better_of, mean_of, reference, seed, vocab_size, python,
-                      out_dir):
+                      value_sample, dummy_model, base_args, url, server, port, timeout, warmup,
+                      warm_after_flush, save_outputs, plot, shims_ab, ab_reps, reps, better_of, mean_of,
+                      reference, seed, vocab_size, python, out_dir):
         """Throughput vs concurrency, one SGLang engine per configuration, shims on or off.
 
         \b
