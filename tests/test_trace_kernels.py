@@ -131,3 +131,14 @@ def test_by_position_in_an_eager_trace_counts_occurrences_modulo_the_launches_pe
     folder = write_trace(tmp_path / "eager", events)
     with pytest.raises(SystemExit, match="no kernel named gemm... inside a graph launch"):
         tool.main([str(folder), str(folder), "--by-position", "gemm"])
+
+
+def test_an_eager_count_that_is_not_a_multiple_of_the_launches_per_step_is_reported(tool, tmp_path, capsys):
+    # call 4 of 2026-11-30's sixth session: 4,025 launches of a per-layer GEMM against 32 per step
+    events = [kernel("gemm", 100 * i, 50) for i in range(7)]
+    aligned = write_trace(tmp_path / "aligned", events[:6])
+    ragged = write_trace(tmp_path / "ragged", events)
+    tool.main([str(aligned), str(ragged), "--by-position", "gemm", "--per-step", "3"])
+    out = capsys.readouterr().out
+    assert f"note: {ragged} has 7 launches of gemm..., not a multiple of 3: the last 1 are left out" in out
+    assert f"note: {aligned}" not in out

@@ -114,13 +114,18 @@ def graph_steps(events: list[dict]) -> dict:
     }
 
 
+def named_kernels(events: list[dict], prefix: str) -> list[dict]:
+    """The device events named ``prefix...``, in time order."""
+    return sorted((e for e in events if e.get("cat") in DEVICE_CATEGORIES and e["name"].startswith(prefix)),
+                  key=lambda e: e["ts"])
+
+
 def graph_positions(events: list[dict], prefix: str, per_step: int | None = None) -> dict[int, float]:
     """{k: median duration (µs) of the k-th kernel named ``prefix...`` in a graph launch's work}, or
     with ``per_step`` (eager traces), of every kernel so named whose index in time order is k mod N."""
     by_position = collections.defaultdict(list)
     if per_step:
-        named = sorted((e for e in events if e.get("cat") in DEVICE_CATEGORIES and e["name"].startswith(prefix)),
-                       key=lambda e: e["ts"])
+        named = named_kernels(events, prefix)
         for i, e in enumerate(named[: len(named) - len(named) % per_step]):
             by_position[i % per_step].append(e["dur"])
     else:
@@ -268,6 +273,16 @@ def main(argv=None) -> None:
     if positions is not None:
         print()
         print(positions_report(*positions, names, args.by_position))
+        if args.per_step:
+            # a count that is not a multiple of N means launches that are not one per layer per step
+            # (e.g. a catch-up's draft layer): the positions after the first of them are shifted
+            for p in (args.first, args.second):
+                count = len(named_kernels(trace_events(one_trace(p, "--by-position")), args.by_position))
+                if count % args.per_step:
+                    print(f"\nnote: {p} has {count} launches of {args.by_position}..., not a multiple of "
+                          f"{args.per_step}: the last {count % args.per_step} are left out, and the occurrence "
+                          "numbers may be shifted from there on")
+
 
 if __name__ == "__main__":
     sys.exit(main())
