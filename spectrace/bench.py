@@ -644,7 +644,9 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
 def render_request_latency(results: list[dict]) -> list[str]:
     """C=1 per request, over every repetition: where a slower configuration's time goes (inside
     SGLang's e2e_latency, or outside it, on the way to and from the server). A run's first request
-    follows the pool check and cache flush between runs, so it has columns of its own."""
+    follows what ran between runs (here the pool check and cache flush; in bench/gpu/probe_dd.py,
+    whose records compare_outputs.py tables with this too, another concurrency's run), so it has
+    columns of its own."""
     rows = []
     for r in results:
         later: dict[str, list[float]] = {"client": [], "server": [], "outside": []}
@@ -673,7 +675,7 @@ def render_request_latency(results: list[dict]) -> list[str]:
         return []
     return ["", "C=1 per request, every repetition (median ms): the client's wall time, SGLang's "
             "`e2e_latency`, and the difference (outside the server's tokenizer manager); a run's first "
-            "request (after the pool check and cache flush) apart:", "",
+            "request apart (it follows what ran between runs: here the pool check and cache flush):", "",
             "| configuration | requests | client ms | server e2e ms | outside ms | first request: client ms "
             "| first request: server e2e ms | slowest client ms |",
             "|---|---|---|---|---|---|---|---|"] + rows

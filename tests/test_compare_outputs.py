@@ -82,8 +82,8 @@ def test_a_missing_results_file_or_log_is_a_one_line_error(tool, tmp_path):
 
 def test_c1_request_times_split_client_and_server(tool, tmp_path, capsys):
     results = tmp_path / "results.jsonl"
-    base = dict(run(1, 200.0, 0), client_ms=[610.0, 640.0, 612.0], server_e2e_ms=[600.0, 601.0, 602.0])
-    dd = dict(run(1, 195.0, 0), client_ms=[630.0, 631.0, 629.0], server_e2e_ms=[620.0, 621.0, 0])
+    base = dict(run(1, 200.0, 0), latency={"client_ms": [610.0, 640.0, 612.0], "server_e2e_ms": [600.0, 601.0, 602.0]})
+    dd = dict(run(1, 195.0, 0), latency={"client_ms": [630.0, 631.0, 629.0], "server_e2e_ms": [620.0, 621.0, None]})
     old = run(1, 190.0, 0)  # a results file from before the request times: no row
     results.write_text("".join(json.dumps({"name": n, "runs": [r]}) + "\n"
                                for n, r in (("base", base), ("dd", dd), ("old", old))))
@@ -92,6 +92,6 @@ def test_c1_request_times_split_client_and_server(tool, tmp_path, capsys):
     # base: the first request (610 / 600) apart; the others' medians 626 client, 601.5 server,
     # outside of (39, 10) = 24.5; slowest 640
     assert "| base | 3 | 626.0 | 601.5 | 24.5 | 610.0 | 600.0 | 640.0 |" in out
-    # dd: a request without a server time (0) counts for the client only
+    # dd: a request without a server time (None) counts for the client only
     assert "| dd | 3 | 630.0 | 621.0 | 10.0 | 630.0 | 620.0 | 631.0 |" in out
     assert "| old |" not in out.split("C=1 per request")[1]

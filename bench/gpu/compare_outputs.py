@@ -32,6 +32,12 @@ import ast
 import json
 import re
 import statistics
+import sys
+from pathlib import Path
+
+# the checkout's spectrace.bench (standard library only): C=1 request times in one table format
+sys.path.append(str(Path(__file__).resolve().parents[2]))
+from spectrace.bench import render_request_latency  # noqa: E402
 
 RUN_LINE = re.compile(r"^\[probe\] RUN (\S+) (?:conc=\S+|switch run): (\{.*\})\s*$")
 
@@ -89,41 +95,6 @@ def ratio_table_head(title: str, column: str, names: list) -> None:
     print()
     print(f"| concurrency | {column} | " + " | ".join(names) + " |")
     print("|---" * (len(names) + 2) + "|")
-
-
-def c1_request_times(recs: dict, names: list) -> None:
-    """C=1 per request over every repetition (probe_dd.py records them since 2026-11-30): the
-    client's wall time, SGLang's e2e_latency, and their difference (outside the tokenizer manager);
-    each run's first request (after the previous run, another concurrency) apart."""
-    rows = []
-    for n in names:
-        client, server, outside, first_client, first_server = [], [], [], [], []
-        for run in recs[n]["runs"]:
-            if run.get("concurrency") != 1 or not run.get("client_ms"):
-                continue
-            for i, (c, s) in enumerate(zip(run["client_ms"], run.get("server_e2e_ms") or [0] * len(run["client_ms"]))):
-                if i == 0:
-                    first_client.append(c)
-                    if s:
-                        first_server.append(s)
-                    continue
-                client.append(c)
-                if s:
-                    server.append(s)
-                    outside.append(c - s)
-        if client or first_client:
-            med = [statistics.median(v) if v else None for v in (client, server, outside, first_client, first_server)]
-            rows.append(f"| {n} | {len(client) + len(first_client)} | "
-                        + " | ".join("-" if v is None else f"{v:.1f}" for v in med)
-                        + f" | {max(client + first_client):.1f} |")
-    if rows:
-        print()
-        print("C=1 per request, every repetition (median ms), a run's first request apart:")
-        print()
-        print("| config | requests | client ms | server e2e ms | outside ms | first request: client ms "
-              "| first request: server e2e ms | slowest client ms |")
-        print("|---|---|---|---|---|---|---|---|")
-        print("\n".join(rows))
 
 
 def main(argv=None):
@@ -195,7 +166,8 @@ def main(argv=None):
             mean = statistics.mean(statistics.median(runs[n][c].values()) for n in mean_of)
             cells = [f"{statistics.median(runs[n][c].values()) / mean:.3f}" if c in runs[n] else "-" for n in names]
             print(f"| {c} | {mean:,.1f} | " + " | ".join(cells) + " |")
-    c1_request_times(recs, names)
+    # "here": spectrace bench's pool check; a probe_dd.py run follows the previous concurrency's
+    print("\n".join(render_request_latency([recs[n] for n in names])))
     print()
     print("| config | concurrency | identical requests | equal tokens | first divergences |")
     print("|---|---|---|---|---|")
