@@ -641,12 +641,11 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
     return "\n".join(lines) + "\n"
 
 
-def render_request_latency(results: list[dict]) -> list[str]:
+def render_request_latency(results: list[dict], between: str = "the pool check and cache flush") -> list[str]:
     """C=1 per request, over every repetition: where a slower configuration's time goes (inside
     SGLang's e2e_latency, or outside it, on the way to and from the server). A run's first request
-    follows what ran between runs (here the pool check and cache flush; in bench/gpu/probe_dd.py,
-    whose records compare_outputs.py tables with this too, another concurrency's run), so it has
-    columns of its own."""
+    follows what ran ``between`` runs (bench/gpu/compare_outputs.py tables probe_dd.py's records
+    with this too, where that is another concurrency's run), so it has columns of its own."""
     rows = []
     for r in results:
         later: dict[str, list[float]] = {"client": [], "server": [], "outside": []}
@@ -675,7 +674,7 @@ def render_request_latency(results: list[dict]) -> list[str]:
         return []
     return ["", "C=1 per request, every repetition (median ms): the client's wall time, SGLang's "
             "`e2e_latency`, and the difference (outside the server's tokenizer manager); a run's first "
-            "request apart (it follows what ran between runs: here the pool check and cache flush):", "",
+            f"request apart (it follows {between}):", "",
             "| configuration | requests | client ms | server e2e ms | outside ms | first request: client ms "
             "| first request: server e2e ms | slowest client ms |",
             "|---|---|---|---|---|---|---|---|"] + rows

@@ -166,8 +166,7 @@ def main(argv=None):
             mean = statistics.mean(statistics.median(runs[n][c].values()) for n in mean_of)
             cells = [f"{statistics.median(runs[n][c].values()) / mean:.3f}" if c in runs[n] else "-" for n in names]
             print(f"| {c} | {mean:,.1f} | " + " | ".join(cells) + " |")
-    # "here": spectrace bench's pool check; a probe_dd.py run follows the previous concurrency's
-    print("\n".join(render_request_latency([recs[n] for n in names])))
+    print("\n".join(render_request_latency([recs[n] for n in names], between="the previous concurrency's run")))
     print()
     print("| config | concurrency | identical requests | equal tokens | first divergences |")
     print("|---|---|---|---|---|")
