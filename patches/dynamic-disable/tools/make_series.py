@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import re
 import shutil
 import subprocess
 import sys
@@ -228,20 +229,11 @@ VERIFIED = {
 }
 
 
-_ENVIRONMENT_BOTH = [
-    "SGLANG_SPEC_DISABLE_SKIP_DRAFT",
-    "SGLANG_SPEC_DISABLE_CHECK",
-    "SGLANG_SPEC_DISABLE_DECODE_GRAPH",
-    "SGLANG_SPEC_DISABLE_ALLOW_UNVERIFIED",
-    "SGLANG_SPEC_DISABLE_PROBE_INTERVAL",
-    "SGLANG_SPEC_DISABLE_PROBE_STEPS",
-    "SGLANG_SPEC_DISABLE_WARMUP_STEPS",
-]
-# SGLANG_SPEC_DISABLE_LAZY_DRAFT_LOGITS exists only in the 0.5.12 series (0.5.9 cannot run on the lent GPU)
-ENVIRONMENT = {
-    "0.5.12": _ENVIRONMENT_BOTH[:1] + ["SGLANG_SPEC_DISABLE_LAZY_DRAFT_LOGITS"] + _ENVIRONMENT_BOTH[1:],
-    "0.5.9": _ENVIRONMENT_BOTH,
-}
+def environment(patch_texts: list[str]) -> list[str]:
+    """The variables the patches read, in order of first appearance (the manifest's list: derived,
+    so that a new switch cannot be missing from it)."""
+    added = (line for text in patch_texts for line in text.splitlines() if line.startswith("+"))
+    return list(dict.fromkeys(n for line in added for n in re.findall(r"[\"'](SGLANG_SPEC_DISABLE_[A-Z_]+)[\"']", line)))
 
 
 def sha256(path: Path) -> str:
@@ -306,7 +298,7 @@ def main() -> None:
         'server_args = ["--speculative-dynamic-disable", "--speculative-disable-above-bs", '
         '"--speculative-enable-below-bs", "--speculative-disable-below-accept-len"]',
         "environment = ["
-        + ", ".join(f'"{name}"' for name in ENVIRONMENT[version])
+        + ", ".join(f'"{name}"' for name in environment([(out / n).read_text() for n in names]))
         + "]",
         "adds_files = ["
         + ", ".join(f'"{rel}"' for rel in touched if not (pristine / rel).exists())
