@@ -212,41 +212,33 @@ def _install_probe(agree_only=False):
             cls.__init__ = __init__
 
     def patch_model_runner(mod):
-        if os.environ.get("PROBE_AUX") == "1":
-            patch_aux_capture(mod)
-        # PROBE_AGREE=1: weights for which EAGLE-3 drafts are accepted (bench/gpu/agree.py)
-        if os.environ.get("PROBE_AGREE") != "1":
+        """What follows ModelRunner.load_model: PROBE_AGREE=1, weights for which EAGLE-3 drafts are
+        accepted (bench/gpu/agree.py); PROBE_AUX=1, a non-speculative server whose target computes
+        EAGLE-3's aux hidden states as an EAGLE-3 server's target does (and drops them): is that
+        capture what slows the patched server's plain decode graph?"""
+        agree = os.environ.get("PROBE_AGREE") == "1"
+        aux = os.environ.get("PROBE_AUX") == "1"
+        if not (agree or aux):
             return
-        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        from agree import agree_weights
+        if agree:
+            sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            from agree import agree_weights
 
         runner = mod.ModelRunner
         orig_load = runner.load_model
 
         def load_model(self, *a, **k):
             out = orig_load(self, *a, **k)
-            done = agree_weights(self.model)
-            print(f"[probe] pid {os.getpid()}: agree weights on {type(self.model).__name__}: {done}",
-                  file=sys.stderr, flush=True)
-            return out
-
-        runner.load_model = load_model
-
-    def patch_aux_capture(mod):
-        # PROBE_AUX=1: a non-speculative server whose target computes EAGLE-3's aux hidden
-        # states as an EAGLE-3 server's target does (and drops them): is the EAGLE-3 target's
-        # own capture what slows the patched server's plain decode graph?
-        runner = mod.ModelRunner
-        orig_load = runner.load_model
-
-        def load_model(self, *a, **k):
-            out = orig_load(self, *a, **k)
+            name = type(self.model).__name__
             setter = getattr(self.model, "set_eagle3_layers_to_capture", None)
-            if not getattr(self, "is_draft_worker", False) and setter is not None:
+            if aux and not getattr(self, "is_draft_worker", False) and setter is not None:
                 setter()
-                print(f"[probe] pid {os.getpid()}: aux capture on {type(self.model).__name__}: "
+                print(f"[probe] pid {os.getpid()}: aux capture on {name}: "
                       f"layers {getattr(self.model.model, 'layers_to_capture', None)}",
                       file=sys.stderr, flush=True)
+            if agree:
+                done = agree_weights(self.model)
+                print(f"[probe] pid {os.getpid()}: agree weights on {name}: {done}", file=sys.stderr, flush=True)
             return out
 
         runner.load_model = load_model
@@ -327,9 +319,10 @@ def _install_gc_log(threshold_ms):
             return
         ms = (time.perf_counter() - started.get("t", time.perf_counter())) * 1e3
         if ms >= threshold_ms:
+            now = time.time()  # one reading for the seconds and the milliseconds
             print(f"[probe] gc pid {os.getpid()} ({name()}) gen {info.get('generation')}: {ms:.1f} ms, "
-                  f"collected {info.get('collected')} at {time.strftime('%H:%M:%S')}."
-                  f"{int(time.time() * 1000) % 1000:03d}", file=sys.stderr, flush=True)
+                  f"collected {info.get('collected')} at {time.strftime('%H:%M:%S', time.localtime(now))}."
+                  f"{int(now * 1000) % 1000:03d}", file=sys.stderr, flush=True)
 
     gc.callbacks.append(on_gc)
 
