@@ -209,7 +209,7 @@ def main(argv=None) -> None:
     ap.add_argument("--op-speed", type=int, default=0, metavar="N",
                     help="also the median duration of the host calls both traces made N or more times")
     args = ap.parse_args(argv)
-    names = (args.first.name if args.first.is_file() else str(args.first), str(args.second))
+    names = (str(args.first), str(args.second))  # as trace_kernels.py names them
     traces = [Trace(args.first), Trace(args.second)]
     out = ["## The gap between two decode graphs", ""]
     for name, t in zip(names, traces):
