@@ -1,5 +1,5 @@
 """docs/results/shims-0.5.12-gpu.sh: every spectrace-bench table plan names a configuration file that
-spectrace reads, and its --better-of and --reference name configurations of that file. A wrong name
+spectrace reads, and its --better-of, --mean-of and --reference name configurations of that file. A wrong name
 fails only on the GPU machine, after minutes of set-up (the table-pk plan first named an always-on
 configuration it does not have)."""
 
@@ -35,7 +35,7 @@ def test_each_table_plan_names_configurations_its_file_has(plan):
     configs, _ = load_config_file(str(ROOT / f"docs/results/{plan}-0.5.12.toml"))
     names = {c["name"] for c in configs}
     args = better_arguments(plan)
-    named = [v for flag, v in zip(args, args[1:]) if flag in ("--better-of", "--reference")]
+    named = [v for flag, v in zip(args, args[1:]) if flag in ("--better-of", "--mean-of", "--reference")]
     assert all(set(v.split(",")) <= names for v in named), (plan, named, names)
     if plan != "metrics":
         assert "--better-of" in args
