@@ -689,7 +689,7 @@ def render_mean_of(results: list[dict], timed: list[dict], concs: list[int], mea
              "| C | mean tok/s | " + " | ".join(r["name"] for r in results) + " |",
              "|---" * (len(results) + 2) + "|"]
     for c in concs:
-        medians = [median_tok_per_s(by_name[n][c]) if c in by_name[n] else None for n in mean_of]
+        medians = [median_tok_per_s(by_name[n][c]) if c in by_name.get(n, {}) else None for n in mean_of]
         if not all(medians):
             continue
         mean = statistics.fmean(medians)
@@ -707,7 +707,7 @@ def render_better_of(results: list[dict], timed: list[dict], concs: list[int], b
              "| C | better | " + " | ".join(r["name"] for r in results) + " |",
              "|---" * (len(results) + 2) + "|"]
     for c in concs:
-        medians = {n: median_tok_per_s(by_name[n][c]) for n in better_of if c in by_name[n]}
+        medians = {n: median_tok_per_s(by_name[n][c]) for n in better_of if c in by_name.get(n, {})}
         medians = {n: m for n, m in medians.items() if m}
         if not medians:
             continue
@@ -726,6 +726,19 @@ def render_better_of(results: list[dict], timed: list[dict], concs: list[int], b
             cells.append(text)
         lines.append(f"| {c} | {best} | " + " | ".join(cells) + " |")
     return lines + [""]
+
+
+def write_summary(out: Path, results: list[dict], common: dict, reference: str | None, better: list[str],
+                  mean: list[str], pending: list[str]) -> tuple[dict, str]:
+    """bench.json and bench.md for the configurations run so far; ``pending`` names those still to run."""
+    summary = {"common": {k: v for k, v in common.items() if k != "models"}, "results": results}
+    md = render_markdown(results, common, reference, better, mean)
+    if pending:
+        summary["pending"] = pending
+        md = f"Partial: configurations not run yet: {', '.join(pending)}.\n\n" + md
+    (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
+    (out / "bench.md").write_text(md)
+    return summary, md
 
 
 def render_plot(results: list[dict], path: Path, title: str) -> None:
@@ -818,7 +831,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
                   save_outputs=save_outputs, seed=seed, vocab_size=vocab_size or 32000, models=models, python=python,
                   ab_states=ab_states, ab_reps=ab_reps, reps=reps)
     results = []
-    for cfg in configs:
+    for i, cfg in enumerate(configs):
         log(f"[bench] configuration {cfg['name']}: {cfg.get('args', '')} (shims {cfg.get('shims', shims)})")
         r = run_config(cfg, common, out, log)
         results.append(r)
@@ -826,10 +839,9 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
             log(f"[bench]   C={run['concurrency']}: {run.get('tok_per_s')} tok/s, accept {run.get('accept_len')}")
         if r.get("shim_total"):
             log(f"[bench]   shims: {r['shim_total']}")
-    summary = {"common": {k: v for k, v in common.items() if k != "models"}, "results": results}
-    (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
-    md = render_markdown(results, common, reference, better, mean)
-    (out / "bench.md").write_text(md)
+        # after every configuration: a bench stopped by a time budget keeps the finished ones' table
+        summary, md = write_summary(out, results, common, reference, better, mean,
+                                    pending=names[i + 1:])
     if plot:
         render_plot(results, out / "bench.png", f"{input_len} in / {output_len} out, greedy")
     log(md)

@@ -85,6 +85,40 @@ def test_bench_against_a_running_server(server, tmp_path):
     assert (out / "bench.png").stat().st_size > 0
 
 
+def test_a_bench_stopped_between_configurations_keeps_the_finished_ones_table(server, tmp_path, monkeypatch):
+    """The GPU scripts stop a bench at their time budget (`timeout` sends SIGTERM, which the bench
+    turns into SystemExit): bench.json and bench.md must already hold every finished configuration,
+    and say which did not run. The seventh session lost a whole table-c1 table to this."""
+    real_run_config = bench.run_config
+    started = []
+
+    def stopped_at_the_third(cfg, common, out, log):
+        started.append(cfg["name"])
+        if len(started) == 3:
+            raise SystemExit(128 + 15)
+        return real_run_config(cfg, common, out, log)
+
+    monkeypatch.setattr(bench, "run_config", stopped_at_the_third)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "baseline=", "--config", "patched=",
+                                    "--config", "baseline2=", "--config", "patched2=", "--concurrency", "1",
+                                    "--input-len", "8", "--output-len", "5", "--seq-reps", "2", "--vocab-size", "500",
+                                    "--reps", "2", "--mean-of", "baseline,baseline2", "--no-plot", "-o", str(out)])
+    assert res.exit_code == 143 and started == ["baseline", "patched", "baseline2"]
+    data = json.loads((out / "bench.json").read_text())
+    assert [r["name"] for r in data["results"]] == ["baseline", "patched"]
+    assert data["pending"] == ["baseline2", "patched2"]
+    assert [run["rep"] for run in data["results"][1]["runs"]] == [0, 1]
+    md = (out / "bench.md").read_text()
+    assert md.startswith("Partial: configurations not run yet: baseline2, patched2.")
+    row = next(line for line in md.splitlines() if line.startswith("| 1 |"))
+    assert row.count(" | ") == 2 and "-" not in row.split("|")[2]  # both finished engines have a median
+    lines = md.splitlines()
+    at = lines.index("Ratio to the mean of the medians of baseline and baseline2 at each C:")
+    # no ratio without baseline2's median: the table has its header and no row
+    assert lines[at + 2].startswith("| C | mean tok/s |") and lines[at + 4] == ""
+
+
 def test_each_run_is_warmed_after_the_pool_checks_flush_without_changing_its_prompts(server, tmp_path):
     from http_standin import StandInApi
 
