@@ -1,24 +1,52 @@
 """docs/dynamic-disable-options.md lists every switch of the shipped dynamic-disable series: each
 server argument that patch 0002 adds and each SGLANG_SPEC_DISABLE_* variable the series reads, in
-every SGLang version it targets, and nothing that no series has. Read from the shipped patches."""
+every SGLang version it targets, and nothing that no series has. Read from the shipped series: the manifests' environment lists (checked against their patches) and patch 0002."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
+import pytest
+
+from spectrace.patches.series import available_series, load_series
+
 ROOT = Path(__file__).resolve().parent.parent
-SERIES = ROOT / "patches/dynamic-disable"
 DOC = ROOT / "docs/dynamic-disable-options.md"
+VERSIONS = available_series(ROOT / "patches")["dynamic-disable"]
+
+
+def shipped(version: str):
+    return load_series("dynamic-disable", version, ROOT / "patches")
+
+
+def _make_series():
+    path = ROOT / "patches/dynamic-disable/tools/make_series.py"
+    spec = importlib.util.spec_from_file_location("make_series", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_each_manifest_lists_the_variables_its_patches_read(version):
+    """The manifest's environment list is the one make_series derives from the patches (a
+    hand-edited or stale manifest would hide a switch from the options page below)."""
+    series = shipped(version)
+    texts = [p.path.read_text() for p in series.patches]
+    assert series.manifest["environment"] == _make_series().environment(texts)
 
 
 def switches() -> tuple[set[str], set[str]]:
     arguments, variables = set(), set()
-    for patch in SERIES.glob("*/0*.patch"):
-        added = "\n".join(line for line in patch.read_text().splitlines() if line.startswith("+"))
-        variables |= set(re.findall(r"[\"'](SGLANG_SPEC_DISABLE_[A-Z_]+)[\"']", added))
-        if patch.name.startswith("0002-"):
-            arguments |= set(re.findall(r"[\"'](--speculative-[a-z-]+)[\"']", added))
+    for version in VERSIONS:
+        series = shipped(version)
+        variables |= set(series.manifest["environment"])
+        for patch in series.patches:
+            if patch.name.startswith("0002-"):
+                added = "\n".join(line for line in patch.path.read_text().splitlines() if line.startswith("+"))
+                arguments |= set(re.findall(r"[\"'](--speculative-[a-z-]+)[\"']", added))
     return arguments, variables
 
 
