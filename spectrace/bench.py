@@ -319,12 +319,12 @@ def run_worker(spec: dict) -> dict:
             request_ms = []
             if c == 1:
                 prompts = prompts_for(1, spec["seq_reps"], spec["input_len"], vocab, seed)
-                outs, wall = [], 0.0
+                outs = []
                 for p in prompts:
                     t = time.perf_counter()
                     outs += driver.generate([p], sampling)
                     request_ms.append((time.perf_counter() - t) * 1e3)
-                    wall += request_ms[-1] / 1e3
+                wall = sum(request_ms) / 1e3
             else:
                 prompts = prompts_for(c, c, spec["input_len"], vocab, seed)
                 t = time.perf_counter()
@@ -728,16 +728,15 @@ def render_better_of(results: list[dict], timed: list[dict], concs: list[int], b
     return lines + [""]
 
 
-def write_summary(out: Path, results: list[dict], common: dict, reference: str | None, better: list[str],
-                  mean: list[str], pending: list[str]) -> tuple[dict, str]:
-    """bench.json and bench.md for the configurations run so far; ``pending`` names those still to run."""
+def summarize(results: list[dict], common: dict, reference: str | None, better: list[str],
+              mean: list[str], pending: list[str]) -> tuple[dict, str]:
+    """bench.json's content and bench.md for the configurations run so far; ``pending`` names
+    those still to run."""
     summary = {"common": {k: v for k, v in common.items() if k != "models"}, "results": results}
     md = render_markdown(results, common, reference, better, mean)
     if pending:
         summary["pending"] = pending
         md = f"Partial: configurations not run yet: {', '.join(pending)}.\n\n" + md
-    (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
-    (out / "bench.md").write_text(md)
     return summary, md
 
 
@@ -840,8 +839,9 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
         if r.get("shim_total"):
             log(f"[bench]   shims: {r['shim_total']}")
         # after every configuration: a bench stopped by a time budget keeps the finished ones' table
-        summary, md = write_summary(out, results, common, reference, better, mean,
-                                    pending=names[i + 1:])
+        summary, md = summarize(results, common, reference, better, mean, pending=names[i + 1:])
+        (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
+        (out / "bench.md").write_text(md)
     if plot:
         render_plot(results, out / "bench.png", f"{input_len} in / {output_len} out, greedy")
     log(md)

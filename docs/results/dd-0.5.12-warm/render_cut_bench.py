@@ -11,7 +11,7 @@ import json
 import tarfile
 from pathlib import Path
 
-from spectrace.bench import write_summary
+from spectrace.bench import summarize
 
 ORDER = ["baseline", "patched", "baseline2", "patched2"]  # table-c1-0.5.12.toml
 with tarfile.open("results.tar.xz") as tar:
@@ -19,7 +19,7 @@ with tarfile.open("results.tar.xz") as tar:
              for m in tar.getmembers() if Path(m.name).name.startswith("result-")}
 results = [found[n] for n in ORDER if n in found]
 common = dict(concurrency=[1], input_len=128, output_len=128, seq_reps=4, reps=3, warm_after_flush=True)
-write_summary(Path("."), results, common, None, [], ["baseline", "baseline2"],
-              pending=[n for n in ORDER if n not in found])
-Path("bench.json").unlink()  # the results archive holds the data; keep only the table
-print(Path("bench.md").read_text())
+# only the table: the results archive holds the data
+_, md = summarize(results, common, None, [], ["baseline", "baseline2"], pending=[n for n in ORDER if n not in found])
+Path("bench.md").write_text(md)
+print(md)
