@@ -22,7 +22,13 @@ import glob
 import json
 import os
 import random
+import sys
 import time
+from pathlib import Path
+
+# the checkout's spectrace.bench (standard library only): C=1 request times in its run["latency"] shape
+sys.path.append(str(Path(__file__).resolve().parents[2]))
+from spectrace.bench import request_latency  # noqa: E402
 
 # --------------------------------------------------------------------------
 # dummy model configs
@@ -263,7 +269,7 @@ def main():
                 o, dt = gen(prompts(1, a.in_len), a.out_len)
                 tot_t += dt
                 allouts += o
-                client_ms.append(round(dt * 1e3, 2))
+                client_ms.append(dt * 1e3)
             outs, dt = allouts, tot_t
         else:
             outs, dt = gen(prompts(c, a.in_len), a.out_len)
@@ -272,12 +278,9 @@ def main():
                "wall_s": round(dt, 3), "tok_per_s": round(toks / dt, 1),
                "spec_verify_ct": ver, "accept_len": round(acc, 3) if acc else None, "rep": rep}
         if client_ms:
-            # each request's wall time here and SGLang's own e2e_latency (seconds, from the
-            # tokenizer manager), as spectrace bench records them: a slow request boundary is
-            # then inside or outside the server
-            e2e = [(o.get("meta_info") or {}).get("e2e_latency") for o in outs]
-            run["latency"] = {"client_ms": client_ms,
-                              "server_e2e_ms": [round(s * 1e3, 2) if s else None for s in e2e]}
+            # each request's wall time here and SGLang's own e2e_latency: a slow request
+            # boundary is then inside or outside the server
+            run["latency"] = request_latency(client_ms, outs)
         if a.dump:
             run["output_ids"] = [o.get("output_ids") for o in outs]
         res["runs"].append(run)
