@@ -8,18 +8,21 @@ second one edited).  Every patch is ``diff -u`` output between the two (never ha
 prefixed with its DEP-3-like header; ``series`` and ``manifest.toml`` (patch sha256, original
 file sha256) are written next to them.  Finally the series is dry-run with ``patch -p1`` on a
 fresh copy of the pristine tree, then really applied there and compared with EDITED_DIR.
+Run it where spectrace is installed: the manifest is written by spectrace's own
+``render_manifest`` (as ``spectrace patch manifest`` writes one).
 """
 
 from __future__ import annotations
 
 import datetime
-import hashlib
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from spectrace.patches.series import Series, load_patch, render_manifest
 
 AUTHOR = "spectrace"
 REQUIRES = "SPEC2-NDI-SPECINFO, SPEC2-NDI-SEQLENS"
@@ -220,12 +223,16 @@ PATCHES = {
 
 
 VERIFIED = {
-    "0.5.12": 'verified_modes = ["spec-v2 overlap, EAGLE3, topk=1, triton attention, page_size 1, tp 1 '
-    '(GPU: H200, see docs/results/patch-0.5.12.md)", "spec-v2 overlap, EAGLE, topk=1 (same code path as '
-    'EAGLE3; not run on the GPU)"]',
-    "0.5.9": 'verified_modes = ["spec-v2 overlap, EAGLE/EAGLE3, topk=1, triton attention, page_size 1, tp 1: '
-    'NOT run on a GPU (0.5.9 needs an older torch than the lent H200 has); applies cleanly, byte-compiles, '
-    'read against 0.5.9; same design as the GPU-verified 0.5.12 series"]',
+    "0.5.12": [
+        "spec-v2 overlap, EAGLE3, topk=1, triton attention, page_size 1, tp 1 (GPU: H200, see "
+        "docs/results/patch-0.5.12.md)",
+        "spec-v2 overlap, EAGLE, topk=1 (same code path as EAGLE3; not run on the GPU)",
+    ],
+    "0.5.9": [
+        "spec-v2 overlap, EAGLE/EAGLE3, topk=1, triton attention, page_size 1, tp 1: NOT run on a GPU "
+        "(0.5.9 needs an older torch than the lent H200 has); applies cleanly, byte-compiles, read against "
+        "0.5.9; same design as the GPU-verified 0.5.12 series",
+    ],
 }
 
 
@@ -234,10 +241,6 @@ def environment(patch_texts: list[str]) -> list[str]:
     so that a new switch cannot be missing from it)."""
     added = (line for text in patch_texts for line in text.splitlines() if line.startswith("+"))
     return list(dict.fromkeys(n for line in added for n in re.findall(r"[\"'](SGLANG_SPEC_DISABLE_[A-Z_]+)[\"']", line)))
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def file_diff(pristine: Path, edited: Path, rel: str) -> str:
@@ -287,30 +290,20 @@ def main() -> None:
         + "".join(n + "\n" for n in names)
     )
 
-    m = [
-        'series = "dynamic-disable"',
-        f'sglang_version = "{version}"',
-        'description = "Spec v2 (EAGLEWorkerV2, overlap scheduler): per decode step, run a plain '
-        "one-token target decode instead of draft/verify/draft-extend while the running batch is "
-        "large (hysteresis) or drafts are rarely accepted; next_draft_input (new_seq_lens) is "
-        'returned on every path."',
-        VERIFIED[version],
-        'server_args = ["--speculative-dynamic-disable", "--speculative-disable-above-bs", '
-        '"--speculative-enable-below-bs", "--speculative-disable-below-accept-len"]',
-        "environment = ["
-        + ", ".join(f'"{name}"' for name in environment([(out / n).read_text() for n in names]))
-        + "]",
-        "adds_files = ["
-        + ", ".join(f'"{rel}"' for rel in touched if not (pristine / rel).exists())
-        + "]",
-        "",
-    ]
-    for n in names:
-        m += ["[[patches]]", f'name = "{n}"', f'sha256 = "{sha256(out / n)}"', ""]
-    for rel in touched:
-        if (pristine / rel).exists():
-            m += ["[[files]]", f'path = "{rel}"', f'original_sha256 = "{sha256(pristine / rel)}"', ""]
-    (out / "manifest.toml").write_text("\n".join(m))
+    # the informational keys; spectrace's own manifest writer adds the patch and pristine-file hashes
+    info = {
+        "description": "Spec v2 (EAGLEWorkerV2, overlap scheduler): per decode step, run a plain one-token "
+        "target decode instead of draft/verify/draft-extend while the running batch is large (hysteresis) "
+        "or drafts are rarely accepted; next_draft_input (new_seq_lens) is returned on every path.",
+        "verified_modes": VERIFIED[version],
+        "server_args": ["--speculative-dynamic-disable", "--speculative-disable-above-bs",
+                        "--speculative-enable-below-bs", "--speculative-disable-below-accept-len"],
+        "environment": environment([(out / n).read_text() for n in names]),
+        "adds_files": [rel for rel in touched if not (pristine / rel).exists()],
+    }
+    series = Series(name="dynamic-disable", version=version, directory=out,
+                    patches=[load_patch(out / n) for n in names], manifest=info)
+    (out / "manifest.toml").write_text(render_manifest(series, pristine))
 
     # check: dry run and real apply on a fresh copy of the pristine tree
     with tempfile.TemporaryDirectory() as tmp:
