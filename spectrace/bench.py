@@ -420,7 +420,7 @@ def _kill_group(proc) -> None:
 
 
 def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
-    from spectrace.contracts import runtime
+    from spectrace.shims import runtime
 
     name = cfg["name"]
     shims = cfg.get("shims", common["shims"]) or "off"
@@ -508,7 +508,7 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
     if report is not None:
         result["shims_report"] = str(report)
         if report.exists():
-            from spectrace.contracts.runtime_cli import load_reports
+            from spectrace.shims.cli import load_reports
 
             try:
                 rep = load_reports([report])
@@ -803,7 +803,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
         if unknown:
             raise SpectraceError(f"{option} names no configuration {unknown} (configurations: {names})")
     if catalog:
-        from spectrace.contracts import runtime
+        from spectrace.shims import runtime
 
         try:
             runtime.load_runtime_catalog(catalog)

@@ -19,8 +19,8 @@ LAZY_COMMANDS = {
     "map": "spectrace.tracer.cli:map_command",
     "index": "spectrace.tracer.cli:index_command",
     "contracts": "spectrace.contracts.cli:contracts_group",
-    "run": "spectrace.contracts.runtime_cli:run_command",
-    "report": "spectrace.contracts.runtime_cli:report_command",
+    "run": "spectrace.shims.cli:run_command",
+    "report": "spectrace.shims.cli:report_command",
     "bench": "spectrace.bench:bench_command",
     "patch": "spectrace.patches.cli:patch_group",
 }

@@ -227,3 +227,12 @@ def resolve_source(spec: str | None) -> SglangSource:
     if looks_like_path:
         return from_path(spec)
     return fetch_version(spec)
+
+
+def module_name(relpath: str) -> tuple[str, bool]:
+    """The dotted module name of a file path relative to the python root, and whether it is a
+    package's ``__init__``: ``sglang/srt/managers/scheduler.py`` -> (``sglang.srt.managers.scheduler``, False)."""
+    parts = relpath[:-3].split("/") if relpath.endswith(".py") else relpath.split("/")
+    if parts[-1] == "__init__":
+        return ".".join(parts[:-1]), True
+    return ".".join(parts), False

@@ -61,18 +61,3 @@ def sglang_copy(sglang_source, tmp_path):
 
     return copy
 
-
-@pytest.fixture(scope="session")
-def bench_gpu_tool():
-    """Import a script of bench/gpu (a folder of scripts, not a package) by its name."""
-    import importlib.util
-
-    folder = Path(__file__).resolve().parents[1] / "bench" / "gpu"
-
-    def load(name: str):
-        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-    return load

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from spectrace.contracts import runtime
+from spectrace.shims import runtime
 
 VERSION = "0.5.12"
 SCHED = "sglang/srt/managers/scheduler.py"
@@ -756,7 +756,7 @@ def test_release_without_the_producer_lists_the_contracts_as_not_checked(real, t
 def test_uninstall_removes_the_import_hook_so_a_new_install_starts_clean(tmp_path):
     import sys
 
-    from spectrace.contracts import runtime as rt
+    from spectrace.shims import runtime as rt
 
     rt.install(mode="record", report=str(tmp_path / "a.jsonl"))
     assert rt._FINDER in sys.meta_path and rt._POST_IMPORT_PREFIXES

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from spectrace.contracts import runtime
+from spectrace.shims import runtime
 
 CATALOG = textwrap.dedent("""
     family = "activation"
@@ -34,7 +34,7 @@ CATALOG = textwrap.dedent("""
 
 def _child_state(module_dir: str, queue) -> None:
     """Runs in the spawned child: what did start-up install?"""
-    from spectrace.contracts import runtime as rt
+    from spectrace.shims import runtime as rt
 
     shims = rt.active_shims()
     seen = []
@@ -144,7 +144,7 @@ def test_spectrace_run_reaches_a_spawned_grandchild(tmp_path, catalog):
         import json, multiprocessing, os, sys
 
         def child(q):
-            from spectrace.contracts import runtime
+            from spectrace.shims import runtime
             s = runtime.active_shims()
             q.put({"installed": s is not None, "mode": getattr(s, "mode", None)})
 
@@ -181,13 +181,13 @@ def test_install_in_a_program_reaches_its_spawned_children(tmp_path, catalog):
         import json, multiprocessing
 
         def child(q):
-            from spectrace.contracts import runtime
+            from spectrace.shims import runtime
             s = runtime.active_shims()
             q.put({{"installed": s is not None, "mode": getattr(s, "mode", None),
                     "report": getattr(getattr(s, "report", None), "path", None)}})
 
         if __name__ == "__main__":
-            from spectrace.contracts import runtime
+            from spectrace.shims import runtime
             parent = runtime.install(mode="raise", report={str(tmp_path / 'r.jsonl')!r}, catalog={str(catalog)!r})
             ctx = multiprocessing.get_context("spawn")
             q = ctx.Queue()
