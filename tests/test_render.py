@@ -217,6 +217,9 @@ def test_dot_source_has_side_module_and_class_clusters(call_graph):
     assert "srt/managers/scheduler_metrics_mixin.py" in dot  # a mixin is its own module cluster
     assert "<B>SchedulerMetricsMixin</B>" in dot and "<B>EAGLEWorkerV2</B>" in dot
     assert "legend" in dot
+    # the legend counts what the text's summary line counts, in the same words
+    assert (">6 functions, 7 calls, 2 polymorphic, 2 crossing scheduler/worker, 1 unresolved, 1 external<"
+            in dot)
 
 
 @needs_dot

@@ -153,7 +153,7 @@ def test_syntax_error_is_reported_with_its_path_and_the_rest_is_analysed(sglang_
 
 def test_changed_file_is_reread_alone(sglang_copy, tmp_path, monkeypatch):
     from spectrace.source import from_path
-    from spectrace.tracer import index as index_mod
+    from spectrace.tracer import summary_cache as index_mod
 
     monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "cache"))
     root = sglang_copy(OLD, subdirs=("sglang/srt/managers",))

@@ -11,30 +11,8 @@ from collections import deque
 
 import networkx as nx
 
+from spectrace.sides import side_of
 from spectrace.tracer.project import Project
-
-# Which side of the scheduler/worker boundary a module is on. Worker patterns win: the
-# TP worker lives in managers/ next to the scheduler.
-WORKER_SIDE = (
-    "sglang.srt.speculative.*",
-    "sglang.srt.managers.tp_worker*",
-    "sglang.srt.model_executor.model_runner*",
-    "sglang.srt.model_executor.*graph_runner*",
-    "sglang.srt.hardware_backend.*",
-)
-# Plain data and enums shared by both sides: calling them is not crossing the boundary.
-SHARED = ("sglang.srt.speculative.spec_info", "sglang.srt.model_executor.forward_batch_info")
-SCHEDULER_SIDE = ("sglang.srt.managers.*", "sglang.srt.disaggregation.*")
-
-
-def side_of(module: str) -> str:
-    if module in SHARED:
-        return "other"
-    if any(fnmatch.fnmatchcase(module, p) for p in WORKER_SIDE):
-        return "worker"
-    if any(fnmatch.fnmatchcase(module, p) for p in SCHEDULER_SIDE):
-        return "scheduler"
-    return "other"
 
 
 def _matches(name: str, globs) -> bool:

@@ -1,4 +1,4 @@
-"""Per-file summaries of Python source, extracted with ``ast`` and cached by content hash.
+"""Per-file summaries of Python source, extracted with ``ast`` (and cached by ``summary_cache``).
 
 A summary holds what call resolution needs and nothing else: classes (bases, methods,
 class-level annotations), functions (parameters and annotations, decorators, calls,
@@ -10,20 +10,17 @@ Why ``ast`` and not libcst here: the whole-package index must cover 4,700 files 
 0.5.23 in under a minute on two cores; libcst needs 257 s on one core for that. The
 contract extractor uses libcst on the handful of files that hold contract sites, where
 concrete syntax and its metadata (positions, parents) matter.
+
+Caching the summaries is ``summary_cache``'s job; the classes here are what it pickles, so they
+stay in this module (moving one would orphan every cached entry).
 """
 
 from __future__ import annotations
 
 import ast
-import gc
-import hashlib
-import os
-import pickle
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
-SUMMARY_FORMAT = 6  # bump when the summary layout changes: old cache entries are ignored
+from spectrace.source import module_name
 
 # ---------------------------------------------------------------------------- expression IR
 # ("n", name)                 a name
@@ -324,16 +321,8 @@ class _Extractor(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def module_name_for(relpath: str) -> tuple[str, bool]:
-    """``sglang/srt/managers/scheduler.py`` -> (``sglang.srt.managers.scheduler``, False)."""
-    parts = relpath[:-3].split("/")
-    if parts[-1] == "__init__":
-        return ".".join(parts[:-1]), True
-    return ".".join(parts), False
-
-
 def summarize_source(source: bytes, relpath: str) -> ModuleSummary:
-    module, is_pkg = module_name_for(relpath)
+    module, is_pkg = module_name(relpath)
     summary = ModuleSummary(module=module, path=relpath, is_package=is_pkg)
     try:
         tree = ast.parse(source, filename=relpath)
@@ -343,101 +332,3 @@ def summarize_source(source: bytes, relpath: str) -> ModuleSummary:
         return summary
     _Extractor(summary).visit(tree)
     return summary
-
-
-# ---------------------------------------------------------------------------- cache
-def _cache_root() -> Path:
-    from spectrace.source import cache_dir
-
-    return cache_dir() / "index" / f"v{SUMMARY_FORMAT}-py{sys.version_info[0]}{sys.version_info[1]}"
-
-
-def content_key(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-class SummaryCache:
-    """Per-file summaries keyed by content hash, plus a per-tree pack for the warm path.
-
-    The pack maps each file to (size, mtime_ns, content key); a file whose size and mtime
-    match is taken from the pack without being read; any other file is hashed, and a
-    summary cached under its hash is reused, so a changed file is re-read alone.
-    """
-
-    def __init__(self, enabled: bool = True):
-        self.enabled = enabled and not os.environ.get("SPECTRACE_NO_CACHE")
-        self.root = _cache_root()
-
-    def _obj_path(self, key: str) -> Path:
-        return self.root / "objects" / key[:2] / f"{key}.pkl"
-
-    def get(self, key: str) -> ModuleSummary | None:
-        if not self.enabled:
-            return None
-        try:
-            with open(self._obj_path(key), "rb") as fh:
-                return pickle.load(fh)
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError):
-            return None
-
-    def put(self, key: str, summary: ModuleSummary) -> None:
-        if self.enabled:
-            _atomic_pickle(self._obj_path(key), summary)
-
-    def pack_path(self, tree_root: Path) -> Path:
-        key = hashlib.blake2b(str(tree_root.resolve()).encode(), digest_size=10).hexdigest()
-        return self.root / "packs" / f"{key}.pkl"
-
-    def load_pack(self, tree_root: Path) -> dict:
-        if not self.enabled:
-            return {}
-        # Unpickling half a million small tuples triggers the cyclic GC over and over; none of
-        # them can form a cycle, so switch it off for the load (a third of the warm start).
-        gc_was_on = gc.isenabled()
-        gc.disable()
-        try:
-            with open(self.pack_path(tree_root), "rb") as fh:
-                return pickle.load(fh)
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError):
-            return {}
-        finally:
-            if gc_was_on:
-                gc.enable()
-
-    def save_pack(self, tree_root: Path, pack: dict) -> None:
-        if self.enabled:
-            _atomic_pickle(self.pack_path(tree_root), pack)
-
-
-def _atomic_pickle(path: Path, obj) -> None:
-    atomic_write_bytes(path, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """A cache file: written beside the target, then renamed, so that readers see the old file or
-    the new one, never half; a read-only cache only costs speed."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError:
-        pass
-
-
-def summarize_file(root: Path, relpath: str, cache: SummaryCache | None = None) -> tuple[str, ModuleSummary]:
-    data = (root / relpath).read_bytes()
-    key = content_key(data)
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None and hit.path == relpath:
-            return key, hit
-    summary = summarize_source(data, relpath)
-    if cache is not None:
-        cache.put(key, summary)
-    return key, summary
-
-
-def _summarize_worker(args):
-    root, relpath, enabled = args
-    return relpath, summarize_file(Path(root), relpath, SummaryCache(enabled))

@@ -18,6 +18,7 @@ import json
 import re
 import shutil
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import networkx as nx
@@ -147,27 +148,65 @@ def is_field_map(graph: nx.DiGraph) -> bool:
     return bool(graph.graph.get("field")) or any(d.get("kind") == "field" for _, d in graph.nodes(data=True))
 
 
-def summary_line(graph: nx.DiGraph) -> str:
-    kinds = defaultdict(int)
+@dataclass(frozen=True)
+class GraphCounts:
+    """What a graph holds, counted once for every place that reports it (the text output's last
+    line, mermaid's header comment, the picture's legend).
+
+    ``functions`` are the analysed code nodes: functions, methods and classes called as
+    constructors. The pseudo-nodes are not functions: an unresolved call's text is counted in
+    ``unresolved`` and a callee outside SGLang in ``external``. ``calls`` are the resolved
+    caller -> callee arrows (several call sites of one callee in one caller make one arrow).
+    ``unresolved`` counts call sites whose target could not be found.
+    """
+
+    functions: int
+    calls: int
+    polymorphic: int
+    crossing: int
+    unresolved: int
+    external: int
+    writing: int  # field maps: producer arrows
+    reading: int  # field maps: consumer arrows
+
+
+def count(graph: nx.DiGraph) -> GraphCounts:
+    kinds: dict = defaultdict(int)
     for _, data in graph.nodes(data=True):
         kinds[data.get("kind")] += 1
-    code = kinds["function"] + kinds["method"] + kinds["class"]
+    resolutions: dict = defaultdict(int)
+    polymorphic = crossing = 0
+    for *_, data in graph.edges(data=True):
+        resolutions[data.get("resolution")] += 1
+        polymorphic += bool(data.get("polymorphic"))
+        crossing += bool(data.get("cross"))
+    return GraphCounts(
+        functions=kinds["function"] + kinds["method"] + kinds["class"],
+        calls=graph.number_of_edges() - resolutions["unresolved"],
+        polymorphic=polymorphic,
+        crossing=crossing,
+        # the graph records every unresolved call site; two on one line and column share a node
+        unresolved=graph.graph.get("unresolved", kinds["unresolved"]),
+        external=kinds["external"],
+        writing=resolutions["writes"],
+        reading=resolutions["reads"],
+    )
+
+
+def summary_line(graph: nx.DiGraph) -> str:
+    """``82 functions, 109 calls, 9 polymorphic, 16 crossing scheduler/worker, 19 unresolved``:
+    the one wording of a graph's counts (see ``GraphCounts`` for what each counts)."""
+    n = count(graph)
     if is_field_map(graph):
-        writes = sum(1 for *_, d in graph.edges(data=True) if d.get("resolution") == "writes")
-        reads = sum(1 for *_, d in graph.edges(data=True) if d.get("resolution") == "reads")
-        return f"{code} functions, {writes} writing, {reads} reading"
-    calls = sum(1 for *_, d in graph.edges(data=True) if d.get("resolution") != "unresolved")
-    parts = [f"{code} functions", f"{calls} calls"]
-    poly = sum(1 for *_, d in graph.edges(data=True) if d.get("polymorphic"))
-    cross = sum(1 for *_, d in graph.edges(data=True) if d.get("cross"))
-    if poly:
-        parts.append(f"{poly} polymorphic")
-    if cross:
-        parts.append(f"{cross} crossing scheduler/worker")
-    unresolved = graph.graph.get("unresolved", kinds["unresolved"])
-    parts.append(f"{unresolved} unresolved")
-    if kinds["external"]:
-        parts.append(f"{kinds['external']} external")
+        return f"{n.functions} functions, {n.writing} writing, {n.reading} reading"
+    parts = [f"{n.functions} functions", f"{n.calls} calls"]
+    if n.polymorphic:
+        parts.append(f"{n.polymorphic} polymorphic")
+    if n.crossing:
+        parts.append(f"{n.crossing} crossing scheduler/worker")
+    parts.append(f"{n.unresolved} unresolved")
+    if n.external:
+        parts.append(f"{n.external} external")
     return ", ".join(parts)
 
 
@@ -386,7 +425,8 @@ def _edge_attrs(graph: nx.DiGraph, src: str, dst: str) -> dict:
 
 
 def _legend(graph: nx.DiGraph) -> str:
-    """An HTML-like table node: what the fills, colours and dash patterns mean."""
+    """An HTML-like table node: what the fills, colours and dash patterns mean, and the graph's
+    counts in the words of ``summary_line``."""
     edges = [d for *_, d in graph.edges(data=True)]
     sides = {graph.nodes[n].get("side") for n in graph if _cluster_key(graph, n) is not None}
     rows = []

@@ -1,0 +1,310 @@
+"""Type inference, just far enough to resolve calls: attribute, return and expression types.
+
+* ``self.x`` is typed by *every* assignment to ``x`` in the class and its MRO (``__init__``,
+  helpers called from it, any method), by class-level and inline annotations, by properties'
+  return annotations, and by constructor calls;
+* a function returns what its ``return`` expressions are, else what its annotation says: a
+  factory that returns class objects (``return EAGLEWorkerV2``) yields those classes, and
+  calling its result yields their instances;
+* inside a mixin, ``self.x`` is typed by the classes that mix it in.
+
+Types are the tags of ``symbols`` (``("inst", qn)``, ``("cls", qn)``, ...); a query answers the
+set of every type its subject can hold.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable
+
+from spectrace.tracer.index import FuncInfo, expr_ir, ir_text
+from spectrace.tracer.symbols import SymbolTable, Type
+
+TYPING_WRAPPERS = {"Optional", "Union", "Annotated", "Final", "ClassVar", "InitVar"}
+TYPE_OF = {"Type", "type"}
+MAX_DEPTH = 48  # semantic hops (attribute and return lookups); cycles are caught by _memo
+_IN_PROGRESS = object()
+
+
+class TypeInference:
+    def __init__(self, symbols: SymbolTable):
+        self.symbols = symbols
+        self.store = symbols.store
+        self._attr: dict = {}  # (class_qn, attr) -> types
+        self._returns: dict = {}  # func_qn -> types
+        self._names: dict = {}  # (module, func qualname, name) -> types of a name in that function
+        self._locals: dict = {}  # id(FuncInfo) -> name -> [(value_ir, annotation_ir)]
+        # Shared by the three memoised queries above, which recurse into one another.
+        self._cycle_hits = 0
+        self._active = 0
+
+    # -- memoised queries
+    def attr_types(self, class_qn: str, attr: str, depth: int = 0) -> set:
+        """Every type ``self.<attr>`` can hold, from all assignments across the class's MRO."""
+        return self._memo(self._attr, (class_qn, attr), lambda: self._attr_types(class_qn, attr, depth))
+
+    def return_types(self, func_qn: str, depth: int = 0) -> set:
+        """What calling ``func_qn`` returns: its returned expressions, else its annotation."""
+        return self._memo(self._returns, func_qn, lambda: self._return_types(func_qn, depth))
+
+    def _memo(self, cache: dict, key, compute: Callable[[], set]) -> set:
+        """Memoise a recursive query; a result that met a cycle is cached only at the outermost level.
+
+        Inside a cycle the inner query sees an empty answer; caching that partial answer would make
+        it permanent (e.g. ``self.model_worker`` typed without the draft workers).
+        """
+        hit = cache.get(key, None)
+        if hit is _IN_PROGRESS:
+            self._cycle_hits += 1
+            return set()
+        if hit is not None:
+            return hit
+        cache[key] = _IN_PROGRESS
+        self._active += 1
+        before = self._cycle_hits
+        try:
+            result = compute()
+        finally:
+            self._active -= 1
+        if self._cycle_hits == before or self._active == 0:
+            cache[key] = result
+        else:
+            del cache[key]
+        return result
+
+    # -- attributes
+    def _attr_types(self, class_qn: str, attr: str, depth: int) -> set:
+        types: set = set()
+        if depth > MAX_DEPTH:
+            return types
+        sym = self.symbols
+        for c in sym.mro(class_qn):
+            info = sym.cls(c)
+            if info is None:
+                continue
+            mod = sym.module_of(c)
+            if attr in info.methods:
+                f = mod.functions[info.methods[attr]]
+                fq = f"{mod.module}.{f.qualname}"
+                if f.kind == "property":
+                    types |= self.return_types(fq, depth + 1)
+                else:
+                    types.add(("func", fq))
+                break
+            if attr in info.annotations:
+                types |= self.annotation_types(mod.module, info.annotations[attr])
+            if attr in info.assigns:
+                types |= self.expr_types_in(mod.module, None, info.assigns[attr], depth + 1)
+            for fqn in info.methods.values():
+                f = mod.functions.get(fqn)
+                if f is None:
+                    continue
+                for target, value, annot, _line in f.assigns:
+                    if target[0] == "a" and target[1] == ("n", "self") and target[2] == attr:
+                        if annot is not None:
+                            types |= self.annotation_types(mod.module, annot, f)
+                        types |= self.expr_types_in(mod.module, f, value, depth + 1)
+        types.discard(("none",))
+        if not types and self._is_mixin(class_qn):
+            # `self` inside a mixin is whatever class mixes it in: ask those classes.
+            for sub in sym.subclasses(class_qn):
+                types |= self.attr_types(sub, attr, depth + 1)
+        return types
+
+    def _is_mixin(self, class_qn: str) -> bool:
+        """A class that defines no __init__ of its own anywhere in its MRO (e.g. Scheduler*Mixin)."""
+        return self.symbols.lookup_method(class_qn, "__init__") is None
+
+    # -- annotations
+    def annotation_types(self, module: str, ir, func: FuncInfo | None = None) -> set:
+        """The instances an annotation admits (``Optional[X]`` -> X; ``Type[X]`` -> the class X)."""
+        tag = ir[0]
+        if tag == "k":
+            if isinstance(ir[1], str):  # a string annotation: parse it and read it as one
+                try:
+                    parsed = ast.parse(ir[1], mode="eval").body
+                except SyntaxError:
+                    return set()  # not an expression (free text): it names no type
+                return self.annotation_types(module, expr_ir(parsed), func)
+            return set()
+        if tag == "|":
+            return self.annotation_types(module, ir[1], func) | self.annotation_types(module, ir[2], func)
+        if tag == "s":
+            head = ir[1]
+            head_name = head[1] if head[0] == "n" else (head[2] if head[0] == "a" else None)
+            if head_name in TYPING_WRAPPERS:
+                items = ir[2] if head_name != "Annotated" else ir[2][:1]
+                out = set()
+                for i in items:
+                    out |= self.annotation_types(module, i, func)
+                return out
+            if head_name in TYPE_OF:
+                return {("cls", t[1]) for i in ir[2] for t in self.annotation_types(module, i, func) if t[0] == "inst"}
+            return set()  # containers: List[X] is not an X
+        t = self._resolve_name_in(module, func, ir) if func else self.symbols.type_of_expr_static(module, ir)
+        if t is None:
+            return set()
+        if t[0] == "cls":
+            return {("inst", t[1])}
+        return set()
+
+    def _resolve_name_in(self, module: str, func: FuncInfo, ir) -> Type | None:
+        """A name in an annotation inside ``func``: its local imports first, then the module's."""
+        if ir[0] == "n":
+            f = func
+            while f is not None:
+                if ir[1] in f.imports:
+                    return self.symbols.resolve_import(f.imports[ir[1]])
+                f = self.store.module(module).functions.get(f.parent) if f.parent else None
+        return self.symbols.type_of_expr_static(module, ir)
+
+    # -- returns
+    def _return_types(self, func_qn: str, depth: int) -> set:
+        mod, local = self.symbols.split(func_qn)
+        f = mod.functions.get(local) if mod else None
+        if f is None or depth > MAX_DEPTH:
+            return set()
+        inferred: set = set()
+        for r in f.return_exprs:
+            inferred |= self.expr_types_in(mod.module, f, r, depth + 1)
+        inferred.discard(("none",))
+        annotated = self.annotation_types(mod.module, f.returns, f) if f.returns is not None else set()
+        # A factory annotated with a base class (Type[BaseSpecWorker]) returns its concrete
+        # subclasses: prefer what the returns say whenever they say something.
+        result = inferred if inferred else annotated
+        if f.name == "__init__":
+            result = set()
+        return result
+
+    # -- expressions
+    def expr_types(self, func_qn: str, ir) -> set:
+        """The types of expression ``ir`` as written inside function ``func_qn``."""
+        mod, local = self.symbols.split(func_qn)
+        f = mod.functions.get(local) if mod else None
+        return self.expr_types_in(mod.module, f, ir) if mod else set()
+
+    def expr_types_in(self, module: str, f: FuncInfo | None, ir, depth: int = 0) -> set:
+        """The types of expression ``ir`` inside ``f`` of ``module`` (``f`` None: at module level)."""
+        if depth > MAX_DEPTH:
+            return set()
+        tag = ir[0]
+        if tag == "k":
+            return {("none",)} if ir[1] is None else set()
+        if tag == "t|":
+            out = set()
+            for i in ir[1]:
+                out |= self.expr_types_in(module, f, i, depth + 1)
+            return out
+        if tag == "n":
+            return self._name_types(module, f, ir[1], depth)
+        if tag == "a":
+            out = set()
+            for base in self.expr_types_in(module, f, ir[1], depth + 1):
+                out |= self.member_types(base, ir[2], depth + 1)
+            return out
+        if tag == "c":
+            out = set()
+            callee = ir[1]
+            if callee == ("n", "super"):
+                return set()
+            for t in self.expr_types_in(module, f, callee, depth + 1):
+                out |= self._call_result(t, depth + 1)
+            return out
+        return set()  # subscripts and anything else: not followed
+
+    def _name_types(self, module: str, f: FuncInfo | None, name: str, depth: int) -> set:
+        if f is None:
+            return self._scope_name_types(module, f, name, depth)
+        # locals are re-asked for every call site that mentions them: memoise per function
+        return self._memo(self._names, (module, f.qualname, name),
+                          lambda: self._scope_name_types(module, f, name, depth))
+
+    def _scope_name_types(self, module: str, f: FuncInfo | None, name: str, depth: int) -> set:
+        """A name looked up the way Python does: enclosing functions' scopes, then the module."""
+        summary = self.store.module(module)
+        scope = f
+        while scope is not None:
+            if name == "self" and scope.cls is not None and scope.kind != "staticmethod":
+                cq = f"{module}.{scope.cls}"
+                return {("cls", cq)} if scope.kind == "classmethod" else {("inst", cq)}
+            if name == "cls" and scope.cls is not None:
+                return {("cls", f"{module}.{scope.cls}")}
+            for pname, pann in scope.params:
+                if pname == name:
+                    return self.annotation_types(module, pann, scope) if pann is not None else set()
+            local = self._local_assigns(scope, name)
+            if local:
+                out = set()
+                for value, annot in local:
+                    if annot is not None:
+                        out |= self.annotation_types(module, annot, scope)
+                    out |= self.expr_types_in(module, scope, value, depth + 1)
+                return out
+            if name in scope.nested:
+                return {("func", f"{module}.{scope.qualname}.{name}")}
+            if name in scope.imports:
+                t = self.symbols.resolve_import(scope.imports[name])
+                return {t} if t else set()
+            scope = summary.functions.get(scope.parent) if scope.parent else None
+        t = self.symbols.resolve_symbol(module, name)
+        if t is None:
+            return set()
+        if t[0] == "global":
+            return self._global_types(t, depth)
+        return {t}
+
+    def _local_assigns(self, f: FuncInfo, name: str):
+        table = self._locals.get(id(f))
+        if table is None:
+            table = {}
+            for target, value, annot, _line in f.assigns:
+                if target[0] == "n":
+                    table.setdefault(target[1], []).append((value, annot))
+            self._locals[id(f)] = table
+        return table.get(name, ())
+
+    def _global_types(self, t: Type, depth: int) -> set:
+        """A module-level variable: typed by the value assigned to it."""
+        _, module, name = t
+        return self.expr_types_in(module, None, self.store.module(module).globals[name], depth + 1)
+
+    def member_types(self, base: Type, attr: str, depth: int) -> set:
+        """The types of ``<base>.<attr>``."""
+        kind = base[0]
+        sym = self.symbols
+        if kind == "inst":
+            return self.attr_types(base[1], attr, depth)
+        if kind == "cls":
+            m = sym.lookup_method(base[1], attr)
+            if m:
+                return {("func", m)}
+            inner = f"{base[1]}.{attr}"
+            if sym.cls(inner):
+                return {("cls", inner)}
+            for c in sym.mro(base[1]):
+                ci = sym.cls(c)
+                if ci and attr in ci.assigns:
+                    if ci.bases and any(b[0] in "na" and ir_text(b).endswith("Enum") for b in ci.bases):
+                        return {("inst", c)}  # an Enum member is an instance of its class
+                    return self.expr_types_in(sym.module_of(c).module, None, ci.assigns[attr], depth + 1)
+            return set()
+        if kind == "mod":
+            if base[1] in self.store.files:
+                t = sym.resolve_symbol(base[1], attr)
+            else:
+                t = ("ext", f"{base[1]}.{attr}")
+            if t and t[0] == "global":
+                return self._global_types(t, depth)
+            return {t} if t else set()
+        if kind == "ext":
+            return {("ext", f"{base[1]}.{attr}")}
+        return set()
+
+    def _call_result(self, t: Type, depth: int) -> set:
+        if t[0] == "cls":
+            return {("inst", t[1])}
+        if t[0] == "func":
+            return self.return_types(t[1], depth)
+        if t[0] == "ext":  # an object made outside SGLang: its methods are external calls too
+            return {("ext", t[1] + "()")}
+        return set()

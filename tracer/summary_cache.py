@@ -1,0 +1,134 @@
+"""The on-disk cache of module summaries: one pickle per file content, one pack per source tree.
+
+A cache that cannot be read is a miss; one that cannot be written only costs speed, so either
+failure lets the run go on. A write failure is reported once per process on stderr, with its
+cause, so that a read-only or full cache directory does not go unnoticed.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import pickle
+import sys
+from pathlib import Path
+
+from spectrace.atomic import atomic_write
+from spectrace.source import cache_dir
+from spectrace.tracer.index import ModuleSummary, summarize_source
+
+SUMMARY_FORMAT = 6  # bump when the summary layout changes: old cache entries are ignored
+
+# What an unreadable entry raises: absent or unreadable file (OSError), truncated (EOFError),
+# corrupt (UnpicklingError), written by an older layout of the classes (AttributeError).
+_UNREADABLE = (OSError, EOFError, pickle.UnpicklingError, AttributeError)
+
+_write_failure_reported = False
+
+
+def report_write_failure(cause: str) -> None:
+    """Say once per process that the cache could not be written, and why."""
+    global _write_failure_reported
+    if not _write_failure_reported:
+        _write_failure_reported = True
+        print(f"spectrace: warning: cannot write the index cache ({cause}); going on without it, "
+              "which only costs speed", file=sys.stderr)
+
+
+def _cache_root() -> Path:
+    return cache_dir() / "index" / f"v{SUMMARY_FORMAT}-py{sys.version_info[0]}{sys.version_info[1]}"
+
+
+def content_key(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class SummaryCache:
+    """Per-file summaries keyed by content hash, plus a per-tree pack for the warm path.
+
+    The pack maps each file to (size, mtime_ns, content key); a file whose size and mtime
+    match is taken from the pack without being read; any other file is hashed, and a
+    summary cached under its hash is reused, so a changed file is re-read alone.
+
+    ``report_failures=False`` (worker processes) keeps the first write failure in
+    ``write_failure`` for the parent to report, so that a pool of workers says it once.
+    """
+
+    def __init__(self, enabled: bool = True, report_failures: bool = True):
+        self.enabled = enabled and not os.environ.get("SPECTRACE_NO_CACHE")
+        self.root = _cache_root()
+        self.report_failures = report_failures
+        self.write_failure: str | None = None
+
+    def _obj_path(self, key: str) -> Path:
+        return self.root / "objects" / key[:2] / f"{key}.pkl"
+
+    def get(self, key: str) -> ModuleSummary | None:
+        if not self.enabled:
+            return None
+        try:
+            with open(self._obj_path(key), "rb") as fh:
+                return pickle.load(fh)
+        except _UNREADABLE:
+            return None  # a miss: the file is parsed again and its entry rewritten
+
+    def put(self, key: str, summary: ModuleSummary) -> None:
+        if self.enabled:
+            self.write(self._obj_path(key), pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def pack_path(self, tree_root: Path) -> Path:
+        key = hashlib.blake2b(str(tree_root.resolve()).encode(), digest_size=10).hexdigest()
+        return self.root / "packs" / f"{key}.pkl"
+
+    def load_pack(self, tree_root: Path) -> dict:
+        if not self.enabled:
+            return {}
+        # Unpickling half a million small tuples triggers the cyclic GC over and over; none of
+        # them can form a cycle, so switch it off for the load (a third of the warm start).
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            with open(self.pack_path(tree_root), "rb") as fh:
+                return pickle.load(fh)
+        except _UNREADABLE:
+            return {}  # no usable pack: every file goes through the per-file cache
+        finally:
+            if gc_was_on:
+                gc.enable()
+
+    def save_pack(self, tree_root: Path, pack: dict) -> None:
+        if self.enabled:
+            self.write(self.pack_path(tree_root), pickle.dumps(pack, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def write(self, path: Path, data: bytes) -> None:
+        """Replace one cache file atomically (readers see the old file or the new one)."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, data, durable=False)  # a lost cache file is rebuilt: no fsync
+        except OSError as exc:
+            if self.write_failure is None:
+                self.write_failure = str(exc)
+            if self.report_failures:
+                report_write_failure(str(exc))
+
+
+def summarize_file(root: Path, relpath: str, cache: SummaryCache | None = None) -> tuple[str, ModuleSummary]:
+    """(content key, summary) of one file, from the cache when its content was seen before."""
+    data = (root / relpath).read_bytes()
+    key = content_key(data)
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None and hit.path == relpath:
+            return key, hit
+    summary = summarize_source(data, relpath)
+    if cache is not None:
+        cache.put(key, summary)
+    return key, summary
+
+
+def summarize_in_worker(args: tuple[str, str, bool]) -> tuple[str, tuple[str, ModuleSummary], str | None]:
+    """``summarize_file`` in a pool process; returns the cache's write failure for the parent to report."""
+    root, relpath, enabled = args
+    cache = SummaryCache(enabled, report_failures=False)
+    return relpath, summarize_file(Path(root), relpath, cache), cache.write_failure

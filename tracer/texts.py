@@ -1,0 +1,92 @@
+"""Whole-tree text scans: cheap regex pre-filters that spare the parser most files.
+
+Each file is read at most once per process and shared by every scan. A scan's result can be
+cached on disk under the tree's fingerprint (every file's path, size and mtime), so a warm run
+reads no file for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Callable
+
+from spectrace.tracer.modules import ModuleStore
+
+CLASS_LINE = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.M)
+
+
+class SourceTexts:
+    def __init__(self, root: Path, store: ModuleStore):
+        self.root = root
+        self.store = store
+        self._texts: dict[str, bytes] | None = None  # module name -> source bytes
+        self._fingerprint: str | None = None
+        self._class_index: dict[str, list[str]] | None = None
+
+    def file_bytes(self, module: str) -> bytes:
+        """A module's source, read once per process and shared by every text scan."""
+        return self._all().get(module, b"")
+
+    def grep(self, pattern: bytes, literal: bytes = b"") -> list[str]:
+        """Modules whose text matches ``pattern``.
+
+        ``literal`` must occur in a matching file; testing it first skips the regex on most files.
+        """
+        rx = re.compile(pattern, re.M)
+        return [mod for mod, data in self._all().items() if literal in data and rx.search(data)]
+
+    def fingerprint(self) -> str:
+        """A digest of every file's path, size and mtime: changes whenever any file does."""
+        if self._fingerprint is None:
+            h = hashlib.blake2b(digest_size=12)
+            for rel in sorted(self.store.files.values()):
+                try:
+                    st = os.stat(self.root / rel)
+                except OSError:
+                    continue  # gone since the walk: its absence is what the digest should say
+                h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            self._fingerprint = h.hexdigest()
+        return self._fingerprint
+
+    def cached_scan(self, name: str, compute: Callable[[], object]):
+        """A whole-tree scan (JSON-able result) cached until any file of the tree changes."""
+        cache = self.store.cache
+        path = cache.pack_path(self.root).with_name(f"scan-{self.fingerprint()}-{name}.json")
+        if cache.enabled:
+            try:
+                return json.loads(path.read_text())
+            except (OSError, ValueError):
+                pass  # a miss (absent or damaged entry): compute it and write it anew
+        result = compute()
+        if cache.enabled:
+            cache.write(path, json.dumps(result).encode())
+        return result
+
+    def class_name_index(self) -> dict[str, list[str]]:
+        """Class name -> the modules that define a class of that name (at any nesting)."""
+        if self._class_index is None:
+
+            def scan():
+                found: dict = {}
+                for mod, data in self._all().items():
+                    for name in sorted({m.group(1).decode() for m in CLASS_LINE.finditer(data)}):
+                        found.setdefault(name, []).append(mod)
+                return found
+
+            self._class_index = self.cached_scan("class-index", scan)
+        return self._class_index
+
+    def _all(self) -> dict[str, bytes]:
+        if self._texts is None:
+            texts = {}
+            for mod, rel in self.store.files.items():
+                try:
+                    texts[mod] = (self.root / rel).read_bytes()
+                except OSError:
+                    continue  # scans skip it; parsing the module, if asked for, reports why
+            self._texts = texts
+        return self._texts
