@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from spectrace.shims import runtime
+from spectrace.contracts.catalog import CatalogContract
+from spectrace.shims import checks, plans, post_import, runtime
 
 VERSION = "0.5.12"
 SCHED = "sglang/srt/managers/scheduler.py"
@@ -264,7 +265,7 @@ def shims(tmp_path, real):
 
     def make(mode="warn", worker_cls=SpecWorker, packaged_catalog=False):
         report = tmp_path / f"report-{mode}.jsonl"
-        s = runtime.Shims(mode, str(report), None if packaged_catalog else str(catalog), value_sample=0)
+        s = checks.Shims(mode, str(report), None if packaged_catalog else str(catalog), value_sample=0)
         module = types.SimpleNamespace(Scheduler=real.Scheduler, __name__="sglang.srt.managers.scheduler")
         s._on_scheduler_module(module)
         worker_module = types.ModuleType("fake_worker_module")
@@ -295,17 +296,17 @@ def events(report):
 
 def test_sites_come_from_the_imported_source(shims, real):
     s, _ = shims()
-    active = {p["id"]: p for p in s.active}
+    active = {p.id: p for p in s.active}
     text = (real.root / SCHED).read_text().splitlines()
-    site = active["SPEC2-NDI-SPECINFO"]["consumer_site"]
+    site = active["SPEC2-NDI-SPECINFO"].consumer_site
     assert site["file"] == SCHED and site["qualname"] == "Scheduler.run_batch"
     assert text[site["line"] - 1].strip() == "batch.spec_info = batch_result.next_draft_input"
-    seq = active["SPEC2-NDI-SEQLENS"]["consumer_site"]
+    seq = active["SPEC2-NDI-SEQLENS"].consumer_site
     assert text[seq["line"] - 1].strip() == "batch.seq_lens = batch_result.next_draft_input.new_seq_lens"
-    out = active["SPEC2-OUT-ACCEPT-LENS"]["consumer_site"]
+    out = active["SPEC2-OUT-ACCEPT-LENS"].consumer_site
     assert out["file"] == OUTPROC and out["qualname"] == "SchedulerOutputProcessorMixin._resolve_spec_overlap_tokens"
     # 0.5.17's contract is not in 0.5.12's run_batch: listed as not checked, with the reason
-    inactive = {p["id"]: p["reason"] for p in s.inactive}
+    inactive = {p.id: p.reason for p in s.inactive}
     assert "batch.seq_lens = batch_result.new_seq_lens" in inactive["SPEC2-NEW-SEQLENS-ON-RESULT"]
 
 
@@ -407,7 +408,7 @@ def test_path_condition_off_means_no_check(shims, real):
     batch.is_spec_v2 = False
     s.local.ctx = None
     # run only the producer wrapper with a context whose condition is false
-    ctx = runtime._StepContext(sched, batch, 1)
+    ctx = checks.StepContext(sched, batch, 1)
     s.local.ctx = ctx
     result = worker.forward_batch_generation(batch.get_model_worker_batch())
     s.local.ctx = None
@@ -439,11 +440,11 @@ def test_packaged_catalog_resolves_on_the_real_scheduler(real, tmp_path):
     """Whatever the packaged catalog holds for 0.5.12, its runtime checks find their consumer."""
     if not list(runtime.DEFAULT_CATALOG.glob("*.toml")):
         pytest.skip("no packaged catalog yet")
-    s = runtime.Shims("record", str(tmp_path / "r.jsonl"), None, value_sample=0)
+    s = checks.Shims("record", str(tmp_path / "r.jsonl"), None, value_sample=0)
     s._on_scheduler_module(types.SimpleNamespace(Scheduler=real.Scheduler))
     s.close()
-    ids = {p["id"] for p in s.active}
-    spec_info = [p for p in s.active if p["shape"] == "batch.spec_info = batch_result.next_draft_input"]
+    ids = {p.id for p in s.active}
+    spec_info = [p for p in s.active if p.shape == "batch.spec_info = batch_result.next_draft_input"]
     assert spec_info, f"no active runtime check for the next_draft_input read (active: {sorted(ids)})"
 
 
@@ -460,8 +461,8 @@ class PlainWorker:
 
 
 def test_packaged_catalog_holds_on_a_server_without_speculation(shims, real):
-    """The baseline server of the GPU table (no speculation) broke SPEC2-OUT-RESOLVE-TOKENS on
-    every decode step before its check took the caller's branch (``batch.is_spec_v2``)."""
+    """A server without speculation holds SPEC2-OUT-RESOLVE-TOKENS on every decode step: its
+    check takes the caller's branch (``batch.is_spec_v2``), not only the read's own condition."""
     s, _ = shims("raise", worker_cls=PlainWorker, packaged_catalog=True)
     sched = make_scheduler(real, PlainWorker(real))
     not_spec = types.SimpleNamespace(is_none=lambda: True)
@@ -476,7 +477,7 @@ def test_packaged_catalog_holds_on_a_server_without_speculation(shims, real):
     with pytest.raises(runtime.ContractViolation, match="SPEC2-OUT-RESOLVE-TOKENS"):
         sched.run_batch(make_batch("DECODE"))
     s.close()
-    assert "SPEC2-OUT-RESOLVE-TOKENS" in {p["id"] for p in s.active}
+    assert "SPEC2-OUT-RESOLVE-TOKENS" in {p.id for p in s.active}
     # checked once: on the spec-v2 step, not on the three steps that do not read accept_lens
     assert s.checks["SPEC2-OUT-RESOLVE-TOKENS"] == 1
     assert s.violations["SPEC2-OUT-RESOLVE-TOKENS"] == 1
@@ -565,26 +566,6 @@ def test_a_killed_scheduler_keeps_the_counts_of_its_last_server_info(shims, real
     assert "without a final summary" not in res.output
 
 
-def test_toggle_file_switches_the_shims_off_and_on(shims, real, tmp_path, monkeypatch):
-    toggle = tmp_path / "toggle"
-    toggle.write_text("off")
-    monkeypatch.setenv(runtime.ENV_TOGGLE, str(toggle))
-    monkeypatch.setattr(runtime, "TOGGLE_POLL_S", 0.0)
-    s, report = shims("raise")
-    worker = SpecWorker(real)
-    worker.disabled = True
-    sched = make_scheduler(real, worker)
-    with pytest.raises(AttributeError):  # off: SGLang's own crash, nothing checked
-        sched.run_batch(make_batch("DECODE"))
-    assert sum(s.checks.values()) == 0
-    toggle.write_text("on novalue")
-    with pytest.raises(runtime.ContractViolation):
-        sched.run_batch(make_batch("DECODE"))
-    assert s.value_sample == 0
-    states = [e["state"] for e in events(report) if e["event"] == "toggle"]
-    assert states == [["off"], ["on", "novalue"]]
-
-
 # --------------------------------------------------------------------------------------------
 # producer-sets contracts (SPEC2-DISABLED-NDI/-STRIDE): the real module of the shipped
 # dynamic-disable series, imported through the shims' import hook with torch and the SGLang
@@ -615,8 +596,8 @@ def disable_module(sglang_copy, real, monkeypatch, tmp_path):
     from spectrace.patches.series import SERIES_DIR_ENV
 
     monkeypatch.delenv(SERIES_DIR_ENV, raising=False)
-    monkeypatch.setattr(runtime, "_POST_IMPORT", {})
-    monkeypatch.setattr(runtime, "_POST_IMPORT_PREFIXES", [])
+    monkeypatch.setattr(post_import, "_POST_IMPORT", {})
+    monkeypatch.setattr(post_import, "_POST_IMPORT_MATCHES", [])
     made = []
 
     def make(edit=None, mode="raise"):
@@ -658,7 +639,7 @@ def disable_module(sglang_copy, real, monkeypatch, tmp_path):
             monkeypatch.setitem(sys.modules, name, mod)
         monkeypatch.delitem(sys.modules, DISABLE_MODULE, raising=False)
         report = tmp_path / f"report-{len(made)}.jsonl"
-        shims = runtime.Shims(mode, str(report), None, value_sample=0)
+        shims = checks.Shims(mode, str(report), None, value_sample=0)
         shims.hook()
         import importlib
 
@@ -701,7 +682,7 @@ def test_import_hook_wraps_the_patched_producer_and_its_result_holds(disable_mod
     assert Path(module.__file__).as_posix().endswith(DISABLE_FILE)  # the patched tree's real file
     assert hasattr(module.SpecDisableRuntime.__dict__["forward_disabled"], "__spectrace_wrapped__")
     assert f"{DISABLE_MODULE}.SpecDisableRuntime.forward_disabled" in s.wrapped
-    assert s.producer_active["SPEC2-DISABLED-STRIDE"]["fields"] == ["accept_lens", "speculative_num_draft_tokens"]
+    assert s.producer_active["SPEC2-DISABLED-STRIDE"].fields == ["accept_lens", "speculative_num_draft_tokens"]
     result = _disabled_step(module, real)
     assert result.next_draft_input.new_seq_lens.values == [11, 12, 13]
     assert s.checks["SPEC2-DISABLED-NDI"] == s.checks["SPEC2-DISABLED-STRIDE"] == 1
@@ -734,16 +715,17 @@ def test_patched_producer_with_another_stride_is_recorded(disable_module, real):
 
 
 def test_batch_sized_field_of_the_wrong_size_is_a_violation():
-    plan = runtime._producer_sets_plan(
-        {"id": "X", "producer": "SpecDisableRuntime.forward_disabled", "fields": ["next_draft_input"]},
-        {"batch_sized": ["next_draft_input.new_seq_lens"]})
+    plan = plans.plan_for(CatalogContract(
+        id="X", field="next_draft_input", owner="GenerationBatchResult", consumer="", shape="",
+        kind="producer-sets", producer="SpecDisableRuntime.forward_disabled", fields=["next_draft_input"],
+        runtime={"batch_sized": ["next_draft_input.new_seq_lens"]}))
     ok = types.SimpleNamespace(next_draft_input=types.SimpleNamespace(new_seq_lens=Tensor([1, 2, 3])))
-    assert runtime.Shims._producer_sets_problem(plan, ok, 3) is None
-    assert runtime.Shims._producer_sets_problem(plan, ok, 4) == "next_draft_input.new_seq_lens has shape (3,), the batch has 4 requests"
+    assert checks.Shims._producer_sets_problem(plan, ok, 3) is None
+    assert checks.Shims._producer_sets_problem(plan, ok, 4) == "next_draft_input.new_seq_lens has shape (3,), the batch has 4 requests"
 
 
 def test_release_without_the_producer_lists_the_contracts_as_not_checked(real, tmp_path):
-    s = runtime.Shims("record", str(tmp_path / "r.jsonl"), None, value_sample=0)
+    s = checks.Shims("record", str(tmp_path / "r.jsonl"), None, value_sample=0)
     s._on_scheduler_module(types.SimpleNamespace(Scheduler=real.Scheduler))
     s._start(types.SimpleNamespace(tp_rank=0))
     s.close()
@@ -759,16 +741,16 @@ def test_uninstall_removes_the_import_hook_so_a_new_install_starts_clean(tmp_pat
     from spectrace.shims import runtime as rt
 
     rt.install(mode="record", report=str(tmp_path / "a.jsonl"))
-    assert rt._FINDER in sys.meta_path and rt._POST_IMPORT_PREFIXES
+    assert post_import._FINDER in sys.meta_path and post_import._POST_IMPORT_MATCHES
     rt.uninstall()
-    assert rt._FINDER not in sys.meta_path
-    assert not rt._POST_IMPORT and not rt._POST_IMPORT_PREFIXES
+    assert post_import._FINDER not in sys.meta_path
+    assert not post_import._POST_IMPORT and not post_import._POST_IMPORT_MATCHES
     rt.install(mode="record", report=str(tmp_path / "b.jsonl"))
     try:
-        hooks = len(rt._POST_IMPORT_PREFIXES) + sum(len(v) for v in rt._POST_IMPORT.values())
+        hooks = len(post_import._POST_IMPORT_MATCHES) + sum(len(v) for v in post_import._POST_IMPORT.values())
         rt.uninstall()
         rt.install(mode="record", report=str(tmp_path / "c.jsonl"))
-        again = len(rt._POST_IMPORT_PREFIXES) + sum(len(v) for v in rt._POST_IMPORT.values())
+        again = len(post_import._POST_IMPORT_MATCHES) + sum(len(v) for v in post_import._POST_IMPORT.values())
         assert again == hooks, "a second install registered its callbacks on top of the first"
     finally:
         rt.uninstall()

@@ -47,7 +47,7 @@ def _child_state(module_dir: str, queue) -> None:
         "installed": shims is not None,
         "mode": getattr(shims, "mode", None),
         "report": getattr(getattr(shims, "report", None), "path", None),
-        "plans": [p["id"] for p in getattr(shims, "plans", [])],
+        "plans": [p.id for p in getattr(shims, "plans", [])],
         "finder_first": type(sys.meta_path[0]).__name__,
         "hooked": seen,
         "chained": os.environ.get("CHAINED_SITECUSTOMIZE_RAN"),
@@ -109,8 +109,8 @@ def test_a_shadowed_sitecustomize_still_runs(tmp_path, catalog, monkeypatch):
     assert state["installed"] and state["chained"] == "yes"
 
 
-# A hook like bench/gpu/pyhook's first version: it chains the first other sitecustomize on the
-# whole path, so it chains the shims' boot file, which comes before it, back.
+# A naive hook: it chains the first other sitecustomize on the whole path, so it chains the shims'
+# boot file, which comes before it, back.
 NAIVE_CHAINING_SITECUSTOMIZE = textwrap.dedent("""
     import os, sys
     os.environ["CHAINED_SITECUSTOMIZE_COUNT"] = str(int(os.environ.get("CHAINED_SITECUSTOMIZE_COUNT", "0")) + 1)
@@ -124,7 +124,7 @@ NAIVE_CHAINING_SITECUSTOMIZE = textwrap.dedent("""
 
 
 def test_a_sitecustomize_that_chains_back_runs_once(tmp_path, catalog, monkeypatch):
-    """The night GPU run printed RecursionError: the boot file and such a hook chained each other."""
+    """The boot file and such a hook must not chain each other until RecursionError."""
     other = tmp_path / "other-site"
     other.mkdir()
     (other / "sitecustomize.py").write_text(NAIVE_CHAINING_SITECUSTOMIZE)

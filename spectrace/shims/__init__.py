@@ -1,0 +1,1 @@
+"""The runtime shims (docs/shims.md): ``spectrace.shims.runtime`` is the entry point."""

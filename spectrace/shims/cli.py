@@ -178,9 +178,10 @@ def render_table(rep: MergedReport) -> str:
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the merged counts as JSON.")
 def report_command(files, as_json):
-    """Print the shims' report(s) as a table; exit 1 when a contract was violated.
+    """Print the shims' reports as a table; exit 1 on a violation.
 
-    Several files (or one file written by several processes, e.g. TP ranks) are merged.
+    Several files, or one file written by several processes (TP ranks), are merged; the exit
+    status is 1 when any contract was violated.
     """
     rep = load_reports(list(files))
     if as_json:
@@ -209,8 +210,10 @@ def report_command(files, as_json):
               help="Add KV-pool counters to SGLang's get_server_info() (used by spectrace bench).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run_command(mode, report_path, catalog, value_sample, pool_stats, command):
-    """Run COMMAND (e.g. ``python -m sglang.launch_server ...``) with the runtime shims active in
-    every Python process it starts, SGLang's scheduler subprocesses included.
+    """Run COMMAND with the shims in every Python process.
+
+    The runtime shims are active in every Python process COMMAND starts, SGLang's spawned
+    scheduler subprocesses included; COMMAND is typically ``python -m sglang.launch_server ...``.
 
     \b
       spectrace run --mode warn --report shims.jsonl -- python -m sglang.launch_server ...
@@ -220,13 +223,13 @@ def run_command(mode, report_path, catalog, value_sample, pool_stats, command):
         raise SpectraceError("--value-sample must be >= 0")
     try:
         runtime.load_runtime_catalog(catalog)
-    except Exception as exc:
-        raise SpectraceError(f"cannot read the contract catalog: {exc}")
+    except SpectraceError as exc:
+        raise SpectraceError(f"cannot read the contract catalog: {exc}") from exc
     env = runtime.child_environment(mode, report_path, catalog, value_sample, pool_stats)
     try:
         proc = subprocess.Popen(list(command), env=env)
-    except FileNotFoundError:
-        raise SpectraceError(f"command not found: {command[0]}")
+    except FileNotFoundError as exc:
+        raise SpectraceError(f"command not found: {command[0]}") from exc
     # the child gets Ctrl-C from the terminal itself; we only wait for it
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -239,6 +242,6 @@ def run_command(mode, report_path, catalog, value_sample, pool_stats, command):
             click.echo(f"spectrace: {rep.total_checks} checks, {rep.total_violations} violations "
                        f"in {len(rep.processes)} process(es); `spectrace report {report_path}` for the table",
                        err=True)
-        except SpectraceError:
-            pass
+        except SpectraceError as exc:  # the program's exit code still wins
+            click.echo(f"spectrace: {exc}", err=True)
     sys.exit(rc if rc >= 0 else 128 - rc)

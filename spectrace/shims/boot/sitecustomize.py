@@ -8,23 +8,37 @@
 import os
 import sys
 
+_OFF = ("", "0", "off", "false", "no")
+
+
+def _spectrace_package_beside():
+    """The `spectrace` package this folder belongs to (spectrace/shims/boot), imported by its path
+    alone: the interpreter may be another environment's (SGLang's) that does not have spectrace
+    installed. Only that package becomes importable, none of the packages around it; the shims
+    need nothing else but the standard library."""
+    import importlib.util
+
+    package_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for name in [n for n in sys.modules if n == "spectrace" or n.startswith("spectrace.")]:
+        del sys.modules[name]  # another spectrace, without the shims, imported just now by us
+    spec = importlib.util.spec_from_file_location(
+        "spectrace", os.path.join(package_dir, "__init__.py"), submodule_search_locations=[package_dir])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["spectrace"] = package
+    spec.loader.exec_module(package)
+
 
 def _spectrace_boot():
-    if os.environ.get("SPECTRACE_SHIMS", "").strip().lower() in ("", "0", "off", "false", "no") \
-            and os.environ.get("SPECTRACE_POOL_STATS", "").strip().lower() in ("", "0", "off", "false", "no"):
+    if os.environ.get("SPECTRACE_SHIMS", "").strip().lower() in _OFF \
+            and os.environ.get("SPECTRACE_POOL_STATS", "").strip().lower() in _OFF:
         return
     try:
         from spectrace.shims import runtime
-    except ImportError:
-        # spectrace is not importable in this interpreter (another venv): the runtime module
-        # needs only the standard library, so load it from beside this folder.
-        import importlib.util
-
-        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runtime.py")
-        spec = importlib.util.spec_from_file_location("spectrace_runtime_shims", path)
-        runtime = importlib.util.module_from_spec(spec)
-        sys.modules["spectrace_runtime_shims"] = runtime
-        spec.loader.exec_module(runtime)
+    except ImportError as exc:
+        if (exc.name or "spectrace").split(".")[0] != "spectrace":
+            raise  # spectrace is there but a module it needs is not (tomli on Python 3.10)
+        _spectrace_package_beside()
+        from spectrace.shims import runtime
     runtime.install_from_environment()
 
 
