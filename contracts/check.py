@@ -33,7 +33,9 @@ from dataclasses import asdict, dataclass, field, replace
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.catalog import CatalogContract, load_catalog
-from spectrace.contracts.extract import Extraction, extract, follow_producers
+from spectrace.contracts.cache_warnings import warn_cache_unusable
+from spectrace.contracts.extract import extract, follow_producers
+from spectrace.contracts.records import Extraction
 from spectrace.source import SglangSource
 
 HOLDING = {"present", "moved", "not-applicable"}
@@ -230,7 +232,10 @@ def _successors(contract: CatalogContract, extraction: Extraction, projects: dic
     if project is None:
         project = projects[extraction.root] = Project(from_path(extraction.root))
     found = find_successors(project, contract.shape, contract.attribute_path, exclude_shape=contract.shape)
-    project.save()
+    try:
+        project.save()
+    except OSError as exc:
+        warn_cache_unusable("index", exc)
     lhs = contract.shape.split("=", 1)[0].strip()
     return found, describe(found, lhs, contract.attribute_path[-1])
 

@@ -52,7 +52,7 @@ def parse(text: str, expand: Callable[[str, str], str | None] | None = None, _de
     """Formula of a condition's text. ``expand(root, attr)`` may return the source of a property."""
     try:
         node = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError:
+    except SyntaxError:  # not an expression on its own: an opaque atom, free to be true or false
         return ("atom", text.strip())
     return _convert(node, expand, _depth)
 

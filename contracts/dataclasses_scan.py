@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from spectrace.errors import SpectraceError
+
 
 @dataclass
 class FieldInfo:
@@ -49,8 +51,8 @@ def _is_dataclass_decorator(node: ast.expr) -> bool:
 def find_dataclass(text: str, name: str, rel: str) -> DataclassInfo | None:
     try:
         tree = ast.parse(text)
-    except SyntaxError:
-        return None
+    except SyntaxError as exc:
+        raise SpectraceError(f"cannot parse {rel}: {exc}") from exc
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and node.name == name and any(map(_is_dataclass_decorator, node.decorator_list)):
             fields = {}

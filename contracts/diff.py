@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from spectrace.contracts.extract import Extraction
+from spectrace.contracts.records import Extraction
 
 
 @dataclass

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from spectrace.contracts.extract import Extraction
+from spectrace.contracts.records import Extraction
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_URI = "https://github.com/spectrace/spectrace"

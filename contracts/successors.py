@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from spectrace.tracer.graph import side_of
+from spectrace.sides import side_of
 from spectrace.tracer.index import ir_text
 
 ASSIGNMENT = re.compile(r"^\s*[\w.]+\.(\w+)\s*=\s*(.+)$")

@@ -1,0 +1,46 @@
+"""The state the extraction passes share: the symbol table, the owner dataclass, the scheduler
+and worker classes, the sides, and the notes for the user."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from spectrace.contracts.dataclasses_scan import DataclassInfo, FieldInfo
+from spectrace.contracts.symbols import Symbols
+from spectrace.sides import SCHEDULER, WORKER
+
+# the attribute of the Scheduler whose class decides which worker answers
+POLYMORPHIC_ATTR = "model_worker"
+# worker side besides the modules of the model_worker classes (dotted packages)
+WORKER_PACKAGES = ("sglang.srt.speculative",)
+
+
+def in_package(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+@dataclass
+class Analysis:
+    symbols: Symbols
+    owner: DataclassInfo
+    scheduler_qn: str | None = None
+    worker_modules: set[str] = field(default_factory=set)  # modules of the model_worker classes and their bases
+    worker_packages: tuple[str, ...] = WORKER_PACKAGES
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def owner_name(self) -> str:
+        return self.owner.name
+
+    @property
+    def fields(self) -> dict[str, FieldInfo]:
+        return self.owner.fields
+
+    def side_of(self, module: str) -> str:
+        """The contract's two sides: the worker classes' modules and the worker packages are the
+        worker; every other module that touches the owner counts as the scheduler's. Unlike
+        ``spectrace.sides.side_of`` there is no third side, and the worker side follows the
+        classes the scheduler can really hold rather than module patterns."""
+        if module in self.worker_modules or in_package(module, self.worker_packages):
+            return WORKER
+        return SCHEDULER

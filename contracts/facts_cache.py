@@ -1,0 +1,136 @@
+"""The per-file cache of function facts: libcst runs only on functions it has not seen.
+
+Entries are keyed by the file's content hash and hold ``{span_key: [FunctionFacts]}`` plus the
+file's function boundaries (``__spans__``), so a warm run needs neither ast nor libcst.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from spectrace.atomic import atomic_write
+from spectrace.contracts.cache_warnings import warn_cache_unusable
+from spectrace.contracts.facts import FACTS_VERSION, FunctionFacts, FunctionSpan, function_spans, span_key
+from spectrace.contracts.facts_visitors import facts_for_span
+from spectrace.errors import SpectraceError
+from spectrace.source import cache_dir
+
+
+def facts_cache_dir() -> Path:
+    return cache_dir() / "contracts" / f"facts-v{FACTS_VERSION}"
+
+
+def _parse_spans(spans: list[FunctionSpan]) -> list[tuple[str, list[FunctionFacts]]]:
+    return [(span_key(s), facts_for_span(s)) for s in spans]
+
+
+class FactsCache:
+    """libcst facts per function, parsed on demand, cached per file content hash."""
+
+    def __init__(self, root: Path, use_cache: bool = True, jobs: int | None = None):
+        self.root = root
+        self.use_cache = use_cache and not os.environ.get("SPECTRACE_NO_CACHE")
+        self.jobs = jobs
+        self._text: dict[str, str] = {}
+        self._spans: dict[str, list[FunctionSpan]] = {}
+        self._entries: dict[str, dict] = {}  # rel -> {span_key: [FunctionFacts], "__spans__": bounds}
+        self._dirty: set[str] = set()
+        self._hash: dict[str, str] = {}
+        self.parsed = 0
+        self.reused = 0
+
+    def text(self, rel: str) -> str:
+        if rel not in self._text:
+            try:
+                data = (self.root / rel).read_bytes()
+            except OSError as exc:
+                raise SpectraceError(f"cannot read {self.root / rel}: {exc}") from exc
+            self._hash[rel] = hashlib.sha1(data).hexdigest()
+            self._text[rel] = data.decode("utf-8", errors="replace")
+        return self._text[rel]
+
+    def spans(self, rel: str) -> list[FunctionSpan]:
+        """Function spans of a file; their boundaries are cached with the facts (no ast parse when warm)."""
+        if rel not in self._spans:
+            entry = self._entry(rel)
+            bounds = entry.get("__spans__")
+            text = self.text(rel)
+            if bounds is None:
+                try:
+                    spans = function_spans(text)
+                except SyntaxError as exc:
+                    raise SpectraceError(f"cannot parse {rel}: {exc}") from exc
+                entry["__spans__"] = [(s.cls, s.name, s.start, s.end) for s in spans]
+                self._dirty.add(rel)
+            else:
+                lines = text.splitlines(keepends=True)
+                spans = [FunctionSpan(c, n, a, b, "".join(lines[a - 1 : b])) for c, n, a, b in bounds]
+            self._spans[rel] = spans
+        return self._spans[rel]
+
+    def _entry(self, rel: str) -> dict:
+        if rel not in self._entries:
+            self.text(rel)
+            self._entries[rel] = self._load(facts_cache_dir() / f"{self._hash[rel]}.pkl") if self.use_cache else {}
+        return self._entries[rel]
+
+    @staticmethod
+    def _load(path: Path) -> dict:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            warn_cache_unusable("contract facts", exc, action="read")
+            return {}
+        try:
+            return pickle.loads(data)
+        # an entry written by another version of the fact records, or cut short: parse again, and
+        # the rewrite at save() replaces it
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+            return {}
+
+    def facts(self, rel: str, spans: list[FunctionSpan]) -> list[FunctionFacts]:
+        """Facts for these spans of one file (parsing the ones not cached)."""
+        return self.facts_many({rel: spans}).get(rel, [])
+
+    def facts_many(self, wanted: dict[str, list[FunctionSpan]]) -> dict[str, list[FunctionFacts]]:
+        todo: list[tuple[str, FunctionSpan]] = []
+        for rel, spans in wanted.items():
+            entry = self._entry(rel)
+            todo.extend((rel, s) for s in spans if span_key(s) not in entry)
+        if todo:
+            jobs = self.jobs if self.jobs is not None else min(os.cpu_count() or 1, 8)
+            if jobs > 1 and len(todo) > 24:
+                chunks = [todo[i::jobs] for i in range(jobs)]
+                with ProcessPoolExecutor(jobs) as pool:
+                    futures = [(chunk, pool.submit(_parse_spans, [s for _, s in chunk])) for chunk in chunks if chunk]
+                    for chunk, fut in futures:
+                        for (rel, _), (key, facts) in zip(chunk, fut.result()):
+                            self._entries[rel][key] = facts
+                            self._dirty.add(rel)
+            else:
+                for rel, s in todo:
+                    self._entries[rel][span_key(s)] = facts_for_span(s)
+                    self._dirty.add(rel)
+            self.parsed += len(todo)
+        self.reused += sum(len(v) for v in wanted.values()) - len(todo)
+        return {rel: [f for s in spans for f in self._entries[rel].get(span_key(s), [])]
+                for rel, spans in wanted.items()}
+
+    def save(self) -> None:
+        if not self.use_cache or not self._dirty:
+            return
+        d = facts_cache_dir()
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+            for rel in sorted(self._dirty):
+                atomic_write(d / f"{self._hash[rel]}.pkl",
+                             pickle.dumps(self._entries[rel], protocol=pickle.HIGHEST_PROTOCOL), durable=False)
+        except OSError as exc:
+            warn_cache_unusable("contract facts", exc)
+        self._dirty.clear()

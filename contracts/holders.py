@@ -1,0 +1,86 @@
+"""Which names of a function hold an owner instance, and how each comes to hold it: parameters
+and locals annotated with the owner, results of calls that return it (resolved through the index,
+else by the names of the scanned functions annotated to return it), aliases, constructors."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from spectrace.contracts.analysis import Analysis
+from spectrace.contracts.facts import FunctionFacts
+from spectrace.tracer.index import ir_text
+
+
+def mentions(text: str | None, name: str) -> bool:
+    return bool(text) and re.search(rf"\b{re.escape(name)}\b", text) is not None
+
+
+@dataclass
+class Holders:
+    why: dict[str, str] = field(default_factory=dict)  # name -> how it comes to hold the owner
+    calls: set[str] = field(default_factory=set)  # callees seen returning the owner
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.why
+
+
+class HolderFinder:
+    def __init__(self, analysis: Analysis, scanned: dict[str, list[FunctionFacts]]):
+        self.analysis = analysis
+        self.owner_name = analysis.owner_name
+        self.symbols = analysis.symbols
+        # fallback for calls the index cannot resolve: functions of the scope annotated to return the owner
+        self.owner_returning_names = {f.name for flist in scanned.values() for f in flist
+                                      if mentions(f.returns_annotation, self.owner_name)}
+
+    def of(self, module: str, f: FunctionFacts) -> Holders:
+        holders = Holders()
+        for name, ann in f.params:
+            if mentions(ann, self.owner_name):
+                holders.why[name] = f"parameter annotated {ann}"
+        changed = True
+        rounds = 0
+        while changed and rounds < 4:
+            changed, rounds = False, rounds + 1
+            for b in f.bindings:
+                if b.target in holders:
+                    continue
+                if mentions(b.annotation, self.owner_name):
+                    why = f"annotated {b.annotation}"
+                else:
+                    why = self._value_holds(module, f, b.value, holders)
+                if why:
+                    holders.why[b.target] = why
+                    changed = True
+        return holders
+
+    def _value_holds(self, module: str, f: FunctionFacts, desc: dict, holders: Holders) -> str | None:
+        kind = desc.get("kind")
+        if kind == "name" and desc["name"] in holders:
+            return f"alias of {desc['name']}"
+        if kind == "call":
+            callee = desc["callee"]
+            if callee.split(".")[-1] == self.owner_name:
+                return "constructed"
+            if self._call_returns_owner(module, f, callee):
+                holders.calls.add(callee)
+                return f"returned by {callee}(...)"
+        if kind == "ifexp":
+            return self._value_holds(module, f, desc["body"], holders) or self._value_holds(module, f, desc["orelse"], holders)
+        return None
+
+    def _call_returns_owner(self, module: str, f: FunctionFacts, callee: str) -> bool:
+        targets = self.symbols.resolve_callee(module, f, callee)
+        if any(self._function_returns_owner(t) for t in targets):
+            return True
+        if targets:
+            return False
+        return callee.split(".")[-1] in self.owner_returning_names
+
+    def _function_returns_owner(self, func_qn: str) -> bool:
+        project = self.symbols.project
+        info = project.func(func_qn)
+        if info is not None and info.returns is not None and mentions(ir_text(info.returns), self.owner_name):
+            return True
+        return any(t and t[1].endswith(f".{self.owner_name}") for t in project.return_types(func_qn))

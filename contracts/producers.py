@@ -1,0 +1,44 @@
+"""The producers pass: constructor calls of the owner with the fields they pass, and
+``holder.field = ...`` writes; plus the fields the scheduler side sets itself on a worker's result."""
+
+from __future__ import annotations
+
+from spectrace.contracts import conditions as C
+from spectrace.contracts.analysis import POLYMORPHIC_ATTR, Analysis
+from spectrace.contracts.facts import FunctionFacts
+from spectrace.contracts.holders import Holders
+from spectrace.contracts.records import Producer, producer_id
+
+
+def producers_in(analysis: Analysis, rel: str, module: str, side: str, f: FunctionFacts, holders: Holders) -> list[Producer]:
+    owner = analysis.owner_name
+    out = []
+    for c in f.calls:
+        if c.callee.split(".")[-1] != owner:
+            continue
+        set_fields = sorted(k for k, v in c.keywords.items() if v.get("kind") != "none" and k in analysis.fields)
+        none_fields = sorted(k for k, v in c.keywords.items() if v.get("kind") == "none")
+        shape = f"{c.callee}({', '.join(sorted(c.keywords))})"
+        out.append(Producer(
+            id=producer_id("construct", f.qualname, shape), kind="construct", owner=owner,
+            fields=set_fields, none_fields=none_fields, file=rel, line=c.line, function=f.qualname,
+            module=module, side=side, path_condition=C.render(c.conds), shape=shape,
+        ))
+    for w in f.writes:
+        if w.root in holders and len(w.attrs) == 1 and w.attrs[0] in analysis.fields:
+            is_none = w.value.get("kind") == "none"
+            out.append(Producer(
+                id=producer_id("assign", f.qualname, w.shape), kind="assign", owner=owner,
+                fields=[] if is_none else [w.attrs[0]], none_fields=[w.attrs[0]] if is_none else [],
+                file=rel, line=w.line, function=f.qualname, module=module, side=side,
+                path_condition=C.render(w.conds), shape=w.shape,
+            ))
+    return out
+
+
+def fields_set_on_worker_results(analysis: Analysis, f: FunctionFacts, holders: Holders) -> set[str]:
+    """Fields a function sets non-None on a result it got from ``self.model_worker`` (call on the scheduler side)."""
+    if not any(why.startswith(f"returned by self.{POLYMORPHIC_ATTR}.") for why in holders.why.values()):
+        return set()
+    return {w.attrs[0] for w in f.writes
+            if w.root in holders and len(w.attrs) == 1 and w.attrs[0] in analysis.fields and w.value.get("kind") != "none"}

@@ -1,0 +1,83 @@
+"""The reads pass: every ``holder.field`` (and ``holder.field.sub``, and ``alias.sub`` after
+``alias = holder.field``) with its consumer, position, guards and path condition."""
+
+from __future__ import annotations
+
+from spectrace.contracts import conditions as C
+from spectrace.contracts.analysis import Analysis
+from spectrace.contracts.facts import ChainRead, FunctionFacts, Guard
+from spectrace.contracts.holders import Holders
+from spectrace.contracts.records import FieldRead, read_id
+
+
+def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: FunctionFacts, holders: Holders) -> list[FieldRead]:
+    out = []
+    aliases: dict[str, tuple[str, ChainRead]] = {}  # alias name -> (field, the read it was bound from)
+    tested = set(f.none_tested)
+    for r in f.reads:
+        if r.root not in holders or not r.attrs or r.attrs[0] not in analysis.fields:
+            continue
+        field_name = r.attrs[0]
+        path = r.attrs[:2]
+        if len(r.attrs) == 2 and r.called:
+            path = r.attrs[:1]
+        guards = list(r.guards2)
+        for v in r.bound_to:
+            aliases[v] = (field_name, r)
+            if v in tested:
+                guards.append(Guard("alias-check", f"{v} tested for None/truthiness", r.line))
+        deref = len(r.attrs) > 1 or _stored_then_dereferenced(f, r)
+        out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, guards,
+                              "getattr" if r.via_getattr else "direct", deref=deref, holder=holders.why[r.root]))
+    for r in f.reads:
+        if r.root in aliases and r.root not in holders and r.attrs:
+            field_name, origin = aliases[r.root]
+            if r.line < origin.line:
+                continue
+            path = [field_name] + ([r.attrs[0]] if not (len(r.attrs) == 1 and r.called) else [])
+            out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, list(r.guards1),
+                                  f"alias {r.root}", deref=True, holder=holders.why[origin.root]))
+    return out
+
+
+def _stored_then_dereferenced(f: FunctionFacts, r: ChainRead) -> bool:
+    """`batch.spec_info = result.f` followed by `batch.spec_info.x` in the same function."""
+    if not r.stored_to:
+        return False
+    prefix = r.stored_to + "."
+    later = [".".join([x.root, *x.attrs]) for x in f.reads if x.line > r.line] + \
+        [".".join([w.root, *w.attrs]) for w in f.writes if w.line > r.line]
+    return any(t.startswith(prefix) for t in later)
+
+
+def _make_read(analysis: Analysis, rel: str, module: str, side: str, f: FunctionFacts, r: ChainRead, field_name: str,
+               path: list, guards: list[Guard], via: str, deref: bool, holder: str) -> FieldRead:
+    if r.in_test:
+        kind = "check"
+    elif guards:
+        kind = "guarded-read"
+    else:
+        kind = "unconditional-read"
+    return FieldRead(
+        id=read_id(field_name, f.qualname, r.shape, path),
+        field=field_name,
+        owner=analysis.owner_name,
+        attribute_path=path,
+        file=rel,
+        line=r.line,
+        col=r.col,
+        consumer=f.qualname,
+        module=module,
+        side=side,
+        guarded=bool(guards) or r.in_test,
+        guards=guards,
+        path_condition=C.render(r.conds),
+        conditions=[list(c) for c in r.conds],
+        early_exits=list(r.exits),
+        shape=r.shape,
+        via=via,
+        deref=deref,
+        in_test=r.in_test,
+        kind=kind,
+        holder=holder,
+    )

@@ -1,0 +1,152 @@
+"""What an extraction reports: the records each pass produces, and their stable ids.
+
+The passes build these typed records; ``Extraction`` holds them as plain dicts, the form that
+``check``, ``diff``, the renderings and the JSON output read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import asdict, dataclass, field
+
+from spectrace.contracts.facts import Guard
+
+
+@dataclass
+class FieldRead:
+    id: str
+    field: str
+    owner: str
+    attribute_path: list
+    file: str
+    line: int
+    col: int
+    consumer: str
+    module: str
+    side: str
+    guarded: bool
+    guards: list[Guard]
+    path_condition: str
+    conditions: list  # [[text, positive]]
+    early_exits: list  # tests of earlier exits in enclosing blocks (false here)
+    shape: str
+    via: str  # "direct", "alias <name>", "getattr"
+    deref: bool  # the value is dereferenced here: deeper attribute, method call, or stored and then dereferenced
+    in_test: bool  # the read is a condition itself
+    kind: str  # "unconditional-read", "guarded-read", "check"
+    holder: str = ""  # how the read's root comes to hold the owner
+
+
+@dataclass
+class Producer:
+    id: str
+    kind: str  # "construct" or "assign"
+    owner: str
+    fields: list  # fields set (non-None) by the construct, or the one assigned
+    none_fields: list  # fields explicitly passed/assigned None
+    file: str
+    line: int
+    function: str
+    module: str
+    side: str
+    path_condition: str
+    shape: str
+
+
+@dataclass
+class ReturnPath:
+    worker: str  # class qualname
+    method: str  # Class.method (module-free)
+    file: str
+    line: int
+    shape: str
+    path_condition: str
+    conditions: list
+    sets: list | None  # fields set non-None on this path; None: could not be followed
+    via: list  # helper functions followed, outermost first
+    unresolved: str | None = None
+
+
+@dataclass
+class ViolatingRead:
+    id: str
+    file: str
+    line: int
+    consumer: str
+    shape: str
+    path_condition: str
+    context: str  # how the consumer gets the worker's result: "direct" or "called from f:line"
+
+
+@dataclass
+class ViolatingPath:
+    worker: str
+    method: str
+    file: str
+    line: int
+    shape: str
+    path_condition: str
+    via: list
+
+
+@dataclass
+class Violation:
+    id: str
+    field: str
+    owner: str
+    read: ViolatingRead
+    producer: ViolatingPath
+    worker_selection: str
+    message: str
+
+
+@dataclass
+class Extraction:
+    source: str
+    version: str
+    root: str
+    owner: str
+    owner_file: str
+    owner_line: int
+    owner_fields: list  # [{"name", "annotation", "default", "line"}]
+    polymorphic: dict  # attr -> {"targets": [...], "selection": {class: condition}, "methods": [...]}
+    reads: list = field(default_factory=list)
+    producers: list = field(default_factory=list)
+    return_paths: list = field(default_factory=list)
+    violations: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+    # "Class.method" asked for by ``producers=`` -> [{"function", "file", "line", "paths": [ReturnPath]}]
+    # (one entry per class of that name that has the method; [] when the tree has none)
+    producer_paths: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def stable_id(*parts: str) -> str:
+    return hashlib.sha1("\0".join(parts).encode()).hexdigest()[:10]
+
+
+def read_id(field_name: str, consumer: str, shape: str, path: list) -> str:
+    """Stable across line moves: field, module-free consumer, the statement's normalised shape."""
+    return f"R-{field_name}-" + stable_id(field_name, consumer, re.sub(r"\s+", "", shape), ".".join(path))
+
+
+def producer_id(kind: str, function: str, shape: str) -> str:
+    return f"P-{kind}-" + stable_id(kind, function, re.sub(r"\s+", "", shape))
+
+
+def violation_id(read: str, worker: str, method: str, shape: str) -> str:
+    return "V-" + stable_id(read, worker, method, shape)
+
+
+def dedupe_ids(items) -> None:
+    """The same statement twice in one function: suffix the later ones (#2, #3) in source order."""
+    seen: dict[str, int] = {}
+    for it in sorted(items, key=lambda i: (i.file, i.line, getattr(i, "col", 0))):
+        n = seen.get(it.id, 0) + 1
+        seen[it.id] = n
+        if n > 1:
+            it.id = f"{it.id}#{n}"

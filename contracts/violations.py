@@ -1,0 +1,199 @@
+"""The violations pass: an unguarded scheduler read of a None-default field that a worker's return
+path leaves unset, when the read's path condition, the worker's selection condition and the return
+path's condition can hold together (``conditions.py``), and no catalog assumption rules it out."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from spectrace.contracts import conditions as C
+from spectrace.contracts.analysis import POLYMORPHIC_ATTR, Analysis
+from spectrace.contracts.holders import HolderFinder
+from spectrace.contracts.records import FieldRead, ReturnPath, Violation, ViolatingPath, ViolatingRead, violation_id
+from spectrace.sides import SCHEDULER
+
+ASSUMPTIONS_FILE = Path(__file__).parent / "catalog" / "assumptions.toml"
+_NOT_CLASSES = ("Optional", "Union", "List", "Dict", "Tuple")
+
+
+def load_assumptions(path: Path | None = None) -> list[dict]:
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - python 3.10
+        import tomli as tomllib
+    p = Path(path) if path else ASSUMPTIONS_FILE
+    if not p.is_file():
+        return []
+    return list(tomllib.loads(p.read_text()).get("assumption", []))
+
+
+def _rename_self_attrs(text: str, rename: dict) -> str:
+    for old, new in rename.items():
+        text = re.sub(rf"\bself\.{re.escape(old)}\b", f"self.{new}", text)
+    return text
+
+
+class ViolationFinder:
+    def __init__(self, analysis: Analysis, holders: HolderFinder, assumptions: list[dict]):
+        self.analysis = analysis
+        self.symbols = analysis.symbols
+        self.holders = holders
+        self.assumptions = assumptions
+        self.assumptions_used: set[str] = set()
+
+    def find(self, reads: list[FieldRead], paths: list[ReturnPath], selection: dict,
+             scheduler_writes: set[str]) -> list[Violation]:
+        a = self.analysis
+        out: list[Violation] = []
+        contexts = self._contexts(reads)
+        checked = [r for r in reads if r.side == SCHEDULER and r.kind == "unconditional-read" and r.deref
+                   and a.fields[r.field].may_be_none and r.field not in scheduler_writes
+                   and (r.module, r.consumer) in contexts]
+        expanders: dict = {}
+        for r in checked:
+            expand = expanders.setdefault((r.module, r.consumer), self._expander(r.module, r.consumer))
+            local = [tuple(c) for c in r.conditions] + [(e, False) for e in r.early_exits]
+            for extra, rename, how in contexts[(r.module, r.consumer)]:
+                renamed = [(_rename_self_attrs(t, rename), pos) for t, pos in local]
+                read_f = C.conjunction(renamed + [tuple(c) for c in extra], expand)
+                for p in paths:
+                    if p.sets is None or r.field in p.sets:
+                        continue
+                    p_f = C.conjunction([tuple(c) for c in p.conditions])
+                    for alt in selection.get(p.worker, [[]]):
+                        sel_f = C.conjunction(alt)
+                        if not C.satisfiable(read_f, sel_f, p_f):
+                            continue
+                        if self._ruled_out(read_f, sel_f, p_f):
+                            continue
+                        vid = violation_id(r.id, p.worker, p.method, p.shape)
+                        if any(v.id == vid for v in out):
+                            break
+                        out.append(Violation(
+                            id=vid, field=r.field, owner=a.owner_name,
+                            read=ViolatingRead(id=r.id, file=r.file, line=r.line, consumer=r.consumer, shape=r.shape,
+                                               path_condition=r.path_condition, context=how),
+                            producer=ViolatingPath(worker=p.worker, method=p.method, file=p.file, line=p.line,
+                                                   shape=p.shape, path_condition=p.path_condition, via=p.via),
+                            worker_selection=C.render(alt) or "always",
+                            message=(f"{r.consumer} reads {a.owner_name}.{r.field} unconditionally "
+                                     f"({r.file}:{r.line}) but {p.worker.rsplit('.', 1)[-1]}.{p.method.rsplit('.', 1)[-1]} "
+                                     f"can return without setting it ({p.file}:{p.line})"),
+                        ))
+                        break
+        return out
+
+    def _ruled_out(self, read_f, sel_f, p_f) -> bool:
+        """Do the catalog's assumptions, when one speaks of these conditions, make them contradict?"""
+        relevant = [x for x in self.assumptions if C.atoms(C.parse(x["when"])) & C.atoms(("and", [read_f, sel_f, p_f]))]
+        if relevant and not C.satisfiable(read_f, sel_f, p_f,
+                                          *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
+            self.assumptions_used.update(x["id"] for x in self.assumptions)
+            return True
+        return False
+
+    def _contexts(self, reads: list[FieldRead]) -> dict:
+        """Where each checked consumer gets its result from the polymorphic call.
+
+        ``{(module, consumer): [(extra conditions, rename map, how)]}``: the direct consumer (the
+        function that binds ``self.model_worker.<m>(...)``) with no extra condition, and each
+        function it passes that result to, one level down, under the call site's condition; a callee
+        on a composed object (``self.future_map.store_to_map``) gets its ``self.<attr>`` names mapped
+        to the scheduler's through the object's constructor call (``FutureMap(..., self.spec_algorithm)``
+        stored as ``self.spec_algo``).
+        """
+        prefix = f"returned by self.{POLYMORPHIC_ATTR}."
+        direct = {(r.module, r.consumer) for r in reads if r.holder.startswith(prefix)}
+        out: dict = {key: [([], {}, "direct")] for key in direct}
+        for module, consumer in sorted(direct):
+            got = self.symbols.indexed(f"{module}.{consumer}")
+            if got is None:
+                continue
+            _, f = got
+            holders = self.holders.of(module, f)
+            poly = {h for h, why in holders.why.items() if why.startswith(prefix)}
+            for c in f.calls:
+                passed = [i for i, a in enumerate(c.args) if a.get("kind") == "name" and a["name"] in poly]
+                passed_kw = [k for k, a in c.keywords.items() if a.get("kind") == "name" and a["name"] in poly]
+                if not passed and not passed_kw:
+                    continue
+                for target in self.symbols.resolve_callee(module, f, c.callee):
+                    got2 = self.symbols.function_facts(target)
+                    if got2 is None:
+                        continue
+                    rel2, g = got2
+                    key = (self.symbols.module_of_file(rel2), g.qualname)
+                    rename = self._constructor_renames(module, f, c.callee)
+                    out.setdefault(key, []).append((list(c.conds), rename, f"called from {consumer}:{c.line}"))
+        return out
+
+    def _constructor_renames(self, module: str, f, callee: str) -> dict:
+        """``self.a.m`` called on a composed object: {attr of the object: attr of the scheduler}."""
+        parts = callee.split(".")
+        if len(parts) != 3 or parts[0] != "self" or not f.cls:
+            return {}
+        cls_qn = f"{module}.{f.cls}"
+        renames: dict = {}
+        for _wmod, _wf, w in self.symbols.attr_writes(cls_qn, parts[1]):
+            if w.value.get("kind") != "call":
+                continue
+            for obj_cls in self.symbols.attr_classes(cls_qn, parts[1]):
+                init = self.symbols.lookup_method(obj_cls, "__init__")
+                got = self.symbols.function_facts(init) if init else None
+                if got is None:
+                    continue
+                params = [p for p, _ in got[1].params if p != "self"]
+                passed = {params[i]: a for i, a in enumerate(w.value.get("args", [])) if i < len(params)}
+                passed.update(w.value.get("kw", {}))
+                for iw in got[1].writes:
+                    if iw.root == "self" and len(iw.attrs) == 1 and iw.value.get("kind") == "name":
+                        arg = passed.get(iw.value["name"])
+                        if arg and arg.get("kind") == "chain" and arg["root"] == "self" and len(arg["attrs"]) == 1:
+                            renames[iw.attrs[0]] = arg["attrs"][0]
+        return renames
+
+    def _expander(self, module: str, consumer: str):
+        """Inline boolean properties of the receiver's class (``batch.is_spec_v2``)."""
+        got = self.symbols.function_facts(f"{module}.{consumer}")
+        if got is None:
+            return None
+        _, f = got
+        types: dict[str, list[str]] = {}
+        for name, ann in f.params:
+            if name == "self" and f.cls:
+                types[name] = [f"{module}.{f.cls}"]
+            elif ann:
+                cands = []
+                for s in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", ann):
+                    if s[:1].isupper() and s not in _NOT_CLASSES:
+                        cands.extend(self.symbols.find_class(s))
+                types[name] = cands
+        memo: dict = {}
+
+        def expand(root: str, attr: str) -> str | None:
+            key = (root, attr)
+            if key in memo:
+                return memo[key]
+            memo[key] = None
+            for cqn in types.get(root, []):
+                m = self.symbols.lookup_method(cqn, attr)
+                if not m or not self.symbols.is_property(m):
+                    continue
+                got2 = self.symbols.function_facts(m)
+                if got2 is None:
+                    continue
+                rets = [r for r in got2[1].returns if r.value.get("kind") != "none"]
+                if len(rets) != 1:
+                    continue
+                value = rets[0].value
+                if value.get("kind") == "name":  # `ret = <expr>; ...; return ret`
+                    binds = [b for b in got2[1].bindings if b.target == value["name"] and b.line < rets[0].line]
+                    if len(binds) == 1:
+                        value = binds[0].value
+                if value.get("text"):
+                    memo[key] = value["text"]
+                    break
+            return memo[key]
+
+        return expand
