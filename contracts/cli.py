@@ -4,29 +4,46 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
+import time
 
 import click
 import yaml
 
+from spectrace import ui
 from spectrace.errors import SpectraceError
+from spectrace.output import output_option_callback, write_output
+from spectrace.progress import waiting
 from spectrace.source import resolve_source
 
 FORMATS = ["text", "json", "yaml", "sarif"]
 
+output_option = click.option("-o", "--output", default=None, callback=output_option_callback,
+                             help="Write to this file instead of stdout.")
+
 
 def _write(text: str, output: str | None) -> None:
     if output:
-        Path(output).write_text(text)
-        click.echo(f"wrote {output}", err=True)
+        write_output(output, text)
+        ui.info(f"wrote {output}")
     else:
         click.echo(text, nl=False)
 
 
 def _source(spec):
     src = resolve_source(spec)
-    click.echo(f"spectrace: using {src.describe()}", err=True)
+    ui.info(f"spectrace: using {src.describe()}")
     return src
+
+
+def _extracted(src, what: str, run):
+    """``run()`` behind a progress line (a cold extraction takes a while), timed under --verbose."""
+    t0 = time.perf_counter()
+    with waiting(f"{what} SGLang {src.version}"):
+        result = run()
+    extraction = getattr(result, "extraction", result)
+    stats = ", ".join(f"{k} {v}" for k, v in (getattr(extraction, "stats", None) or {}).items())
+    ui.detail(f"spectrace: {what} SGLang {src.version} in {time.perf_counter() - t0:.1f} s" + (f" ({stats})" if stats else ""))
+    return result
 
 
 @click.group("contracts")
@@ -37,14 +54,15 @@ def contracts_group():
 @contracts_group.command("extract")
 @click.option("--sglang", "sglang", default=None, help="VERSION, PATH or 'installed' (default: installed, else newest cached).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("-o", "--output", default=None, help="Write to this file instead of stdout.")
+@output_option
 @click.option("--no-cache", is_flag=True, help="Ignore and do not write the per-file facts cache.")
 def extract_command(sglang, fmt, output, no_cache):
     """Reads, producers, worker return paths and violations on GenerationBatchResult."""
     from spectrace.contracts.extract import extract
     from spectrace.contracts.report import render_extraction
 
-    x = extract(_source(sglang), use_cache=not no_cache)
+    src = _source(sglang)
+    x = _extracted(src, "extracting contracts from", lambda: extract(src, use_cache=not no_cache))
     _write(render_extraction(x, fmt), output)
     sys.exit(1 if x.violations else 0)
 
@@ -53,7 +71,7 @@ def extract_command(sglang, fmt, output, no_cache):
 @click.option("--sglang", "sglang", default=None, help="VERSION, PATH or 'installed'.")
 @click.option("--catalog", default=None, type=click.Path(), help="Catalog directory or TOML file (default: the packaged one).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("-o", "--output", default=None)
+@output_option
 def check_command(sglang, catalog, fmt, output):
     """Verify the catalog: present, guarded, moved, gone, plus new violations. Exit 0 all hold, 1 broke, 2 usage."""
     from spectrace.contracts.catalog import load_catalog
@@ -61,7 +79,8 @@ def check_command(sglang, catalog, fmt, output):
     from spectrace.contracts.report import check_text, sarif
 
     contracts = load_catalog(catalog)
-    report = check_catalog(_source(sglang), contracts)
+    src = _source(sglang)
+    report = _extracted(src, "checking the contracts of", lambda: check_catalog(src, contracts))
     if fmt == "json":
         text = json.dumps(report.to_json(), indent=2) + "\n"
     elif fmt == "yaml":
@@ -78,20 +97,28 @@ def check_command(sglang, catalog, fmt, output):
 @click.argument("a")
 @click.argument("b")
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
-@click.option("-o", "--output", default=None)
-def diff_command(a, b, fmt, output):
+@output_option
+@click.option("--exit-code", is_flag=True, help="Exit 1 when there is drift, 0 when there is none (as git diff --exit-code).")
+def diff_command(a, b, fmt, output, exit_code):
     """Drift between two SGLang versions or paths: added, removed, moved, guard and condition changes."""
     from spectrace.contracts.diff import diff_extractions, drift_table
     from spectrace.contracts.extract import extract
 
-    xa = extract(_source(a))
-    xb = extract(_source(b))
+    src_a = _source(a)
+    xa = _extracted(src_a, "extracting contracts from", lambda: extract(src_a))
+    src_b = _source(b)
+    xb = _extracted(src_b, "extracting contracts from", lambda: extract(src_b))
     d = diff_extractions(xa, xb)
+    drift = bool(d.changes) or d.a_fields != d.b_fields
     if fmt == "json":
         text = json.dumps(d.to_json(), indent=2) + "\n"
+    elif not drift:
+        text = f"no drift between {d.a} and {d.b}\n"
     else:
         text = drift_table(d, markdown=fmt == "markdown")
     _write(text, output)
+    if exit_code and drift:
+        sys.exit(1)
 
 
 __all__ = ["contracts_group", "SpectraceError"]

@@ -3,15 +3,21 @@
     pytest --spectrace-sglang 0.5.9 --spectrace-catalog contracts/catalog
 
 A project that vendors or patches SGLang runs the contracts with its own suite. The source tree is
-extracted once per session; each contract is a ``ContractItem`` under a ``CatalogFile`` collector
-(pytest's documented non-Python test pattern, added through ``pytest_collection_modifyitems`` so the
-items exist whatever paths pytest was given). A violation found by the extraction is an item of
-its own. Failures print both code sites.
+extracted once per session; each contract is a ``ContractItem`` under a ``CatalogCollector``
+(pytest's documented non-Python test pattern). The collector is added to the session's own
+collection report, so its items exist whatever paths pytest was given and are collected, counted,
+selected (``-k``) and reported once, like any other. A violation found by the extraction is an
+item of its own. Failures print both code sites.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
+
+from spectrace.errors import SpectraceError
 
 
 def pytest_addoption(parser):
@@ -101,20 +107,42 @@ class CatalogCollector(pytest.Collector):
         from spectrace.contracts.catalog import load_catalog
 
         for c in load_catalog(self.state.catalog):
-            yield ContractItem.from_parent(self, name=c.id, contract=c, state=self.state)
+            yield ContractItem.from_parent(self, name=c.id, path=Path(c.file), contract=c, state=self.state)
         # new violations: one item each (known after the extraction, which runs here once)
         for i, v in enumerate(self.state.report().violations):
             yield ContractItem.from_parent(self, name=f"violation[{v['id']}]", violation_index=i, state=self.state)
 
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, SpectraceError):  # bad catalog or source: one line, not a traceback
+            return f"spectrace: {excinfo.value}"
+        return super().repr_failure(excinfo)
 
-def pytest_collection_modifyitems(session, config, items):
+
+def pytest_report_header(config):
     spec = config.getoption("--spectrace-sglang")
-    if not spec:
-        return
-    state = _Session(spec, config.getoption("--spectrace-catalog"))
-    collector = CatalogCollector.from_parent(session, name=f"spectrace-contracts[{spec}]", state=state)
-    try:
-        new = list(collector.collect())
-    except Exception as exc:  # bad catalog or source: one clear error, not a traceback per item
-        raise pytest.UsageError(f"spectrace: {exc}")
-    items.extend(new)
+    if spec:
+        catalog = config.getoption("--spectrace-catalog") or "the packaged catalog"
+        return f"spectrace: contracts of SGLang {spec} from {catalog}"
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    report = yield
+    config = collector.config
+    spec = config.getoption("--spectrace-sglang")
+    if spec and isinstance(collector, pytest.Session) and report.passed:
+        catalog = config.getoption("--spectrace-catalog")
+        if catalog is None:
+            from spectrace.contracts.catalog import CATALOG_DIR
+
+            catalog_path = CATALOG_DIR
+        else:
+            catalog_path = Path(catalog).resolve()
+        # a node id starts with a path relative to the rootdir, as pytest's own do (it is shown
+        # relative to the working directory); the session collects these items after its paths
+        name = "spectrace-contracts"  # the source is in the header: a path in a node id reads as one
+        nodeid = f"{Path(os.path.relpath(catalog_path, config.rootpath)).as_posix()}::{name}"
+        report.result.append(CatalogCollector.from_parent(
+            collector, name=name, nodeid=nodeid, path=catalog_path, state=_Session(spec, catalog)))
+    return report

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from spectrace.errors import SpectraceError
+from spectrace.errors import SpectraceError, describe
+from spectrace.output import write_output
 from spectrace.patches import engine
 from spectrace.patches.series import DEFAULT_SERIES, available_series, load_series, render_manifest
 
@@ -25,8 +26,10 @@ def one_line_errors(command):
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
+        except BrokenPipeError:
+            raise  # stdout's reader went away (`| head`): the CLI ends quietly, not with an error
         except OSError as exc:
-            raise SpectraceError(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc))
+            raise SpectraceError(describe(exc)) from exc
 
     return wrapper
 
@@ -165,5 +168,5 @@ def manifest_command(sglang_path, series_name, series_dir):
         bad = next(v for v in dry.verdicts if not v.applies)
         raise SpectraceError(f"not a pristine tree for this series: {bad.line()}")
     path = series.directory / "manifest.toml"
-    path.write_text(render_manifest(series, target.root))
+    write_output(str(path), render_manifest(series, target.root))
     click.echo(f"wrote {path} ({len(series.patches)} patches, {len(series.touched_files)} files)")

@@ -7,7 +7,8 @@ journal under ``<python root>/.spectrace/patches/<series>/``:
    gate has passed before anything is written;
 2. the original bytes of every touched file are copied to ``originals/`` (fsynced), then
    ``journal.json`` is written atomically: from here on an interruption rolls back;
-3. each file is replaced atomically (temp file in the same directory, fsync, ``os.replace``);
+3. each file is replaced atomically (``spectrace.atomic.atomic_write``: a temp file in the same
+   directory, fsync, ``os.replace``);
 4. the contracts are re-checked on the patched tree;
 5. ``state.json`` is written atomically: the commit point; then the journal is removed.
 
@@ -22,6 +23,7 @@ import contextlib
 import datetime as _dt
 import errno
 import fcntl
+import glob
 import json
 import os
 import re
@@ -33,7 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from spectrace.errors import SpectraceError
+from spectrace.atomic import _fsync_dir, atomic_write
+from spectrace.errors import Interrupted, SpectraceError, describe, one_line
+from spectrace.interrupts import deferred
+from spectrace.progress import waiting
 from spectrace.patches.hunks import HunkError, apply_file_diff
 from spectrace.patches.series import DEFAULT_SERIES, Series, load_series, sha256_bytes
 from spectrace.source import SglangSource, from_path
@@ -42,7 +47,7 @@ STATE_DIRNAME = ".spectrace"
 JOURNAL = "journal.json"
 STATE = "state.json"
 ORIGINALS = "originals"
-TMP_SUFFIX = ".spectrace-tmp"
+TMP_SUFFIX = ".spectrace-tmp"  # the temp files of engines before atomic_write; still cleaned up
 
 # Test hooks (tests/test_patch_kill.py): die like a SIGKILL after N target-file writes, or at a named point.
 KILL_AFTER_WRITES_ENV = "SPECTRACE_TEST_KILL_AFTER_WRITES"
@@ -107,38 +112,25 @@ def git_dirty(target: Target, paths: list[str]) -> list[str]:
             try:
                 dirty.append(str(full.relative_to(target.root.resolve())))
             except ValueError:
-                pass
+                pass  # outside the python root: not a file the series touches
     return dirty
 
 
 # ---------------------------------------------------------------- file primitives
 
 
-def _fsync_dir(directory: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _write_atomic(path: Path, data: bytes, mode_from: Path | None = None) -> None:
-    """Write ``path`` so that a reader (or a crash) sees the old bytes or the new, never a mix."""
-    tmp = path.with_name(path.name + TMP_SUFFIX)
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    if mode_from is not None and mode_from.exists():
-        shutil.copymode(mode_from, tmp)
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+def _temp_files(path: Path) -> list[Path]:
+    """What a write of ``path`` cut short by a kill leaves beside it: atomic_write's
+    ``.<name>.<pid>.tmp``, or an older engine's ``<name>.spectrace-tmp``."""
+    own = re.compile(rf"\.{re.escape(path.name)}\.\d+\.tmp")
+    found = [p for p in path.parent.glob(f".{glob.escape(path.name)}.*.tmp") if own.fullmatch(p.name)]
+    old = path.with_name(path.name + TMP_SUFFIX)
+    return found + ([old] if old.exists() else [])
 
 
 def _write_json_atomic(path: Path, payload: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomic(path, (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode())
+    atomic_write(path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
 
 def _read_json(path: Path) -> dict | None:
@@ -147,7 +139,7 @@ def _read_json(path: Path) -> dict | None:
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        raise SpectraceError(f"unreadable patch state {path}: {exc}")
+        raise SpectraceError(f"unreadable patch state {path}: {exc}") from exc
 
 
 def _read_or_none(path: Path) -> bytes | None:
@@ -205,7 +197,7 @@ def _put(root: Path, rel: str, data: bytes | None, writes: _Writes | None = None
             _fsync_dir(path.parent)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, data, mode_from=path)
+        atomic_write(path, data, mode_from=path)
     if writes is not None:
         writes.wrote()
 
@@ -230,7 +222,7 @@ def _locked(target: Target, create: bool) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EAGAIN, errno.EACCES):
-                raise SpectraceError(f"another spectrace patch command is working on {target.root}; try again when it ends")
+                raise SpectraceError(f"another spectrace patch command is working on {target.root}; try again when it ends") from exc
             raise
         try:
             yield
@@ -265,7 +257,9 @@ def _restore_from(state_dir: Path, root: Path, files: list[dict], only_ours: boo
     left_alone = []
     for entry in files:
         rel = entry["path"]
-        (root / (rel + TMP_SUFFIX)).unlink(missing_ok=True)
+        if (root / rel).parent.is_dir():
+            for leftover in _temp_files(root / rel):
+                leftover.unlink(missing_ok=True)
         current = _read_or_none(root / rel)
         sha = sha256_bytes(current) if current is not None else None
         if sha == entry["sha_before"]:
@@ -309,8 +303,9 @@ def recover(target: Target) -> list[str]:
                 done.append(f"recovered: finished an interrupted revert of '{state_dir.name}'")
             else:
                 raise SpectraceError(f"unknown journal in {state_dir}: op={journal.get('op')!r}")
-        for leftover in state_dir.glob("*" + TMP_SUFFIX):  # a state/journal write cut short
-            leftover.unlink()
+        for name in (STATE, JOURNAL):  # a state/journal write cut short
+            for leftover in _temp_files(state_dir / name):
+                leftover.unlink()
         if not (state_dir / STATE).exists() and not (state_dir / JOURNAL).exists():
             shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)  # e.g. an apply killed before its journal existed
             with contextlib.suppress(OSError):
@@ -405,7 +400,7 @@ class GateResult:
         return self.status == "ok"
 
     def line(self) -> str:
-        return f"gate {self.name}: {self.status}: {self.summary}"
+        return f"gate {self.name}: {self.status}: {one_line(self.summary)}"
 
 
 HOLDS = {"present", "moved"}  # the checker's statuses for a read that is there (moved: at another line)
@@ -462,7 +457,7 @@ def _snapshot(report, kinds: dict[str, str]) -> ContractSnapshot:
         if snap.statuses[cid] in HOLDS and _get(r, "ok", True):
             snap.holding.add(cid)
     for v in list(_get(report, "violations", []) or []):
-        snap.violations[_violation_key(v)] = str(_get(v, "message") or v)
+        snap.violations[_violation_key(v)] = one_line(_get(v, "message") or v)
     return snap
 
 
@@ -478,11 +473,12 @@ def contract_gate(source: SglangSource, series: Series, phase: str, baseline: Co
     empty = ContractSnapshot()
     name = f"contracts ({phase})"
     try:
-        outcome = run_contract_catalog(source)
+        with waiting(f"checking the contract catalog ({phase})"):
+            outcome = run_contract_catalog(source)
     except SpectraceError as exc:
-        return GateResult(name, "fail", f"the contract checker refused: {exc}"), empty
+        return GateResult(name, "fail", f"the contract checker refused: {one_line(exc)}"), empty
     except Exception as exc:  # the checker is another module: report its failure as a failed gate, one line
-        return GateResult(name, "fail", f"the contract checker failed: {type(exc).__name__}: {exc}"), empty
+        return GateResult(name, "fail", f"the contract checker failed: {describe(exc)}"), empty
     if isinstance(outcome, str):
         return GateResult(name, "unavailable", f"contracts: not available: {outcome}"), empty
     report, kinds = outcome
@@ -651,7 +647,14 @@ def _now() -> str:
 def apply(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, use_contracts: bool = True,
           progress: Callable[[str], None] | None = None) -> ApplyResult:
     """Apply every patch of the series or none; SpectraceError (one line) on any refusal."""
-    say = progress or (lambda _msg: None)
+    try:
+        return _apply(path, series_name, use_contracts, progress or (lambda _msg: None))
+    except KeyboardInterrupt:
+        # before the writes: nothing changed; during them: _apply rolled back before re-raising
+        raise Interrupted("interrupted; the tree is unchanged") from None
+
+
+def _apply(path, series_name: str, use_contracts: bool, say: Callable[[str], None]) -> ApplyResult:
     target = resolve_target(path)
     _refuse_source_cache(target)
     series = _series_for(target, series_name)  # refuses a version without a series before creating any state
@@ -678,16 +681,16 @@ def apply(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, use_contra
             }
             for p in changed
         ]
-        # originals first, then the journal: without a journal the tree is untouched
-        shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
-        for entry in files:
-            if entry["existed_before"]:
-                saved = state_dir / ORIGINALS / entry["path"]
-                saved.parent.mkdir(parents=True, exist_ok=True)
-                _write_atomic(saved, report.dry.before[entry["path"]])
-        _write_json_atomic(state_dir / JOURNAL, {"op": "apply", "txn": txn, "series": series.name, "files": files})
-        writes.reached("journal-written")
         try:
+            # originals first, then the journal: without a journal the tree is untouched
+            shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
+            for entry in files:
+                if entry["existed_before"]:
+                    saved = state_dir / ORIGINALS / entry["path"]
+                    saved.parent.mkdir(parents=True, exist_ok=True)
+                    atomic_write(saved, report.dry.before[entry["path"]])
+            _write_json_atomic(state_dir / JOURNAL, {"op": "apply", "txn": txn, "series": series.name, "files": files})
+            writes.reached("journal-written")
             with _sigterm_raises():
                 for entry in files:
                     on_disk = _read_or_none(target.root / entry["path"])
@@ -713,17 +716,20 @@ def apply(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, use_contra
                     "contract_gates": {g.name: g.status for g in gates},
                 }
                 _write_json_atomic(state_dir / STATE, state)  # the commit point
-        except BaseException:
+        except BaseException as exc:
             # anything short of a kill: undo now (a kill is undone by recover() on the next command).
             # The state record goes first: a journal without it always means "roll back".
-            committed = _read_json(state_dir / STATE)
-            if committed is not None and committed.get("txn") == txn:
-                (state_dir / STATE).unlink()
-            _restore_from(state_dir, target.root, files)
-            (state_dir / JOURNAL).unlink(missing_ok=True)
-            shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
-            with contextlib.suppress(OSError):
-                state_dir.rmdir()
+            with deferred():  # a second Ctrl-C must not cut the rollback short
+                committed = _read_json(state_dir / STATE)
+                if committed is not None and committed.get("txn") == txn:
+                    (state_dir / STATE).unlink()
+                _restore_from(state_dir, target.root, files)
+                (state_dir / JOURNAL).unlink(missing_ok=True)
+                shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
+                with contextlib.suppress(OSError):
+                    state_dir.rmdir()
+            if isinstance(exc, KeyboardInterrupt):
+                raise Interrupted("interrupted; the tree is unchanged (rolled back)") from None
             raise
         writes.reached("committed")
         (state_dir / JOURNAL).unlink()
@@ -775,24 +781,28 @@ def revert(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, force: bo
                 + "; revert would discard that: pass --force to restore the originals anyway"
             )
         writes = _Writes()
-        # a revert only ever moves forward: an interrupted one is finished by recover()
-        _write_json_atomic(state_dir / JOURNAL, {"op": "revert", "txn": state["txn"], "series": series_name, "files": state["files"]})
-        writes.reached("journal-written")
-        for entry in state["files"]:
-            rel = entry["path"]
-            if not entry["existed_before"]:
-                _put(target.root, rel, None, writes)
-                continue
-            saved = _read_or_none(state_dir / ORIGINALS / rel)
-            if saved is None or sha256_bytes(saved) != entry["sha_before"]:
-                raise SpectraceError(f"cannot revert {rel}: its saved original under {state_dir / ORIGINALS} is missing or damaged")
-            _put(target.root, rel, saved, writes)
-        writes.reached("files-written")
-        (state_dir / STATE).unlink()
-        (state_dir / JOURNAL).unlink()
-        shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            state_dir.rmdir()
+        # a revert only ever moves forward (an interrupted one is finished by recover()), and its
+        # writes are few: Ctrl-C waits for them rather than leave a half-reverted tree
+        with deferred() as interrupted:
+            _write_json_atomic(state_dir / JOURNAL, {"op": "revert", "txn": state["txn"], "series": series_name, "files": state["files"]})
+            writes.reached("journal-written")
+            for entry in state["files"]:
+                rel = entry["path"]
+                if not entry["existed_before"]:
+                    _put(target.root, rel, None, writes)
+                    continue
+                saved = _read_or_none(state_dir / ORIGINALS / rel)
+                if saved is None or sha256_bytes(saved) != entry["sha_before"]:
+                    raise SpectraceError(f"cannot revert {rel}: its saved original under {state_dir / ORIGINALS} is missing or damaged")
+                _put(target.root, rel, saved, writes)
+            writes.reached("files-written")
+            (state_dir / STATE).unlink()
+            (state_dir / JOURNAL).unlink()
+            shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                state_dir.rmdir()
+        if interrupted:
+            raise Interrupted(f"interrupted; the revert of '{series_name}' had started and was finished: the tree is as before apply")
         return state, recovered
 
 

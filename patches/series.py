@@ -299,8 +299,8 @@ def load_patch(path: Path) -> PatchFile:
     data = path.read_bytes()
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise SpectraceError(f"{path}: not UTF-8 text")
+    except UnicodeDecodeError as exc:
+        raise SpectraceError(f"{path}: not UTF-8 text") from exc
     header, files = parse_patch_text(text, name=path.name)
     return PatchFile(name=path.name, path=path, sha256=sha256_bytes(data), header=header, files=files)
 
@@ -335,7 +335,7 @@ def load_series(name: str, version: str, root: Path | None = None) -> Series:
         try:
             manifest = tomllib.loads(mpath.read_text())
         except tomllib.TOMLDecodeError as exc:
-            raise SpectraceError(f"{mpath}: not valid TOML ({exc})")
+            raise SpectraceError(f"{mpath}: not valid TOML ({exc})") from exc
     return Series(name=name, version=version, directory=directory, patches=patches, manifest=manifest)
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import sys
 
 import click
 
-from spectrace.errors import SpectraceError
+from spectrace import interrupts, ui
+from spectrace.errors import SpectraceError, describe, one_line
 
 LAZY_COMMANDS = {
     "map": "spectrace.tracer.cli:map_command",
@@ -49,24 +51,54 @@ class LazyGroup(click.Group):
             try:
                 module = importlib.import_module(module_name)
             except ModuleNotFoundError as exc:
-                if not exc.name or not exc.name.startswith("spectrace"):
-                    raise click.ClickException(f"'{cmd_name}' needs a package that is not installed: {exc.name}")
-                return None  # a command whose module is not part of this build
+                if exc.name and exc.name.startswith("spectrace"):
+                    return None  # a command whose module is not part of this build
+                if ctx.resilient_parsing:
+                    return None  # shell completion: offer the commands that can run, say nothing
+                raise click.ClickException(f"'{cmd_name}' needs a package that is not installed: {exc.name}") from exc
             return getattr(module, attr)
         return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx):
+        """Every failure a user can cause ends here as one line and an exit code (docs/cli.md)."""
         try:
-            return super().invoke(ctx)
+            with interrupts.handled():
+                return super().invoke(ctx)
         except SpectraceError as exc:
-            click.echo(f"spectrace: {exc}", err=True)
+            click.echo(f"spectrace: {one_line(exc, limit=1000)}", err=True)
             ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("spectrace: interrupted", err=True)
+            ctx.exit(130)
+        except BrokenPipeError:
+            _silence_stdout()
+            ctx.exit(141)  # 128 + SIGPIPE, what a shell reports for a reader that went away
+        except OSError as exc:  # a filesystem error no command turned into a message of its own
+            click.echo(f"spectrace: {describe(exc)}", err=True)
+            ctx.exit(2)
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout is gone (``spectrace ... | head``): send what is still buffered
+    to /dev/null, so the flush at exit does not print "Broken pipe" (Python's documented recipe)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (e.g. click's test runner): nothing is flushed at exit
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 @click.group(cls=LazyGroup, lazy_subcommands=LAZY_COMMANDS)
 @click.version_option(package_name="spectrace")
-def main():
+@click.option("-q", "--quiet", is_flag=True, help="Only errors and warnings on stderr: no progress, no 'using SGLang ...'.")
+@click.option("-v", "--verbose", is_flag=True, help="Also timing and cache statistics on stderr.")
+def main(quiet, verbose):
     """Trace SGLang's scheduler<->worker code paths and verify the contracts between them."""
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose contradict each other")
+    ui.set_level(ui.QUIET if quiet else ui.VERBOSE if verbose else ui.NORMAL)
 
 
 def run():  # pragma: no cover - python -m spectrace

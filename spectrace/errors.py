@@ -1,5 +1,9 @@
 """One error type for everything a user can get wrong: the CLI prints it as one line."""
 
+from __future__ import annotations
+
+MESSAGE_LIMIT = 400  # characters; an exception's text can be a whole parsed syntax tree
+
 
 class SpectraceError(Exception):
     """A user-facing failure: bad input, missing source, unreachable network.
@@ -13,3 +17,25 @@ class SpectraceError(Exception):
         super().__init__(message)
         if exit_code is not None:
             self.exit_code = exit_code
+
+
+class Interrupted(SpectraceError):
+    """Ctrl-C, reported with what it left behind (e.g. "the tree is unchanged (rolled back)")."""
+
+    exit_code = 130
+
+
+def one_line(text: object, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` on one line of at most ``limit`` characters (plus a note of how much was cut)."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= limit:
+        return flat
+    return f"{flat[:limit]}... ({len(flat) - limit} more characters)"
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as one capped line: ``Type: message``, or the OSError's reason and file."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return one_line(f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror)
+    text = str(exc)
+    return one_line(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)

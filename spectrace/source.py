@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spectrace.errors import SpectraceError
+from spectrace.progress import waiting
 
 VERSION_RE = re.compile(r"^\d+(\.\d+)*([a-z0-9.+-]*)$")
 
@@ -191,7 +192,8 @@ def fetch_version(version: str, offline: bool = False) -> SglangSource:
         tmpdir = Path(tmp)
         dl = tmpdir / "dl"
         dl.mkdir()
-        archive = _pip_download(version, dl)
+        with waiting(f"downloading sglang=={version}", delay=0):  # pip -q says nothing for many seconds
+            archive = _pip_download(version, dl)
         unpack = tmpdir / "unpacked"
         unpack.mkdir()
         _unpack_archive(archive, unpack)
@@ -227,6 +229,91 @@ def resolve_source(spec: str | None) -> SglangSource:
     if looks_like_path:
         return from_path(spec)
     return fetch_version(spec)
+
+
+@dataclass(frozen=True)
+class PackageSource:
+    """Any Python package (or loose modules): the same shape as ``SglangSource`` for the index.
+
+    ``packages`` are the top-level names analysed under ``root``: a package directory
+    ``root/<name>/`` or a single module ``root/<name>.py``.
+    """
+
+    root: Path
+    version: str
+    origin: str
+    packages: tuple[str, ...]
+
+    @property
+    def package_dir(self) -> Path:
+        return self.root / self.packages[0] if len(self.packages) == 1 else self.root
+
+    def describe(self) -> str:
+        return f"{', '.join(self.packages)} {self.version} (path: {self.package_dir})"
+
+
+_NOT_PACKAGES = {"test", "tests", "docs", "doc", "build", "dist", "examples", "benchmarks", "scripts"}
+
+
+def _top_level_names(d: Path) -> tuple[str, ...]:
+    """Packages (dirs with ``__init__.py``) under ``d``, else its loose modules."""
+    pkgs = sorted(c.name for c in d.iterdir()
+                  if c.is_dir() and (c / "__init__.py").is_file() and c.name not in _NOT_PACKAGES
+                  and c.name.isidentifier())
+    if pkgs:
+        return tuple(pkgs)
+    return tuple(sorted(c.stem for c in d.glob("*.py") if c.stem.isidentifier() and c.stem != "setup"))
+
+
+def _package_version(root: Path, name: str) -> str:
+    rx = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.M)
+    for f in (root / name / "__init__.py", root / name / "_version.py", root / name / "version.py", root / f"{name}.py"):
+        if f.is_file():
+            m = rx.search(f.read_text(errors="replace"))
+            if m:
+                return m.group(1)
+    for meta in root.glob(f"{name}-*.dist-info/METADATA"):
+        m = re.search(r"^Version:\s*(\S+)", meta.read_text(errors="replace"), re.M)
+        if m:
+            return m.group(1)
+    return "unknown"
+
+
+def package_source(path: str | os.PathLike, package: str | None = None) -> PackageSource:
+    """``--source PATH [--package NAME]``: any package tree, found under ``PATH``.
+
+    ``PATH`` may be a package directory, a ``.py`` file, a directory holding packages (or loose
+    modules), or a checkout with a ``src/`` or ``python/`` layout. ``package`` picks one top-level
+    name when several are there.
+    """
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise SpectraceError(f"no such file or directory: {p}")
+    p = p.resolve()
+    if p.is_file():
+        if p.suffix != ".py":
+            raise SpectraceError(f"not a Python file: {p}")
+        root, names = p.parent, (p.stem,)
+    elif (p / "__init__.py").is_file() and package in (None, p.name):
+        root, names = p.parent, (p.name,)
+    else:
+        root, names = None, ()
+        for cand in (p / "src", p / "python", p):
+            if not cand.is_dir():
+                continue
+            if package is not None:
+                if (cand / package / "__init__.py").is_file() or (cand / f"{package}.py").is_file():
+                    root, names = cand, (package,)
+                    break
+            else:
+                found = _top_level_names(cand)
+                if found:
+                    root, names = cand, found
+                    break
+        if root is None:
+            what = f"package '{package}'" if package else "Python package or module"
+            raise SpectraceError(f"no {what} under {p}")
+    return PackageSource(root=root, version=_package_version(root, names[0]), origin="path", packages=names)
 
 
 def module_name(relpath: str) -> tuple[str, bool]:

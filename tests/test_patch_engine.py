@@ -398,6 +398,28 @@ def test_sigkill_during_apply_leaves_the_original(test_series, tmp_path, hook, v
     assert whole_tree_digest(tree) == before
 
 
+def test_recovery_removes_temp_files_a_kill_left(test_series, tmp_path):
+    """A kill inside atomic_write leaves ``.<name>.<pid>.tmp`` beside the file it was replacing."""
+    tree = test_series("0.5.12")
+    before = whole_tree_digest(tree)
+    env = {SERIES_DIR_ENV: str(tmp_path / "series-root"), engine.KILL_AFTER_WRITES_ENV: "1"}
+    gate = [] if USE_CONTRACTS else ["--no-contract-gate"]
+    proc = _run_cli(["patch", "apply", "--sglang", str(tree), "--series", "test-series", *gate], env)
+    assert proc.returncode == -9
+    worker = tree / WORKER
+    leftovers = [worker.with_name(f".{worker.name}.4242.tmp"),
+                 tree / ".spectrace" / "patches" / "test-series" / ".state.json.4242.tmp"]
+    for path in leftovers:
+        path.write_bytes(b"half a write")
+    unrelated = worker.with_name(f".{worker.name}.notes.tmp")  # not a name atomic_write makes
+    unrelated.write_bytes(b"someone else's")
+    report = engine.status(tree)
+    assert report.recovered[0] == "recovered: rolled back an interrupted apply of 'test-series'; the tree is as before"
+    assert not any(path.exists() for path in leftovers)
+    unrelated.unlink()
+    assert whole_tree_digest(tree) == before
+
+
 def test_sigkill_after_commit_keeps_the_patch(test_series, tmp_path):
     tree = test_series("0.5.12")
     before = whole_tree_digest(tree)

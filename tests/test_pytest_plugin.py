@@ -15,6 +15,30 @@ def test_contracts_become_items(pytester):
     # 0.5.17+), and the two the dynamic-disable series adds (their producer exists only in a patched tree)
     result.assert_outcomes(passed=6, skipped=6)
     result.stdout.fnmatch_lines(["*SPEC2-DISABLED-NDI SKIPPED*", "*SPEC2-NDI-SPECINFO PASSED*", "*SPEC2-NDI-SEQLENS PASSED*"])
+    # collected (and counted) once, by the session, each reported on one line under its node id
+    result.stdout.fnmatch_lines(["collecting ... collected 12 items"])
+    lines = result.stdout.lines
+    assert sum("SPEC2-NDI-SEQLENS" in line for line in lines) == 1
+    result.stdout.fnmatch_lines(["spectrace: contracts of SGLang 0.5.9 from *contracts/catalog",
+                                 "*contracts/catalog::spectrace-contracts::SPEC2-NDI-SEQLENS PASSED*"])
+    assert not any(line.startswith(("::", "[location]")) for line in lines)
+
+
+def test_contracts_beside_other_tests_and_k_selection(pytester):
+    pytester.makepyfile(test_other="def test_plain():\n    pass\n")
+    result = pytester.runpytest("--spectrace-sglang", "0.5.9", "--spectrace-catalog", str(CATALOG),
+                                "-k", "plain or SEQLENS", "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["collecting ... collected 13 items / 11 deselected / 2 selected"])
+
+
+def test_bad_catalog_is_one_collection_error(pytester, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[contract]]\nid = 1 2\n")
+    result = pytester.runpytest("--spectrace-sglang", "0.5.9", "--spectrace-catalog", str(bad))
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*spectrace: *bad.toml: not valid TOML*"])
+    assert "Traceback" not in result.stdout.str()
 
 
 def test_failure_prints_both_sites(pytester, sglang_copy):

@@ -7,43 +7,22 @@ import time
 
 import click
 
+from spectrace import ui
 from spectrace.errors import SpectraceError
+from spectrace.output import output_option_callback, write_output
+from spectrace.progress import Bar, waiting
 
 FORMATS = ("text", "json", "dot", "svg", "png", "mermaid")
 SGLANG_HELP = "SGLang source: a path (checkout or dir holding sglang/), 'installed', or a version such as 0.5.9"
 
 
-def open_project(sglang: str | None, quiet: bool = False):
+def open_project(sglang: str | None):
     from spectrace.source import resolve_source
     from spectrace.tracer.project import Project
 
     source = resolve_source(sglang)
-    if not quiet:
-        click.echo(f"spectrace: using {source.describe()}", err=True)
+    ui.info(f"spectrace: using {source.describe()}")
     return Project(source)
-
-
-class _Progress:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self, label: str):
-        self.label = label
-        self.tty = sys.stderr.isatty()
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int):
-        if not self.tty or total == 0:
-            return
-        now = time.monotonic()
-        if done != total and now - self.last < 0.1:
-            return
-        self.last = now
-        width = 30
-        filled = int(width * done / total)
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
 
 
 def _choose_format(fmt: str | None, output: str | None) -> str:
@@ -80,7 +59,7 @@ def resolve_roots(proj, specs) -> list[str]:
 @click.option("--sglang", "sglang", metavar="SOURCE", help=SGLANG_HELP)
 @click.option("--depth", type=click.IntRange(min=0), default=2, show_default=True, help="Call depth from the roots.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: from -o, else text on a terminal, json otherwise).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here instead of stdout.")
+@click.option("-o", "--output", callback=output_option_callback, help="Write here instead of stdout.")
 @click.option("--include", multiple=True, metavar="GLOB", help="Keep only callees whose qualified name matches.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Drop callees whose qualified name matches.")
 @click.option("--external", is_flag=True, help="Keep calls into the stdlib, torch and other non-SGLang code.")
@@ -98,27 +77,31 @@ def map_command(roots, sglang, depth, fmt, output, include, exclude, external, f
     if fmt in ("svg", "png") and not output and sys.stdout.isatty():
         raise SpectraceError(f"--format {fmt} writes binary data: pass -o FILE")
     proj = open_project(sglang)
+    t0 = time.perf_counter()
     if field:
-        proj.index_all(progress=_Progress("indexing"))
+        proj.index_all(progress=Bar("indexing"))
         graph = field_graph(proj, field, owner=owner)
         if graph.number_of_edges() == 0:
             raise SpectraceError(f"no reads or writes of a field named '{field}' in SGLang {proj.source.version}")
     else:
-        graph = call_graph(proj, resolve_roots(proj, roots), depth=depth, include=include,
-                           exclude=exclude, external=external)
+        with waiting("building the call graph"):
+            graph = call_graph(proj, resolve_roots(proj, roots), depth=depth, include=include,
+                               exclude=exclude, external=external)
     proj.save()
-    data = render(graph, fmt, out_path=output)  # writes the file when -o is given
-    if not output:
-        if isinstance(data, bytes):
-            sys.stdout.buffer.write(data)
-        else:
-            click.echo(data, nl=not data.endswith("\n"))
+    ui.detail(f"spectrace: graph built in {time.perf_counter() - t0:.1f} s")
+    data = render(graph, fmt)
+    if output:
+        write_output(output, data)
+    elif isinstance(data, bytes):
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        click.echo(data, nl=not data.endswith("\n"))
     for err in proj.errors:
         click.echo(f"spectrace: skipped {err}", err=True)
-    click.echo(
+    ui.info(
         f"spectrace: {graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges, "
-        f"{graph.graph.get('unresolved', 0)} unresolved calls" + (f" -> {output}" if output else ""),
-        err=True,
+        f"{graph.graph.get('unresolved', 0)} unresolved calls" + (f" -> {output}" if output else "")
     )
 
 
@@ -129,7 +112,7 @@ def index_command(sglang, jobs):
     """Index every module of an SGLang tree (warms the cache for --field maps and contracts)."""
     proj = open_project(sglang)
     t0 = time.perf_counter()
-    proj.index_all(jobs=jobs, progress=_Progress("indexing"))
+    proj.index_all(jobs=jobs, progress=Bar("indexing"))
     mods = list(proj.loaded_modules())
     n_cls = sum(len(m.classes) for m in mods)
     n_fn = sum(len(m.functions) for m in mods)

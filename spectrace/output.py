@@ -1,0 +1,68 @@
+"""Every ``-o FILE``: checked before the work starts, written atomically, refused in one line.
+
+A missing directory is an error, never created: a typo in ``-o`` should not leave new folders.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+from spectrace.atomic import atomic_write
+from spectrace.errors import SpectraceError
+
+
+def _refuse(path: str, reason: str) -> SpectraceError:
+    return SpectraceError(f"cannot write {path}: {reason}", exit_code=2)
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def check_output(path: str) -> None:
+    """Refuse an output path that cannot be written, before any analysis runs."""
+    target = Path(os.path.realpath(path))  # write through a symlink, not over it
+    if target.is_dir():
+        raise _refuse(path, "is a directory")
+    parent = target.parent
+    if not parent.exists():
+        raise _refuse(path, f"no such directory: {Path(path).parent}")
+    if not parent.is_dir():
+        raise _refuse(path, f"not a directory: {Path(path).parent}")
+    if target.exists() and not target.is_file():
+        if not os.access(target, os.W_OK):  # a device or FIFO such as /dev/stdout
+            raise _refuse(path, os.strerror(errno.EACCES))
+        return
+    # access() says yes to root on /proc; only creating a file there tells
+    probe = parent / f".{target.name}.{os.getpid()}.probe"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ENOENT:  # the directory exists, yet refuses new files (/proc, /sys)
+            raise _refuse(path, f"{Path(path).parent} does not take new files") from exc
+        raise _refuse(path, _reason(exc)) from exc
+    os.close(fd)
+    os.unlink(probe)
+
+
+def write_output(path: str, data: str | bytes) -> None:
+    """Replace ``path`` with ``data`` (its permission bits kept); SpectraceError in one line if it cannot."""
+    check_output(path)
+    target = Path(os.path.realpath(path))
+    try:
+        if target.exists() and not target.is_file():  # a device or FIFO cannot be renamed over
+            with open(target, "wb" if isinstance(data, bytes) else "w") as fh:
+                fh.write(data)
+        else:
+            atomic_write(target, data, mode_from=target)
+    except OSError as exc:
+        raise _refuse(path, _reason(exc)) from exc
+
+
+def output_option_callback(ctx, param, value):
+    """click callback for ``-o``: the same one-line refusal for every command."""
+    if value is not None:
+        check_output(value)
+    return value
