@@ -69,7 +69,7 @@ def map_command(roots, sglang, depth, fmt, output, include, exclude, external, f
     """Draw the call graph below ROOTS (Class.method, module:Class.method or a full name),
     or with --field every producer and consumer of a field."""
     from spectrace.tracer.graph import call_graph, field_graph
-    from spectrace.tracer.render import render
+    from spectrace.tracer.render import render, summary_line
 
     if not roots and not field:
         raise SpectraceError("give a root (e.g. Scheduler.run_batch) or --field NAME")
@@ -99,10 +99,8 @@ def map_command(roots, sglang, depth, fmt, output, include, exclude, external, f
         click.echo(data, nl=not data.endswith("\n"))
     for err in proj.errors:
         click.echo(f"spectrace: skipped {err}", err=True)
-    ui.info(
-        f"spectrace: {graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges, "
-        f"{graph.graph.get('unresolved', 0)} unresolved calls" + (f" -> {output}" if output else "")
-    )
+    # the same counts, in the same words, as the picture's legend
+    ui.info(f"spectrace: {summary_line(graph)}" + (f" -> {output}" if output else ""))
 
 
 @click.command("index")
