@@ -11,11 +11,11 @@ they are the worker classes ``SpeculativeAlgorithm.create_worker`` returns plus 
 each mapped to the class that defines the ``forward_batch_generation`` it inherits (read with ``ast``
 from the same source).
 
-    python bench/compare_tools.py --sglang /work/cache/sglang/0.5.9 --venv /work/bench-venv \
+    python bench/compare_tools.py --sglang "$SPECTRACE_CACHE_DIR/sglang/0.5.9" --venv .bench-venv \
         --timeout 300 --markdown /tmp/other_tools.md
 
 The tools are not spectrace dependencies; install them with
-``python -m venv /work/bench-venv && /work/bench-venv/bin/pip install pyan3 code2flow jarviscg``.
+``python -m venv .bench-venv && .bench-venv/bin/pip install pyan3 code2flow jarviscg``.
 """
 
 from __future__ import annotations
@@ -278,8 +278,8 @@ def markdown(results, targets, versions, args) -> str:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sglang", default="/work/cache/sglang/0.5.9", help="directory holding sglang/")
-    parser.add_argument("--venv", default="/work/bench-venv", help="venv with pyan3, code2flow, jarviscg")
+    parser.add_argument("--sglang", required=True, help="directory holding sglang/ (e.g. $SPECTRACE_CACHE_DIR/sglang/0.5.9)")
+    parser.add_argument("--venv", default=".bench-venv", help="venv with pyan3, code2flow, jarviscg")
     parser.add_argument("--timeout", type=int, default=300)
     parser.add_argument("--tools", default="pyan3,code2flow,jarviscg")
     parser.add_argument("--inputs", default="subset,whole")
