@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spectrace import bench
+from spectrace.bench import config, drivers, gauges, lifecycle, models, prompts, tables
 from spectrace.cli import main
 from spectrace.errors import SpectraceError
 
@@ -35,34 +35,34 @@ def server():
 
 
 def test_prompts_are_the_same_for_every_configuration():
-    a = bench.prompts_for(16, 16, 128, 32000, seed=1)
-    assert a == bench.prompts_for(16, 16, 128, 32000, seed=1)
-    assert a != bench.prompts_for(32, 16, 128, 32000, seed=1)
+    a = prompts.prompts_for(16, 16, 128, 32000, seed=1)
+    assert a == prompts.prompts_for(16, 16, 128, 32000, seed=1)
+    assert a != prompts.prompts_for(32, 16, 128, 32000, seed=1)
     assert all(len(p) == 128 and 10 <= min(p) and max(p) < 32000 - 10 for p in a)
 
 
 def test_config_parsing(tmp_path):
-    assert bench.parse_config_option("eagle=--speculative-algorithm EAGLE3 --x=1") == {
+    assert config.parse_config_option("eagle=--speculative-algorithm EAGLE3 --x=1") == {
         "name": "eagle", "args": "--speculative-algorithm EAGLE3 --x=1"}
-    assert bench.parse_config_option("baseline=") == {"name": "baseline", "args": ""}
+    assert config.parse_config_option("baseline=") == {"name": "baseline", "args": ""}
     with pytest.raises(SpectraceError):
-        bench.parse_config_option("no-equals-sign")
+        config.parse_config_option("no-equals-sign")
     f = tmp_path / "c.toml"
     f.write_text('[defaults]\nargs = "--a 1"\n[[config]]\nname = "x"\nargs = "--b"\nshims = "warn"\n')
-    configs, defaults = bench.load_config_file(str(f))
+    configs, defaults = config.load_config_file(str(f))
     assert configs == [{"name": "x", "args": "--b", "shims": "warn"}] and defaults == {"args": "--a 1"}
     (tmp_path / "bad.json").write_text('{"configs": [{"args": "--b"}]}')
     with pytest.raises(SpectraceError, match="name"):
-        bench.load_config_file(str(tmp_path / "bad.json"))
+        config.load_config_file(str(tmp_path / "bad.json"))
 
 
 def test_default_flags_follow_the_version_but_user_flags_do_not():
     known = {"--model-path", "--cuda-graph-max-bs-decode", "--tp-size"}
     argv = ["--model-path", "m", "--cuda-graph-max-bs", "8", "--disable-piecewise-cuda-graph", "--tp-size", "2"]
-    out, dropped = bench._known_flags_only(argv, known, user_flags=set())
+    out, dropped = drivers.known_flags_only(argv, known, user_flags=set())
     assert out == ["--model-path", "m", "--cuda-graph-max-bs-decode", "8", "--tp-size", "2"]
     assert dropped == ["--disable-piecewise-cuda-graph"]
-    out, _ = bench._known_flags_only(["--my-flag", "3"], known, user_flags={"--my-flag"})
+    out, _ = drivers.known_flags_only(["--my-flag", "3"], known, user_flags={"--my-flag"})
     assert out == ["--my-flag", "3"]  # SGLang's own parser reports the user's unknown flag
 
 
@@ -88,8 +88,8 @@ def test_bench_against_a_running_server(server, tmp_path):
 def test_a_bench_stopped_between_configurations_keeps_the_finished_ones_table(server, tmp_path, monkeypatch):
     """The GPU scripts stop a bench at their time budget (`timeout` sends SIGTERM, which the bench
     turns into SystemExit): bench.json and bench.md must already hold every finished configuration,
-    and say which did not run. The seventh session lost a whole table-c1 table to this."""
-    real_run_config = bench.run_config
+    and say which did not run."""
+    real_run_config = lifecycle.run_config
     started = []
 
     def stopped_at_the_third(cfg, common, out, log):
@@ -98,7 +98,7 @@ def test_a_bench_stopped_between_configurations_keeps_the_finished_ones_table(se
             raise SystemExit(128 + 15)
         return real_run_config(cfg, common, out, log)
 
-    monkeypatch.setattr(bench, "run_config", stopped_at_the_third)
+    monkeypatch.setattr(lifecycle, "run_config", stopped_at_the_third)
     out = tmp_path / "out"
     res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "baseline=", "--config", "patched=",
                                     "--config", "baseline2=", "--config", "patched2=", "--concurrency", "1",
@@ -123,7 +123,7 @@ def test_each_run_is_warmed_after_the_pool_checks_flush_without_changing_its_pro
     from http_standin import StandInApi
 
     outs = {}
-    for flag in ("--warm-after-flush", "--no-warm-after-flush"):
+    for flag in ("--warmup", "--no-warmup"):
         before = StandInApi.calls["generate"]
         out = tmp_path / flag
         res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=", "--concurrency", "1,4",
@@ -132,50 +132,15 @@ def test_each_run_is_warmed_after_the_pool_checks_flush_without_changing_its_pro
         assert res.exit_code == 0, res.output
         outs[flag] = (StandInApi.calls["generate"] - before, json.loads((out / "bench.json").read_text()),
                       (out / "bench.md").read_text())
-    warm_calls, warm, warm_md = outs["--warm-after-flush"]
-    cold_calls, cold, cold_md = outs["--no-warm-after-flush"]
-    # one untimed request per run of concurrency c, c of them: 1 + 4
-    assert warm_calls - cold_calls == 1 + 4
+    warm_calls, warm, warm_md = outs["--warmup"]
+    cold_calls, cold, _ = outs["--no-warmup"]
+    # timed: 2 + 4 requests; after each flush one untimed request per slot: 1 + 4
+    assert cold_calls == 2 + 4 + 1 + 4
+    # the engine's warm-up on top: 2 requests, then max(concurrency) = 4
+    assert warm_calls - cold_calls == 2 + 4
     # the timed runs got the same prompts, so the same outputs and counts
     assert [r["output_ids"] for r in warm["results"][0]["runs"]] == [r["output_ids"] for r in cold["results"][0]["runs"]]
-    assert warm["common"]["warm_after_flush"] is True and cold["common"]["warm_after_flush"] is False
     assert "one untimed request of its concurrency (32 tokens)" in warm_md
-    assert "(--no-warm-after-flush)" in cold_md
-
-
-def test_c1_requests_record_client_and_server_time(server, tmp_path):
-    out = tmp_path / "out"
-    res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=", "--concurrency", "1,4",
-                                    "--input-len", "8", "--output-len", "5", "--seq-reps", "3",
-                                    "--vocab-size", "500", "--reps", "2", "--no-plot", "-o", str(out)])
-    assert res.exit_code == 0, res.output
-    runs = json.loads((out / "bench.json").read_text())["results"][0]["runs"]
-    c1 = [r for r in runs if r["concurrency"] == 1]
-    for run in c1:
-        lat = run["latency"]
-        assert len(lat["client_ms"]) == len(lat["server_e2e_ms"]) == 3
-        # the stand-in sleeps 2 ms per request; the client waits at least that long
-        assert all(s >= 2.0 for s in lat["server_e2e_ms"])
-        assert all(c >= s for c, s in zip(lat["client_ms"], lat["server_e2e_ms"]))
-        assert sum(lat["client_ms"]) / 1e3 == pytest.approx(run["wall_s"], abs=2e-3)
-    assert all("latency" not in r for r in runs if r["concurrency"] == 4)  # C requests at once
-    md = (out / "bench.md").read_text()
-    row = next(line for line in md.splitlines() if line.startswith("| a | 6 |"))
-    client, server_ms, outside, first_client, first_server, slowest = (
-        float(x.replace(",", "")) for x in row.strip("|").split("|")[2:8])
-    later = sorted(x for run in c1 for x in run["latency"]["client_ms"][1:])  # 2 per repetition
-    assert client == pytest.approx((later[1] + later[2]) / 2, abs=0.06)
-    firsts = [run["latency"]["client_ms"][0] for run in c1]
-    assert first_client == pytest.approx(sum(firsts) / 2, abs=0.06)  # the median of two
-    assert server_ms >= 2.0 and first_server >= 2.0 and outside >= 0
-    assert slowest == pytest.approx(max(firsts + later), abs=0.06)
-
-
-def test_request_latency_without_server_times_keeps_the_client_times():
-    lat = bench.request_latency([10.0, 12.5], [{"meta_info": {}}, {"meta_info": {"e2e_latency": 0.01}}])
-    assert lat == {"client_ms": [10.0, 12.5]}
-    lat = bench.request_latency([10.0], [{"meta_info": {"e2e_latency": 0.0081}}])
-    assert lat == {"client_ms": [10.0], "server_e2e_ms": [8.1]}
 
 
 def test_repetitions_get_new_prompts_and_the_tables_show_medians(server, tmp_path):
@@ -261,7 +226,7 @@ def test_the_gauges_are_read_from_the_multiprocess_folder_the_scheduler_writes(t
         Gauge(name="sglang:num_running_reqs", documentation="d", multiprocess_mode="mostrecent").set(3)
     """)
     subprocess.run([sys.executable, "-c", writer], check=True, env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(folder)})
-    assert bench.spec_gauges_from_multiprocess_dir(str(folder)) == {
+    assert gauges.spec_gauges_from_multiprocess_dir(str(folder)) == {
         "sglang:spec_disabled": 1.0, "sglang:spec_disabled_step_fraction": 0.25}
 
 
@@ -289,7 +254,7 @@ def test_mean_of_two_reference_engines_is_a_ratio_table():
                result("patched", {1: [199.5, 203.3, 197.7]}),
                result("baseline2", {1: [204.3, 204.1, 208.1], 4: [790.0, 795.0, 800.0]})]
     common = {"concurrency": [1, 4], "input_len": 128, "output_len": 128, "seq_reps": 4, "reps": 3}
-    md = bench.render_markdown(results, common, "baseline", ["baseline", "baseline2"], ["baseline", "baseline2"])
+    md = tables.render_markdown(results, common, "baseline", ["baseline", "baseline2"], ["baseline", "baseline2"])
     table = md.split("Ratio to the mean of the medians of baseline and baseline2")[1]
     row1 = next(line for line in table.splitlines() if line.startswith("| 1 |"))
     # medians 209.0 and 204.3: mean 206.65; patched's median 199.5
@@ -298,19 +263,25 @@ def test_mean_of_two_reference_engines_is_a_ratio_table():
     assert row4 == "| 4 | 800.0 | 1.006 | - | 0.994 |"
 
 
-def test_failed_configuration_is_reported_not_raised(tmp_path, monkeypatch):
-    # an engine that cannot start (no SGLang on this machine) fails its configuration only
+def test_a_failed_configuration_fails_the_bench_in_one_line(tmp_path):
+    # an engine that cannot start (no SGLang on this machine) fails its configuration: the others
+    # still run, the outputs are written, and the exit status and one line say which failed
     out = tmp_path / "out"
     res = CliRunner().invoke(main, ["bench", "--config", "broken=--model-path /nonexistent", "--concurrency", "1",
-                                    "--no-plot", "--timeout", "120", "-o", str(out)])
-    assert res.exit_code == 0, res.output
+                                    "--timeout", "120", "-o", str(out)])
+    assert res.exit_code == 1, res.output
     data = json.loads((out / "bench.json").read_text())
     assert data["results"][0]["error"].startswith("exit code")
     assert "broken failed" in (out / "bench.md").read_text()
+    last = res.output.strip().splitlines()[-1]
+    assert last.startswith("spectrace: 1 of 1 configurations failed: broken (exit code")
+    assert str(out / "log-broken.txt") in last
+    assert isinstance(res.exception, SystemExit)  # an exit status, not an uncaught exception
+    assert not (out / "bench.png").exists()  # no empty plot
 
 
 def test_dummy_models_are_written(tmp_path):
-    m = bench.write_dummy_models("small", tmp_path)
+    m = models.write_dummy_models("small", tmp_path)
     target = json.loads(Path(m["target"], "config.json").read_text())
     draft = json.loads(Path(m["draft"], "config.json").read_text())
     assert target["architectures"] == ["LlamaForCausalLM"] and draft["architectures"] == ["LlamaForCausalLMEagle3"]
@@ -360,3 +331,49 @@ def test_bench_starts_and_stops_a_server_per_configuration(tmp_path, monkeypatch
         time.sleep(0.1)
     else:
         pytest.fail(f"server pid {started['pid']} still running after the bench")
+
+
+GPU_CONFIGS = sorted((Path(__file__).parent.parent / "bench" / "gpu").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", GPU_CONFIGS, ids=lambda p: p.name)
+def test_the_gpu_configuration_files_load_with_the_bench_loader(path):
+    from spectrace.bench.command import bench_command
+
+    configs, defaults = config.load_config_file(str(path))  # unknown keys raise
+    assert configs and len({c["name"] for c in configs}) == len(configs)
+    options = {p.name for p in bench_command.params}
+    assert set(defaults) - {"args"} <= options
+    names = {c["name"] for c in configs}
+    for key in ("better_of", "mean_of"):
+        assert set(config.split_names(defaults.get(key))) <= names
+    assert defaults.get("reference", next(iter(names))) in names
+
+
+def test_gpu_configuration_files_exist():
+    assert len(GPU_CONFIGS) >= 4
+
+
+def test_a_configuration_file_sets_options_the_command_line_overrides(server, tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('[defaults]\nconcurrency = "1,2"\nseq_reps = 1\nreps = 2\nplot = false\nvocab_size = 500\n'
+                 'input_len = 8\noutput_len = 3\n[[config]]\nname = "a"\n')
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["bench", "--url", server, "--configs", str(f), "--reps", "1", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    common = json.loads((out / "bench.json").read_text())["common"]
+    assert (common["concurrency"], common["seq_reps"], common["reps"], common["input_len"]) == ([1, 2], 1, 1, 8)
+    assert not (out / "bench.png").exists()
+
+
+def test_unknown_keys_in_a_configuration_file_are_errors(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('[[config]]\nname = "x"\nab = "off,on"\n')
+    with pytest.raises(SpectraceError, match=r"unknown keys \['ab'\]"):
+        config.load_config_file(str(f))
+    f.write_text('[defaults]\nwarm_after_flush = false\n[[config]]\nname = "x"\n')
+    with pytest.raises(SpectraceError, match="unknown \\[defaults\\] keys \\['warm_after_flush'\\]"):
+        config.load_config_file(str(f))
+    f.write_text('[defaults]\nshims = "loud"\n[[config]]\nname = "x"\n')
+    res = CliRunner().invoke(main, ["bench", "--configs", str(f), "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "[defaults] shims" in res.output

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# One `spectrace bench` sweep on a GPU machine without network, from the checkout's root:
+#
+#   bash bench/gpu/run.sh [--patch[=SERIES]] BUNDLE_DIR CONFIG.toml [spectrace bench options...]
+#
+# BUNDLE_DIR: site.tar.xz (+ STUBS, jitcache.tar.xz) from the GPU recipe's build-bundle.sh.
+# --patch: apply a patch series (default dynamic-disable) to the unpacked SGLang first.
+# Results: $OUT/<config name>/ (bench.md, bench.json, bench.png, log-*.txt), $OUT/run.log.
+# Environment: OUT (/tmp/bench-out), TOTAL_S (570: the whole run, set-up included),
+# WHEELS (.gpu/whl), STUBS_DIR (.gpu/recipe/stubs), PY (python3), PACK=1 (tar the results folder).
+set -uo pipefail
+SERIES=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --patch) SERIES=dynamic-disable; shift ;;
+    --patch=*) SERIES=${1#--patch=}; shift ;;
+    *) break ;;
+  esac
+done
+BUNDLE=${1:?usage: run.sh [--patch[=SERIES]] BUNDLE_DIR CONFIG.toml [bench options...]}
+CONFIG=${2:?usage: run.sh [--patch[=SERIES]] BUNDLE_DIR CONFIG.toml [bench options...]}
+shift 2
+NAME=$(basename "$CONFIG" .toml)
+OUT=${OUT:-/tmp/bench-out}
+WHEELS=${WHEELS:-.gpu/whl}
+STUBS_DIR=${STUBS_DIR:-.gpu/recipe/stubs}
+PY=${PY:-python3}
+SITE=/tmp/site
+START=$(date +%s)
+DEADLINE=$(( START + ${TOTAL_S:-570} ))
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/run.log") 2>&1
+say() { echo "[run] $*"; }
+die() { say "$*"; exit 2; }
+[ -f "$BUNDLE/site.tar.xz" ] || die "no $BUNDLE/site.tar.xz: build it with the GPU recipe's build-bundle.sh"
+[ -f "$CONFIG" ] || die "no configuration file $CONFIG"
+
+# NVLink multicast off: the GPU recipe's settings for these machines
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+
+# SGLang: a fresh copy every time (a warm machine may hold a patched one)
+rm -rf "$SITE" && mkdir -p "$SITE" && tar -xJf "$BUNDLE/site.tar.xz" -C "$SITE" || die "unpacking $BUNDLE/site.tar.xz failed"
+say "SGLang bundle $BUNDLE unpacked in $(( $(date +%s) - START ))s"
+
+# JIT-compiled kernels (tvm-ffi + nvcc, Triton, flashinfer): a first engine compiles for about a minute
+export TVM_FFI_CACHE_DIR=/tmp/jitcache/tvm-ffi TRITON_CACHE_DIR=/tmp/jitcache/triton FLASHINFER_WORKSPACE_BASE=/tmp/jitcache/fi
+mkdir -p /tmp/jitcache
+if [ -f "$BUNDLE/jitcache.tar.xz" ]; then
+  tar -xJf "$BUNDLE/jitcache.tar.xz" -C /tmp/jitcache && say "JIT caches restored"
+fi
+
+# stubs for packages SGLang imports but this path never calls, only where neither the image
+# nor the bundle has the real one
+rm -rf /tmp/stubs-active && mkdir -p /tmp/stubs-active
+for n in $(cat "$BUNDLE/STUBS" 2>/dev/null); do
+  if PYTHONPATH=$SITE $PY -c "import $n" 2>/dev/null; then continue; fi
+  [ -d "$STUBS_DIR/$n" ] || die "the bundle needs the stub $n: copy the GPU recipe's stubs/ to $STUBS_DIR"
+  ln -s "$(cd "$STUBS_DIR/$n" && pwd)" "/tmp/stubs-active/$n" && say "stub: $n"
+done
+# sgl_kernel needs libnuma.so.1; the bundle carries one for images without it
+ldconfig -p 2>/dev/null | grep -q 'libnuma\.so\.1 ' || export LD_LIBRARY_PATH=$SITE/_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+# spectrace from this checkout, offline: the checkout and its dependencies' wheels, built with
+# the image's setuptools
+rm -rf /tmp/spt
+WHLS=$(ls "$WHEELS"/*.whl 2>/dev/null)
+$PY -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/spt $WHLS . \
+  || die "installing spectrace from the checkout (and the wheels in $WHEELS) failed"
+export PYTHONPATH=/tmp/spt:$SITE:/tmp/stubs-active
+export PYTHONSAFEPATH=1  # the checkout's spectrace/ must not shadow the installed one
+$PY -m spectrace bench --help >/dev/null || die "spectrace does not start: a dependency missing from $WHEELS?"
+$PY -c "import sglang, torch; print('[run] sglang', sglang.__version__, 'torch', torch.__version__, 'gpus', torch.cuda.device_count())" \
+  || die "SGLang does not import from the bundle"
+
+if [ -n "$SERIES" ]; then
+  $PY -m spectrace patch apply --sglang "$SITE" --series "$SERIES" || die "applying the series $SERIES failed"
+fi
+
+left=$(( DEADLINE - $(date +%s) - 15 ))
+[ "$left" -gt 60 ] || die "only ${left}s left after the set-up (TOTAL_S)"
+say "set-up $(( $(date +%s) - START ))s; bench $CONFIG within ${left}s"
+# `timeout` stops the sweep with SIGTERM: bench.md then holds the finished configurations
+timeout "$left" $PY -m spectrace bench --configs "$CONFIG" -o "$OUT/$NAME" "$@"
+rc=$?
+[ "$rc" = 124 ] && say "the time budget ran out: $OUT/$NAME/bench.md lists the configurations not run"
+
+rm -rf "$OUT/$NAME/models"
+if [ ! -f "$BUNDLE/jitcache.tar.xz" ] && [ -n "$(ls -A /tmp/jitcache 2>/dev/null)" ]; then
+  tar -C /tmp/jitcache -cf - . | xz -T0 -3 > "$OUT/jitcache.tar.xz"
+  say "JIT caches saved to $OUT/jitcache.tar.xz: copy it into $BUNDLE to skip the compiles next time"
+fi
+if [ "${PACK:-0}" = 1 ]; then
+  cp "$OUT/$NAME/bench.md" "$OUT/$NAME.md" 2>/dev/null
+  tar -C "$OUT" -czf "$OUT/$NAME.tar.gz" "$NAME" && rm -rf "${OUT:?}/$NAME"
+fi
+say "bench exit status $rc; total $(( $(date +%s) - START ))s"
+exit "$rc"

@@ -1,0 +1,26 @@
+"""``spectrace bench``: the same requests at several concurrencies, one SGLang engine per
+configuration, with the runtime shims on or off; json, a markdown table and a plot.
+
+Modules, in the order a sweep uses them:
+
+- ``command``: the click command (``bench_command``);
+- ``config``: ``--config`` options and ``--configs`` TOML/JSON files;
+- ``models``: dummy target / draft configs for weightless engines;
+- ``sweep``: every configuration in turn, the outputs after each, the exit status;
+- ``lifecycle``: one configuration's processes (environment, server, worker) and their ends;
+- ``worker``: the worker process (``python -m spectrace.bench --worker``), timing the runs;
+- ``drivers``: an in-process ``sglang.Engine`` or a server over HTTP;
+- ``prompts``: the token-id prompts; ``gauges``: the dynamic-disable gauges;
+- ``tables``: bench.json and bench.md; ``plot``: bench.png.
+"""
+
+from __future__ import annotations
+
+
+def __getattr__(name):
+    # the worker imports this package too: it loads click and the tables only for the command
+    if name == "bench_command":
+        from spectrace.bench.command import bench_command
+
+        return bench_command
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,86 @@
+"""``spectrace bench``: the click command; options of a --configs file's [defaults] table apply
+where the command line leaves an option at its default."""
+
+from __future__ import annotations
+
+import click
+from click.core import ParameterSource
+
+from spectrace.bench.config import (OPTION_KEYS, SHIMS_MODES, load_config_file, parse_config_option,
+                                    parse_ints)
+from spectrace.bench.models import SHAPES
+from spectrace.bench.sweep import bench
+from spectrace.errors import SpectraceError
+
+
+def _apply_file_defaults(ctx: click.Context, params: dict, defaults: dict, path: str) -> None:
+    by_name = {p.name: p for p in ctx.command.params}
+    for key in OPTION_KEYS:
+        if key not in defaults or ctx.get_parameter_source(key) is not ParameterSource.DEFAULT:
+            continue
+        value = defaults[key]
+        if key == "concurrency":
+            params[key] = ",".join(str(c) for c in parse_ints(value, f"{path}: [defaults] concurrency"))
+            continue
+        try:
+            params[key] = by_name[key].type_cast_value(ctx, value)
+        except click.BadParameter as exc:
+            raise SpectraceError(f"{path}: [defaults] {key}: {exc.message}")
+
+
+@click.command("bench")
+@click.option("--config", "config_opts", multiple=True, metavar="NAME='SERVER ARGS'",
+              help="A configuration: a name and SGLang server arguments (repeatable).")
+@click.option("--configs", "config_file", type=click.Path(exists=True, dir_okay=False),
+              help="TOML or JSON file: [[config]] name, args, shims, env, ...; [defaults] args and options.")
+@click.option("--concurrency", default="1,4,16,64,128", show_default=True)
+@click.option("--input-len", type=int, default=128, show_default=True)
+@click.option("--output-len", type=int, default=128, show_default=True)
+@click.option("--seq-reps", type=int, default=3, show_default=True,
+              help="Requests sent one after another at concurrency 1.")
+@click.option("--shims", type=click.Choice(SHIMS_MODES), default="off", show_default=True,
+              help="Runtime shims in every configuration (a configuration's own `shims` wins).")
+@click.option("--catalog", default=None, help="Contract catalog(s) for the shims.")
+@click.option("--value-sample", type=int, default=None, help="Shims' device value check every N-th step.")
+@click.option("--dummy-model", type=click.Choice(sorted(SHAPES)), default=None,
+              help="Dummy Llama target / EAGLE-3 draft; {target} and {draft} in args.")
+@click.option("--base-args", default="", help="Server arguments common to every configuration.")
+@click.option("--url", default=None, help="Drive a running server instead of starting engines.")
+@click.option("--server", is_flag=True, help="Start sglang.launch_server per configuration (HTTP).")
+@click.option("--port", type=int, default=None)
+@click.option("--timeout", type=float, default=900, show_default=True, help="Seconds per configuration.")
+@click.option("--warmup/--no-warmup", default=True, show_default=True)
+@click.option("--plot/--no-plot", default=True, show_default=True)
+@click.option("--reps", type=int, default=1, show_default=True,
+              help="Time the concurrency list this many times per engine; tables show medians.")
+@click.option("--better-of", default=None, metavar="A,B",
+              help="Add a table of ratios to the better of these configurations.")
+@click.option("--mean-of", default=None, metavar="A,B",
+              help="Add a table of ratios to the mean of these configurations' medians.")
+@click.option("--reference", default=None, help="Configuration the others' outputs are compared with.")
+@click.option("--seed", type=int, default=1234, show_default=True)
+@click.option("--vocab-size", type=int, default=None, help="Token-id range of the prompts.")
+@click.option("--python", default=None, help="Python executable for the engines.")
+@click.option("-o", "--out", "out_dir", default="bench-out", show_default=True)
+@click.pass_context
+def bench_command(ctx, config_opts, config_file, out_dir, base_args, url, server, port, **params):
+    """Throughput vs concurrency, one SGLang engine per configuration, shims on or off.
+
+    \b
+      spectrace bench --dummy-model 8b --shims warn -o out \\
+        --base-args '--max-running-requests 128 --cuda-graph-max-bs 128' \\
+        --config baseline='' \\
+        --config eagle3='--speculative-algorithm EAGLE3 --speculative-draft-model-path {draft}
+                         --speculative-eagle-topk 1 --speculative-num-steps 3 --speculative-num-draft-tokens 4'
+    """
+    if url and server:
+        raise SpectraceError("--url and --server exclude each other")
+    configs = [parse_config_option(c) for c in config_opts]
+    if config_file:
+        file_configs, defaults = load_config_file(config_file)
+        configs = file_configs + configs
+        _apply_file_defaults(ctx, params, defaults, config_file)
+        base_args = " ".join(x for x in (defaults.get("args", ""), base_args) if x)
+    params["concurrency"] = parse_ints(params["concurrency"], "--concurrency")
+    bench(configs, out_dir=out_dir, base_args=base_args, url=url, server=server, port=port,
+          log=lambda m: click.echo(m, err=True), **params)

@@ -1,0 +1,101 @@
+"""The sweep: every configuration in turn (lifecycle.run_config), bench.json and bench.md
+rewritten after each, the plot at the end, and a non-zero exit when a configuration failed."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from spectrace.bench import lifecycle
+from spectrace.bench.config import split_names
+from spectrace.bench.models import DUMMY_DEFAULT_ARGS, write_dummy_models
+from spectrace.bench.plot import render_plot
+from spectrace.bench.tables import summarize
+from spectrace.errors import SpectraceError
+
+
+def _check(configs: list[dict], reps: int, better: list[str], mean: list[str], catalog: str | None,
+           plot: bool) -> None:
+    if not configs:
+        raise SpectraceError("no configuration: give --config name='server args' or --configs FILE")
+    names = [c["name"] for c in configs]
+    if len(set(names)) != len(names):
+        raise SpectraceError(f"configuration names must be unique: {names}")
+    if reps < 1:
+        raise SpectraceError(f"--reps must be at least 1, got {reps}")
+    for option, listed in (("--better-of", better), ("--mean-of", mean)):
+        unknown = [n for n in listed if n not in names]
+        if unknown:
+            raise SpectraceError(f"{option} names no configuration {unknown} (configurations: {names})")
+    if catalog:
+        from spectrace.shims import runtime
+
+        try:
+            runtime.load_runtime_catalog(catalog)
+        except Exception as exc:
+            raise SpectraceError(f"cannot read the contract catalog: {exc}")
+    if plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise SpectraceError("the plot needs matplotlib: pip install 'spectrace[bench]', or pass --no-plot")
+
+
+def failure_message(failed: list[dict], total: int) -> str:
+    """One line: which configurations failed, why, and the log that tells more."""
+    parts = [f"{r['name']} ({r['error']}; log {r.get('log', '-')})" for r in failed]
+    return f"{len(failed)} of {total} configurations failed: " + "; ".join(parts)
+
+
+def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_len: int = 128,
+          output_len: int = 128, seq_reps: int = 3, shims: str = "off", catalog: str | None = None,
+          value_sample: int | None = None, dummy_model: str | None = None, base_args: str = "",
+          url: str | None = None, server: bool = False, port: int | None = None, timeout: float = 900,
+          warmup: bool = True, plot: bool = True, reference: str | None = None, seed: int = 1234,
+          vocab_size: int | None = None, python: str | None = None, reps: int = 1,
+          better_of: str | None = None, mean_of: str | None = None, log=print) -> dict:
+    """Run every configuration; returns bench.json's content. Raises SpectraceError (exit 1) after
+    writing the outputs when a configuration failed."""
+    better, mean = split_names(better_of), split_names(mean_of)
+    _check(configs, reps, better, mean, catalog, plot)
+    names = [c["name"] for c in configs]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    # a SIGTERM (e.g. from `timeout`) unwinds through run_config, which ends the engine's group
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    models = {}
+    if dummy_model:
+        models = write_dummy_models(dummy_model, out / "models")
+        vocab_size = vocab_size or models["vocab_size"]
+        base_args = " ".join(x for x in (DUMMY_DEFAULT_ARGS, base_args) if x)
+    common = dict(concurrency=concurrency, input_len=input_len, output_len=output_len, seq_reps=seq_reps,
+                  shims=shims, catalog=catalog, value_sample=value_sample, base_args=base_args, url=url,
+                  server=server, port=port, timeout=timeout, warmup=warmup, seed=seed,
+                  vocab_size=vocab_size or 32000, models=models, python=python, reps=reps)
+    results = []
+    for i, cfg in enumerate(configs):
+        log(f"[bench] configuration {cfg['name']}: {cfg.get('args', '')} (shims {cfg.get('shims', shims)})")
+        r = lifecycle.run_config(cfg, common, out, log)
+        results.append(r)
+        for run in r.get("runs", []):
+            log(f"[bench]   C={run['concurrency']}: {run.get('tok_per_s')} tok/s, accept {run.get('accept_len')}")
+        if r.get("shim_total"):
+            log(f"[bench]   shims: {r['shim_total']}")
+        # after every configuration: a bench stopped by a time budget keeps the finished ones' table
+        summary, md = summarize(results, common, reference, better, mean, pending=names[i + 1:])
+        (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
+        (out / "bench.md").write_text(md)
+    png = out / "bench.png"
+    if png.exists():
+        png.unlink()  # an earlier sweep's plot must not pass for this one's
+    if plot and not render_plot(results, png, f"{input_len} in / {output_len} out, greedy"):
+        log("[bench] no plot: no configuration has a timed run")
+    log(md)
+    failed = [r for r in results if r.get("error")]
+    if failed:
+        raise SpectraceError(failure_message(failed, len(results)), exit_code=1)
+    return summary

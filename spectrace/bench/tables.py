@@ -1,0 +1,175 @@
+"""bench.json's content and bench.md: tokens/s per concurrency (medians over repetitions), ratio
+tables, output equality against the reference, KV-pool counters, shim checks and gauges."""
+
+from __future__ import annotations
+
+import statistics
+
+from spectrace.bench.worker import WARM_AFTER_FLUSH_TOKENS
+
+
+def timed_runs(result: dict) -> dict[int, dict[int, dict]]:
+    """{concurrency: {rep: run}} of a configuration."""
+    out: dict[int, dict[int, dict]] = {}
+    for run in result.get("runs", []):
+        out.setdefault(run["concurrency"], {})[run.get("rep", 0)] = run
+    return out
+
+
+def median_tok_per_s(runs: dict[int, dict]) -> float | None:
+    values = [r["tok_per_s"] for r in runs.values() if r.get("tok_per_s")]
+    return statistics.median(values) if values else None
+
+
+def _match_rate(a: list | None, b: list | None) -> tuple[int, int] | None:
+    if not a or not b or len(a) != len(b):
+        return None
+    return sum(1 for x, y in zip(a, b) if x == y), len(a)
+
+
+def _throughput_table(results: list[dict], timed: list[dict], concs: list[int]) -> list[str]:
+    lines = ["| C | " + " | ".join(f"{r['name']} (shims {r.get('shims', 'off')})" for r in results) + " |",
+             "|---" * (len(results) + 1) + "|"]
+    for c in concs:
+        cells = []
+        for runs in timed:
+            at_c = runs.get(c)
+            med = median_tok_per_s(at_c) if at_c else None
+            if med is None:
+                cells.append("-")
+                continue
+            text = f"{med:,.1f}"
+            if len(at_c) > 1:
+                values = [r["tok_per_s"] for r in at_c.values() if r.get("tok_per_s")]
+                text += f" ({min(values):,.0f}–{max(values):,.0f})"
+            accepts = [r["accept_len"] for r in at_c.values() if r.get("accept_len")]
+            if accepts:
+                text += f" (acc {statistics.median(accepts):.2f})"
+            cells.append(text)
+        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def render_better_of(results: list[dict], timed: list[dict], concs: list[int], better_of: list[str]) -> list[str]:
+    """Each configuration's median as a ratio to the better of the named ones at each C."""
+    by_name = dict(zip((r["name"] for r in results), timed))
+    lines = [f"Ratio to the better of {' / '.join(better_of)} at each C (medians; lowest–highest of rep r "
+             "against rep r of the better one):", "",
+             "| C | better | " + " | ".join(r["name"] for r in results) + " |",
+             "|---" * (len(results) + 2) + "|"]
+    for c in concs:
+        medians = {n: median_tok_per_s(by_name[n][c]) for n in better_of if c in by_name.get(n, {})}
+        medians = {n: m for n, m in medians.items() if m}
+        if not medians:
+            continue
+        best = max(medians, key=medians.get)
+        cells = []
+        for runs in timed:
+            med = median_tok_per_s(runs[c]) if c in runs else None
+            if med is None:
+                cells.append("-")
+                continue
+            ratios = [run["tok_per_s"] / by_name[best][c][rep]["tok_per_s"] for rep, run in runs[c].items()
+                      if run.get("tok_per_s") and by_name[best][c].get(rep, {}).get("tok_per_s")]
+            text = f"{med / medians[best]:.3f}"
+            if len(ratios) > 1:
+                text += f" ({min(ratios):.3f}–{max(ratios):.3f})"
+            cells.append(text)
+        lines.append(f"| {c} | {best} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def render_mean_of(results: list[dict], timed: list[dict], concs: list[int], mean_of: list[str]) -> list[str]:
+    """Each configuration's median as a ratio to the mean of the named engines' medians: two
+    engines of one configuration differ by 1-2 % at C=1, and the better of them is the luckier
+    one, not the reference."""
+    by_name = dict(zip((r["name"] for r in results), timed))
+    lines = [f"Ratio to the mean of the medians of {' and '.join(mean_of)} at each C:", "",
+             "| C | mean tok/s | " + " | ".join(r["name"] for r in results) + " |",
+             "|---" * (len(results) + 2) + "|"]
+    for c in concs:
+        medians = [median_tok_per_s(by_name[n][c]) if c in by_name.get(n, {}) else None for n in mean_of]
+        if not all(medians):
+            continue
+        mean = statistics.fmean(medians)
+        cells = [f"{median_tok_per_s(runs[c]) / mean:.3f}" if c in runs and median_tok_per_s(runs[c]) else "-"
+                 for runs in timed]
+        lines.append(f"| {c} | {mean:,.1f} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _configuration_table(results: list[dict], reference: str | None) -> list[str]:
+    ref = next((r for r in results if r["name"] == reference), results[0] if results else None)
+    lines = ["| configuration | SGLang | engine start s | KV pool free before -> after (used after) | "
+             f"greedy outputs equal to `{ref['name'] if ref else '-'}` | shim checks | shim violations |",
+             "|---|---|---|---|---|---|---|"]
+    for r in results:
+        pools = []
+        for run in r.get("runs", []):
+            b, a = run.get("pool_before") or {}, run.get("pool_after") or {}
+            if "token_free" in b and "token_free" in a:
+                pools.append(f"C{run['concurrency']}: {b['token_free']}->{a['token_free']}"
+                             + (f" ({a.get('token_used')})" if a.get("token_used") else ""))
+        same = total = 0
+        if ref is not None and ref is not r:
+            # repetition r of one configuration got the prompts of repetition r of the other
+            for run in r.get("runs", []):
+                other = next((x for x in ref.get("runs", []) if x["concurrency"] == run["concurrency"]
+                              and x.get("rep", 0) == run.get("rep", 0)), None)
+                m = _match_rate(run.get("output_ids"), (other or {}).get("output_ids"))
+                if m:
+                    same, total = same + m[0], total + m[1]
+        match = f"{same}/{total}" if total else ("reference" if r is ref else "-")
+        st = r.get("shim_total") or {}
+        lines.append(f"| {r['name']} | {r.get('sglang', '?')} | {r.get('engine_start_s', '-')} | "
+                     f"{'; '.join(pools) or '-'} | {match} | {st.get('checks', '-')} | {st.get('violations', '-')} |")
+        if r.get("error"):
+            lines.append(f"|  ↳ {r['name']} failed: {r['error']} | | | | | | |")
+    return lines
+
+
+def _gauges_table(results: list[dict]) -> list[str]:
+    gauged = [(r["name"], run) for r in results for run in r.get("runs", []) if run.get("gauges")]
+    if not gauged:
+        return []
+    names = sorted({k for _, run in gauged for k in run["gauges"]})
+    lines = ["", "The dynamic-disable gauges after each run (the scheduler's last report):", "",
+             "| configuration | C | " + " | ".join(f"`{n}`" for n in names) + " |",
+             "|---|---|" + "---|" * len(names)]
+    for name, run in gauged:
+        c = f"{run['concurrency']}" + (f" rep {run['rep']}" if run.get("rep") else "")
+        lines.append(f"| {name} | {c} | " + " | ".join(
+            f"{run['gauges'][n]:g}" if n in run["gauges"] else "-" for n in names) + " |")
+    return lines
+
+
+def render_markdown(results: list[dict], common: dict, reference: str | None,
+                    better_of: list[str] | None = None, mean_of: list[str] | None = None) -> str:
+    concs = sorted({run["concurrency"] for r in results for run in r.get("runs", [])} | set(common["concurrency"]))
+    reps = common.get("reps", 1)
+    lines = [f"Output tokens/s, {common['input_len']} in / {common['output_len']} out, greedy, ignore_eos; "
+             f"C=1: {common['seq_reps']} requests one after another, C>1: C requests at once"
+             + (f"; median of {reps} repetitions (lowest–highest)." if reps > 1 else ".")
+             + " Each run follows the pool check's cache flush and one untimed request of its concurrency "
+               f"({WARM_AFTER_FLUSH_TOKENS} tokens) that warms the emptied CUDA allocator.", ""]
+    timed = [timed_runs(r) for r in results]
+    lines += _throughput_table(results, timed, concs)
+    if better_of:
+        lines += render_better_of(results, timed, concs, better_of)
+    if mean_of:
+        lines += render_mean_of(results, timed, concs, mean_of)
+    lines += _configuration_table(results, reference)
+    lines += _gauges_table(results)
+    return "\n".join(lines) + "\n"
+
+
+def summarize(results: list[dict], common: dict, reference: str | None, better: list[str],
+              mean: list[str], pending: list[str]) -> tuple[dict, str]:
+    """bench.json's content and bench.md for the configurations run so far; ``pending`` names
+    those still to run."""
+    summary = {"common": {k: v for k, v in common.items() if k != "models"}, "results": results}
+    md = render_markdown(results, common, reference, better, mean)
+    if pending:
+        summary["pending"] = pending
+        md = f"Partial: configurations not run yet: {', '.join(pending)}.\n\n" + md
+    return summary, md

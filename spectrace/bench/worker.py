@@ -1,0 +1,102 @@
+"""The worker process: one configuration's engine (or server), every concurrency in turn.
+
+The bench starts it as ``python -m spectrace.bench --worker SPEC.json --result RESULT.json`` with
+the shims' environment, so that the environment reaches exactly this engine's scheduler and a
+crash or hang ends only this configuration."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from spectrace.bench.prompts import prompts_for
+
+# more than the dynamic-disable series' 16-position catch-up window, so its flush runs once too
+WARM_AFTER_FLUSH_TOKENS = 32
+
+
+def _count(outs: list[dict]) -> tuple[int, int, int]:
+    """(output ids, completion tokens, verify steps) over a run's outputs."""
+    toks = sum(len(o.get("output_ids") or []) for o in outs)
+    ver = sum((o.get("meta_info") or {}).get("spec_verify_ct", 0) or 0 for o in outs)
+    ct = sum((o.get("meta_info") or {}).get("completion_tokens", 0) or 0 for o in outs)
+    return toks, ct, ver
+
+
+def _timed(driver, c: int, spec: dict, sampling: dict, vocab: int, seed: int) -> tuple[list[dict], float]:
+    """C=1: ``seq_reps`` requests one after another, the sum of their times; C>1: C at once."""
+    if c == 1:
+        outs, wall = [], 0.0
+        for p in prompts_for(1, spec["seq_reps"], spec["input_len"], vocab, seed):
+            t = time.perf_counter()
+            outs += driver.generate([p], sampling)
+            wall += time.perf_counter() - t
+        return outs, wall
+    prompts = prompts_for(c, c, spec["input_len"], vocab, seed)
+    t = time.perf_counter()
+    outs = driver.generate(prompts, sampling)
+    return outs, time.perf_counter() - t
+
+
+def run_worker(spec: dict) -> dict:
+    """Run one configuration; returns its result dict."""
+    from spectrace.bench.drivers import EngineDriver, HttpDriver
+
+    sampling = {"max_new_tokens": spec["output_len"], "ignore_eos": True, "temperature": 0.0}
+    vocab = spec.get("vocab_size") or 32000
+    reps = spec.get("reps", 1)
+    if spec.get("url"):
+        driver = HttpDriver(spec["url"])
+    else:
+        driver = EngineDriver(spec["argv"], set(spec.get("user_flags", [])))
+    res = {"name": spec["name"], "sglang": driver.version, "args": spec.get("args", ""),
+           "shims": spec.get("shims") or "off", "engine_start_s": driver.start_s,
+           "dropped_default_flags": driver.dropped, "runs": []}
+    print(f"[bench] {spec['name']}: SGLang {driver.version} up in {driver.start_s}s", flush=True)
+    try:
+        if spec.get("warmup", True):
+            driver.generate(prompts_for(0, 2, spec["input_len"], vocab, 7), dict(sampling, max_new_tokens=16))
+            driver.generate(prompts_for(0, max(spec["concurrency"]), spec["input_len"], vocab, 8),
+                            dict(sampling, max_new_tokens=16))
+        # the concurrency list in turn, rep after rep: drift spreads over every level
+        for rep in range(reps):
+            for c in spec["concurrency"]:
+                pool_before = driver.pool(flush=True)
+                # SGLang's flush_cache also empties the CUDA caching allocator: without this untimed
+                # request the run's first steps would allocate afresh, a cost no serving engine pays
+                warm = prompts_for(c, c, spec["input_len"], vocab, spec["seed"] + 104729 + rep)
+                driver.generate(warm, dict(sampling, max_new_tokens=WARM_AFTER_FLUSH_TOKENS))
+                # new prompts per repetition (a repeated prompt would hit the prefix cache); rep 0
+                # keeps the prompts of a single-repetition run
+                outs, wall = _timed(driver, c, spec, sampling, vocab, spec["seed"] + 7919 * rep)
+                pool_after_run = driver.pool(flush=False)
+                gauges = driver.gauges()
+                pool_after = driver.pool(flush=True)
+                toks, ct, ver = _count(outs)
+                run = {"concurrency": c, "requests": len(outs), "output_tokens": toks, "wall_s": round(wall, 3),
+                       "tok_per_s": round(toks / wall, 1) if wall else None,
+                       "accept_len": round(ct / ver, 3) if ver else None,
+                       "pool_before": pool_before, "pool_after_run": pool_after_run, "pool_after": pool_after}
+                if gauges:
+                    run["gauges"] = gauges
+                if reps > 1:
+                    run["rep"] = rep
+                shown = dict(run)
+                run["output_ids"] = [o.get("output_ids") for o in outs]  # for output equality
+                res["runs"].append(run)
+                print(f"[bench] {spec['name']} C={c}: {json.dumps(shown)}", flush=True)
+    finally:
+        driver.close()
+    return res
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m spectrace.bench")
+    ap.add_argument("--worker", required=True, metavar="SPEC.json")
+    ap.add_argument("--result", required=True, metavar="RESULT.json")
+    a = ap.parse_args(argv)
+    result = run_worker(json.loads(Path(a.worker).read_text()))
+    Path(a.result).write_text(json.dumps(result, default=str))
+    return 0
