@@ -49,7 +49,8 @@ def test_text_tree_marks_polymorphic_and_unresolved(old_root):
     assert r.exit_code == 0
     lines = r.output.splitlines()
     assert any("EAGLEWorkerV2.forward_batch_generation" in ln and "polymorphic" in ln for ln in lines)
-    assert any("self.forward_stream.wait_stream()" in ln and "unresolved" in ln for ln in lines)
+    r = run("map", "--sglang", old_root, "GenerationBatchResult.copy_to_cpu", "--depth", "1", "--format", "text")
+    assert any("self.copy_done.record()" in ln and "unresolved" in ln for ln in r.output.splitlines())
 
 
 def test_dot_and_mermaid(old_root):

@@ -16,11 +16,16 @@ FORMATS = ("text", "json", "dot", "svg", "png", "mermaid")
 SGLANG_HELP = "SGLang source: a path (checkout or dir holding sglang/), 'installed', or a version such as 0.5.9"
 
 
-def open_project(sglang: str | None):
-    from spectrace.source import resolve_source
+def open_project(sglang: str | None, source_path: str | None = None, package: str | None = None):
+    """The project of ``--sglang`` or of ``--source PATH [--package NAME]`` (any Python package)."""
+    from spectrace.source import package_source, resolve_source
     from spectrace.tracer.project import Project
 
-    source = resolve_source(sglang)
+    if source_path and sglang:
+        raise SpectraceError("--source and --sglang exclude each other")
+    if package and not source_path:
+        raise SpectraceError("--package goes with --source")
+    source = package_source(source_path, package=package) if source_path else resolve_source(sglang)
     ui.info(f"spectrace: using {source.describe()}")
     return Project(source)
 
@@ -45,7 +50,7 @@ def resolve_roots(proj, specs) -> list[str]:
         if not found:
             close = proj.close_matches(spec)
             hint = f"; close matches: {', '.join(close)}" if close else ""
-            raise SpectraceError(f"unknown root '{spec}' in SGLang {proj.source.version}{hint}")
+            raise SpectraceError(f"unknown root '{spec}' in {proj.source.describe()}{hint}")
         if len(found) > 1:
             raise SpectraceError(
                 f"ambiguous root '{spec}': {', '.join(found)} (use module:Class.method or the full name)"
@@ -57,6 +62,9 @@ def resolve_roots(proj, specs) -> list[str]:
 @click.command("map")
 @click.argument("roots", nargs=-1)
 @click.option("--sglang", "sglang", metavar="SOURCE", help=SGLANG_HELP)
+@click.option("--source", "source_path", metavar="PATH",
+              help="Any Python package instead of SGLang: a package folder, a .py file, or a folder holding packages.")
+@click.option("--package", metavar="NAME", help="With --source: the top-level package to index when PATH holds several.")
 @click.option("--depth", type=click.IntRange(min=0), default=2, show_default=True, help="Call depth from the roots.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format (default: from -o, else text on a terminal, json otherwise).")
 @click.option("-o", "--output", callback=output_option_callback, help="Write here instead of stdout.")
@@ -65,7 +73,13 @@ def resolve_roots(proj, specs) -> list[str]:
 @click.option("--external", is_flag=True, help="Keep calls into the stdlib, torch and other non-SGLang code.")
 @click.option("--field", "field", metavar="NAME", help="Map producers -> consumers of a field instead of calls.")
 @click.option("--owner", metavar="CLASS", help="With --field: only constructors of this class count as producers.")
-def map_command(roots, sglang, depth, fmt, output, include, exclude, external, field, owner):
+@click.option("--no-cha", "no_cha", is_flag=True,
+              help="No class-hierarchy expansion: a receiver typed as a base class reaches the base's method only.")
+@click.option("--exact", is_flag=True, help="Only calls resolved to one target: no expansion, no polymorphic call sites.")
+@click.option("--closures", type=click.Choice(("fold", "separate")), default="fold", show_default=True,
+              help="Count the calls of nested functions as the enclosing function's, or draw them apart.")
+def map_command(roots, sglang, source_path, package, depth, fmt, output, include, exclude, external, field, owner,
+                no_cha, exact, closures):
     """Draw the call graph below ROOTS (Class.method, module:Class.method or a full name),
     or with --field every producer and consumer of a field."""
     from spectrace.tracer.graph import call_graph, field_graph
@@ -76,17 +90,18 @@ def map_command(roots, sglang, depth, fmt, output, include, exclude, external, f
     fmt = _choose_format(fmt, output)
     if fmt in ("svg", "png") and not output and sys.stdout.isatty():
         raise SpectraceError(f"--format {fmt} writes binary data: pass -o FILE")
-    proj = open_project(sglang)
+    proj = open_project(sglang, source_path, package)
     t0 = time.perf_counter()
     if field:
         proj.index_all(progress=Bar("indexing"))
         graph = field_graph(proj, field, owner=owner)
         if graph.number_of_edges() == 0:
-            raise SpectraceError(f"no reads or writes of a field named '{field}' in SGLang {proj.source.version}")
+            raise SpectraceError(f"no reads or writes of a field named '{field}' in {proj.source.describe()}")
     else:
         with waiting("building the call graph"):
             graph = call_graph(proj, resolve_roots(proj, roots), depth=depth, include=include,
-                               exclude=exclude, external=external)
+                               exclude=exclude, external=external, cha=not no_cha, exact=exact,
+                               closures=closures)
     proj.save()
     ui.detail(f"spectrace: graph built in {time.perf_counter() - t0:.1f} s")
     data = render(graph, fmt)
@@ -105,10 +120,12 @@ def map_command(roots, sglang, depth, fmt, output, include, exclude, external, f
 
 @click.command("index")
 @click.option("--sglang", "sglang", metavar="SOURCE", help=SGLANG_HELP)
+@click.option("--source", "source_path", metavar="PATH", help="Any Python package instead of SGLang (as for map).")
+@click.option("--package", metavar="NAME", help="With --source: the top-level package to index.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
-def index_command(sglang, jobs):
-    """Index every module of an SGLang tree (warms the cache for --field maps and contracts)."""
-    proj = open_project(sglang)
+def index_command(sglang, source_path, package, jobs):
+    """Index every module of an SGLang tree or a package (warms the cache for --field maps and contracts)."""
+    proj = open_project(sglang, source_path, package)
     t0 = time.perf_counter()
     proj.index_all(jobs=jobs, progress=Bar("indexing"))
     mods = list(proj.loaded_modules())

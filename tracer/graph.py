@@ -2,6 +2,27 @@
 
 The graph schema (node and edge attributes) is described in docs/design.md; the renderers
 in ``render.py`` and the json output rely on it.
+
+An edge's ``resolution`` says how its call was resolved:
+
+* ``self``        ``self.m()`` through the caller's class MRO;
+* ``super``       ``super().m()``: the next class in the MRO;
+* ``local``       a function nested in the caller, called by name;
+* ``import``      a name bound by a definition or import of the module (or of an enclosing function);
+* ``attr-type``   a method of the receiver's inferred type;
+* ``constructor`` calling a class (its ``__init__``), ``raise E`` included;
+* ``polymorphic`` several targets, one per concrete type the receiver was assigned;
+* ``cha``         class-hierarchy expansion: the receiver is known only from an annotation (a base
+  class), so the call reaches the base's method and every override in its subclasses;
+* ``closure``     a call written in a function nested in the caller (closures, local helpers),
+  folded into the caller; ``closure`` names the nested function and ``inner`` its own resolution;
+* ``external``    outside the tree (stdlib, torch, builtins, methods of list/dict/tuple, methods
+  inherited from an external base class);
+* ``unresolved``  no target found; ``reads``/``writes`` are field-map edges.
+
+``polymorphic`` (bool) is set on ``polymorphic`` and ``cha`` edges (and on closure edges whose
+inner resolution is one of those). Calls made by module-level code have the caller
+``<module qualname>.<module>``.
 """
 
 from __future__ import annotations
@@ -46,8 +67,22 @@ def call_graph(
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     external: bool = False,
+    cha: bool = True,
+    exact: bool = False,
+    closures: str = "fold",
 ) -> nx.DiGraph:
-    """Breadth-first from ``roots``: every call site becomes an edge (polymorphic ones, one per target)."""
+    """Breadth-first from ``roots``: every call site becomes an edge (polymorphic ones, one per target).
+
+    ``cha=False``: no class-hierarchy expansion (a receiver typed by its annotation reaches only the
+    annotated class's method). ``exact=True``: only calls resolved to one target (no expansion, no
+    polymorphic call sites). ``closures``: ``"fold"`` counts the calls of a function's nested
+    functions as its own (resolution ``closure``); ``"separate"`` keeps nested functions as nodes
+    of their own, reached by the calls that name them.
+    """
+    if closures not in ("fold", "separate"):
+        raise ValueError(f"closures must be 'fold' or 'separate', not {closures!r}")
+    fold = closures == "fold"
+    cha = cha and not exact
     g = nx.DiGraph()
     unresolved_total = 0
     seen_depth = {}
@@ -64,7 +99,14 @@ def call_graph(
         mod = proj.module_of(caller)
         if mod is None:
             continue
-        for call in proj.calls(caller):
+        sites = proj.calls(caller, cha=cha)
+        if fold:  # the nested functions' calls stand for the calls that name them
+            nested = caller + "."
+            sites += proj.closure_calls(caller, cha=cha)
+            sites = [c for c in sites if not (c.resolution == "local" and c.targets[0].startswith(nested))]
+        for call in sites:
+            if exact and len(call.targets) > 1:
+                continue
             if call.resolution == "unresolved":
                 unresolved_total += 1
                 uid = f"?{caller}@{call.line}:{call.col}"
@@ -75,7 +117,9 @@ def call_graph(
                 continue
             if call.external and not external:
                 continue
-            poly = call.resolution == "polymorphic"
+            poly = call.polymorphic
+            resolution = call.resolution if call.closure is None else "closure"
+            extra = {} if call.closure is None else {"closure": call.closure, "inner": call.resolution}
             for target in call.targets:
                 if include and not _matches(target, include):
                     continue
@@ -92,13 +136,14 @@ def call_graph(
                     continue
                 cross = {g.nodes[caller]["side"], g.nodes[target]["side"]} == {"scheduler", "worker"}
                 g.add_edge(caller, target, file=mod.path, line=call.line, sites=[call.line],
-                           resolution=call.resolution, polymorphic=poly, call=call.text, cross=cross,
-                           via=call.via.get(target, []))
+                           resolution=resolution, polymorphic=poly, call=call.text, cross=cross,
+                           via=call.via.get(target, []), **extra)
                 if not call.external and target not in seen_depth:
                     seen_depth[target] = d + 1
                     queue.append(target)
     g.graph.update(roots=list(roots), unresolved=unresolved_total, depth=depth,
-                   source=proj.source.describe(), version=proj.source.version)
+                   source=proj.source.describe(), version=proj.source.version,
+                   cha=cha, exact=exact, closures=closures)
     return g
 
 

@@ -30,9 +30,23 @@ from spectrace.source import module_name
 # ("k", value)                constant (None, str: string annotations)
 # ("|", left, right)          X | Y in annotations
 # ("t", (items...))           tuple
+# ("l", (items...))           list or set display
+# ("d", (keys...), (values...))  dict display
+# ("lc", elt)                 list/set comprehension or generator expression
+# ("dc", key, value)          dict comprehension
+# ("bi", name, (args...))     a call of a builtin that passes elements on (list(x), zip(a, b), ...)
+# ("it", iterable)            an element of iterable (loop and comprehension targets)
+# ("ix", value, i)            the i-th item of value (tuple unpacking targets)
 # ("?",)                      anything else
 
 UNKNOWN = ("?",)
+
+# Builtins whose result is made of their arguments' elements (kept with their arguments).
+ITER_BUILTINS = frozenset({"enumerate", "zip", "list", "tuple", "set", "frozenset", "sorted", "reversed",
+                           "iter", "next", "filter"})
+
+# The pseudo-function that holds a module's top-level calls: ``pkg.mod.<module>``.
+MODULE_FUNC = "<module>"
 
 
 _INTERNED: dict = {}
@@ -53,6 +67,9 @@ def _expr_ir(node: ast.AST | None, depth: int = 0):
     if t is ast.Attribute:
         return ("a", expr_ir(node.value, depth + 1), node.attr)
     if t is ast.Call:
+        f = node.func
+        if type(f) is ast.Name and f.id in ITER_BUILTINS and not node.keywords:
+            return ("bi", f.id, tuple(expr_ir(a, depth + 1) for a in node.args))
         kw = tuple(k.arg for k in node.keywords if k.arg)
         return ("c", expr_ir(node.func, depth + 1), kw)
     if t is ast.Subscript:
@@ -64,8 +81,16 @@ def _expr_ir(node: ast.AST | None, depth: int = 0):
         return ("k", v if v is None or isinstance(v, (str, bool, int)) else None)
     if t is ast.BinOp and type(node.op) is ast.BitOr:
         return ("|", expr_ir(node.left, depth + 1), expr_ir(node.right, depth + 1))
-    if t is ast.Tuple or t is ast.List:
+    if t is ast.Tuple:
         return ("t", tuple(expr_ir(e, depth + 1) for e in node.elts))
+    if t is ast.List or t is ast.Set:
+        return ("l", tuple(expr_ir(e, depth + 1) for e in node.elts))
+    if t is ast.Dict:
+        return ("d", tuple(expr_ir(k, depth + 1) for k in node.keys), tuple(expr_ir(v, depth + 1) for v in node.values))
+    if t is ast.ListComp or t is ast.SetComp or t is ast.GeneratorExp:
+        return ("lc", expr_ir(node.elt, depth + 1))
+    if t is ast.DictComp:
+        return ("dc", expr_ir(node.key, depth + 1), expr_ir(node.value, depth + 1))
     if t is ast.IfExp:  # a if c else b: either value
         return ("t|", (expr_ir(node.body, depth + 1), expr_ir(node.orelse, depth + 1)))
     if t is ast.BoolOp and type(node.op) is ast.Or:  # x or Default(): either value
@@ -92,6 +117,14 @@ def ir_text(ir) -> str:
         return f"{ir_text(ir[1])} | {ir_text(ir[2])}"
     if tag in ("t", "t|"):
         return "(" + ", ".join(ir_text(i) for i in ir[1]) + ")"
+    if tag == "l":
+        return "[" + ", ".join(ir_text(i) for i in ir[1]) + "]"
+    if tag == "bi":
+        return f"{ir[1]}(...)"
+    if tag == "it":
+        return f"<element of {ir_text(ir[1])}>"
+    if tag == "ix":
+        return f"{ir_text(ir[1])}[{ir[2]}]"
     return "<expr>"
 
 
@@ -150,6 +183,7 @@ class ModuleSummary:
     classes: dict = field(default_factory=dict)
     functions: dict = field(default_factory=dict)
     globals: dict = field(default_factory=dict)  # module-level `x = v`
+    star_imports: list = field(default_factory=list)  # modules of `from m import *`, in order
     error: str | None = None
 
 
@@ -170,6 +204,21 @@ class _Extractor(ast.NodeVisitor):
         self.s = summary
         self.class_stack: list[ClassInfo] = []
         self.func_stack: list[FuncInfo] = []
+        self.hidden = 0  # inside a class body nested in a function: no scope records its calls
+        # Calls made by module-level code (class bodies and decorators included).
+        self.module_func = FuncInfo(qualname=MODULE_FUNC, name=MODULE_FUNC, line=1, end=1, cls=None,
+                                    params=[], returns=None, decorators=[])
+
+    def scope(self) -> FuncInfo | None:
+        """The function whose calls the current statement makes (the module's pseudo-function at top level)."""
+        if self.func_stack:
+            return self.func_stack[-1]
+        return None if self.hidden else self.module_func
+
+    def add_call(self, node, func_ir, kwnames=()):
+        f = self.scope()
+        if f is not None:
+            f.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
 
     # -- scopes
     def visit_ClassDef(self, node: ast.ClassDef):
@@ -188,6 +237,9 @@ class _Extractor(ast.NodeVisitor):
         self.s.classes[info.qualname] = info
         self.class_stack.append(info)
         saved_funcs, self.func_stack = self.func_stack, []
+        hide = bool(saved_funcs)
+        self.hidden += hide
+        self._decorators(node)
         for stmt in node.body:
             if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name:
                 info.annotations[stmt.target.id] = expr_ir(stmt.annotation)
@@ -200,7 +252,15 @@ class _Extractor(ast.NodeVisitor):
                         info.assigns[t.id] = expr_ir(stmt.value)
             self.visit(stmt)
         self.func_stack = saved_funcs
+        self.hidden -= hide
         self.class_stack.pop()
+
+    def _decorators(self, node):
+        """Decorators run where the definition is: ``@d`` calls ``d``; ``@d(...)`` is a visited call."""
+        for d in node.decorator_list:
+            if type(d) in (ast.Name, ast.Attribute):
+                self.add_call(d, expr_ir(d))
+            self.visit(d)
 
     def _function(self, node):
         parent = self.func_stack[-1] if self.func_stack else None
@@ -230,8 +290,7 @@ class _Extractor(ast.NodeVisitor):
             decorators=[expr_ir(d) for d in node.decorator_list],
             parent=parent.qualname if parent is not None else None,
         )
-        for d in node.decorator_list:  # decorators are calls made at definition time
-            self.visit(d)
+        self._decorators(node)  # decorators are calls made at definition time
         if cls is not None:
             cls.methods[node.name] = qn
         if parent is not None:
@@ -264,16 +323,34 @@ class _Extractor(ast.NodeVisitor):
         base = _resolve_relative(self.s.module, self.s.is_package, node.level, node.module)
         for alias in node.names:
             if alias.name == "*":
+                if not self.func_stack and base not in self.s.star_imports:
+                    self.s.star_imports.append(base)
                 continue
             self._bind_import(alias.asname or alias.name, ("from", base, alias.name))
 
     # -- facts inside functions
     def visit_Call(self, node: ast.Call):
-        if self.func_stack:
-            self.func_stack[-1].calls.append(
-                (node.lineno, node.col_offset, expr_ir(node.func), tuple(k.arg for k in node.keywords if k.arg))
-            )
+        self.add_call(node, expr_ir(node.func), tuple(k.arg for k in node.keywords if k.arg))
         self.generic_visit(node)
+
+    def visit_Raise(self, node: ast.Raise):
+        if type(node.exc) in (ast.Name, ast.Attribute):  # `raise E` instantiates E
+            self.add_call(node.exc, expr_ir(node.exc))
+        self.generic_visit(node)
+
+    def visit_For(self, node):
+        self._record_assign(node.target, ("it", expr_ir(node.iter)), None, node.lineno)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For
+
+    def _comprehension(self, node):
+        if self.func_stack:  # module-level comprehension variables are no globals
+            for gen in node.generators:
+                self._record_assign(gen.target, ("it", expr_ir(gen.iter)), None, node.lineno)
+        self.generic_visit(node)
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
     def _record_assign(self, target, value_ir, annotation_ir, line):
         if type(target) is ast.Name or (type(target) is ast.Attribute and type(target.value) is ast.Name):
@@ -282,8 +359,13 @@ class _Extractor(ast.NodeVisitor):
             elif not self.class_stack and type(target) is ast.Name:
                 self.s.globals.setdefault(target.id, value_ir)
         elif type(target) in (ast.Tuple, ast.List):
-            for elt in target.elts:  # unpacking: types unknown, but the names exist
-                self._record_assign(elt, UNKNOWN, None, line)
+            starred = any(type(e) is ast.Starred for e in target.elts)
+            for i, elt in enumerate(target.elts):  # unpacking: the i-th item (positions lost after a *)
+                if type(elt) is ast.Starred:
+                    self._record_assign(elt.value, UNKNOWN, None, line)
+                else:
+                    item = ("ix", value_ir, i) if not starred and value_ir != UNKNOWN else UNKNOWN
+                    self._record_assign(elt, item, None, line)
 
     def visit_Assign(self, node: ast.Assign):
         value = expr_ir(node.value)
@@ -330,5 +412,9 @@ def summarize_source(source: bytes, relpath: str) -> ModuleSummary:
         line = getattr(exc, "lineno", None)
         summary.error = f"{relpath}:{line}: syntax error: {getattr(exc, 'msg', exc)}"
         return summary
-    _Extractor(summary).visit(tree)
+    ex = _Extractor(summary)
+    ex.visit(tree)
+    if ex.module_func.calls:
+        ex.module_func.end = len(source.splitlines()) or 1
+        summary.functions[MODULE_FUNC] = ex.module_func
     return summary

@@ -8,8 +8,18 @@
   calling its result yields their instances;
 * inside a mixin, ``self.x`` is typed by the classes that mix it in.
 
+* where both are known, the concrete types of assigned values win over annotations (an
+  attribute annotated with a base class and assigned a subclass is that subclass);
+* containers keep their element types: ``List[Req]``, ``[A(), B()]``, comprehensions, dicts,
+  tuples (unpacking), and the builtins that pass elements on (``enumerate``, ``zip``, ...);
+  loops and comprehensions bind their variables to elements, ``__iter__``/``__next__`` included.
+
 Types are the tags of ``symbols`` (``("inst", qn)``, ``("cls", qn)``, ...); a query answers the
-set of every type its subject can hold.
+set of every type its subject can hold. Internal tags, never returned by ``Project``:
+
+* ``("decl", qn)``  an instance known only from an annotation (class-hierarchy expansion applies);
+* ``("seq", elems)``, ``("map", keys, values)``, ``("tup", (items...))``  containers, each part a
+  frozenset of types.
 """
 
 from __future__ import annotations
@@ -17,13 +27,41 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from spectrace.tracer.index import FuncInfo, expr_ir, ir_text
+from spectrace.tracer.index import UNKNOWN, FuncInfo, expr_ir, ir_text
 from spectrace.tracer.symbols import SymbolTable, Type
 
 TYPING_WRAPPERS = {"Optional", "Union", "Annotated", "Final", "ClassVar", "InitVar"}
 TYPE_OF = {"Type", "type"}
+SEQ_NAMES = {"List", "list", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "Set", "set",
+             "FrozenSet", "frozenset", "AbstractSet", "MutableSet", "Deque", "deque", "Generator",
+             "AsyncIterator", "AsyncIterable", "AsyncGenerator", "KeysView", "ValuesView"}
+MAP_NAMES = {"Dict", "dict", "Mapping", "MutableMapping", "DefaultDict", "defaultdict", "OrderedDict"}
+INSTANCE = ("inst", "decl")
+CONTAINERS = ("seq", "map", "tup")
+EMPTY = frozenset()
+
+
+def seq_of(elems) -> set:
+    return {("seq", frozenset(elems))} if elems else set()
+
+
+def map_of(keys, values) -> set:
+    return {("map", frozenset(keys), frozenset(values))} if keys or values else set()
+
+
+def public(types: set) -> set:
+    """Types as ``Project`` answers them: declared instances are instances, containers left out."""
+    return {("inst", t[1]) if t[0] == "decl" else t for t in types if t[0] not in CONTAINERS}
+
+
+def prefer_concrete(types: set) -> set:
+    """Where an assigned instance type is known, annotation-only instance types are dropped."""
+    if any(t[0] == "inst" for t in types):
+        return {t for t in types if t[0] != "decl"}
+    return types
 MAX_DEPTH = 48  # semantic hops (attribute and return lookups); cycles are caught by _memo
 _IN_PROGRESS = object()
+UNKNOWN_KEY = UNKNOWN  # `{**other}` in a dict display: no key expression
 
 
 class TypeInference:
@@ -105,6 +143,7 @@ class TypeInference:
                             types |= self.annotation_types(mod.module, annot, f)
                         types |= self.expr_types_in(mod.module, f, value, depth + 1)
         types.discard(("none",))
+        types = prefer_concrete(types)
         if not types and self._is_mixin(class_qn):
             # `self` inside a mixin is whatever class mixes it in: ask those classes.
             for sub in sym.subclasses(class_qn):
@@ -139,13 +178,23 @@ class TypeInference:
                     out |= self.annotation_types(module, i, func)
                 return out
             if head_name in TYPE_OF:
-                return {("cls", t[1]) for i in ir[2] for t in self.annotation_types(module, i, func) if t[0] == "inst"}
-            return set()  # containers: List[X] is not an X
+                return {("cls", t[1]) for i in ir[2] for t in self.annotation_types(module, i, func)
+                        if t[0] in INSTANCE}
+            items = [self.annotation_types(module, i, func) for i in ir[2]]
+            if head_name in SEQ_NAMES:
+                return seq_of(items[0])
+            if head_name in MAP_NAMES and len(items) == 2:
+                return map_of(items[0], items[1])
+            if head_name in ("Tuple", "tuple"):
+                if len(ir[2]) == 2 and ir[2][1] == ("k", None):  # Tuple[X, ...]
+                    return seq_of(items[0])
+                return {("tup", tuple(frozenset(i) for i in items))} if any(items) else set()
+            return set()
         t = self._resolve_name_in(module, func, ir) if func else self.symbols.type_of_expr_static(module, ir)
         if t is None:
             return set()
         if t[0] == "cls":
-            return {("inst", t[1])}
+            return {("decl", t[1])}
         return set()
 
     def _resolve_name_in(self, module: str, func: FuncInfo, ir) -> Type | None:
@@ -207,10 +256,125 @@ class TypeInference:
             callee = ir[1]
             if callee == ("n", "super"):
                 return set()
+            if callee[0] == "a":
+                bases = self.expr_types_in(module, f, callee[1], depth + 1)
+                for b in bases:
+                    if b[0] in CONTAINERS:
+                        out |= self._container_method(b, callee[2])
+                    else:
+                        for t in self.member_types(b, callee[2], depth + 1):
+                            out |= self._call_result(t, depth + 1)
+                return out
             for t in self.expr_types_in(module, f, callee, depth + 1):
                 out |= self._call_result(t, depth + 1)
             return out
-        return set()  # subscripts and anything else: not followed
+        if tag in ("t", "l", "d", "lc", "dc", "it", "ix", "s", "bi"):
+            return self._element_expr(module, f, ir, depth)
+        return set()
+
+    # -- containers and their elements
+    def _element_expr(self, module: str, f: FuncInfo | None, ir, depth: int) -> set:
+        tag = ir[0]
+
+        def types(x):
+            return self.expr_types_in(module, f, x, depth + 1)
+
+        if tag == "t":
+            items = [frozenset(types(i)) for i in ir[1]]
+            return {("tup", tuple(items))} if any(items) else set()
+        if tag == "l":
+            return seq_of(set().union(*(types(i) for i in ir[1])))
+        if tag == "d":
+            return map_of(set().union(*(types(k) for k in ir[1] if k != UNKNOWN_KEY)),
+                          set().union(*(types(v) for v in ir[2])))
+        if tag == "lc":
+            return seq_of(types(ir[1]))
+        if tag == "dc":
+            return map_of(types(ir[1]), types(ir[2]))
+        if tag == "it":
+            return self.elements(types(ir[1]), depth)
+        if tag == "ix":
+            return self.item(types(ir[1]), ir[2], depth)
+        if tag == "s":
+            out = set()
+            index = ir[2][0] if len(ir[2]) == 1 else None
+            for t in types(ir[1]):
+                if t[0] == "cls":  # Generic[...] alias of a class: the class itself
+                    out.add(t)
+                elif t[0] == "tup" and index is not None and index[0] == "k" and type(index[1]) is int:
+                    out |= self.item({t}, index[1], depth)
+                elif t[0] == "map":
+                    out |= t[2]
+                elif t[0] in INSTANCE:
+                    m = self.symbols.lookup_method(t[1], "__getitem__")
+                    out |= self.return_types(m, depth + 1) if m else set()
+                else:
+                    out |= self.elements({t}, depth)
+            return out
+        # ("bi", name, args): builtins that pass their arguments' elements on
+        name, args = ir[1], ir[2]
+        if not args:
+            return set()
+        if name == "zip":
+            cols = [frozenset(self.elements(types(a), depth)) for a in args]
+            return seq_of({("tup", tuple(cols))}) if any(cols) else set()
+        first = self.elements(types(args[-1] if name == "filter" else args[0]), depth)
+        if name == "enumerate":
+            return seq_of({("tup", (EMPTY, frozenset(first)))}) if first else set()
+        if name == "next":
+            return first
+        return seq_of(first)
+
+    def elements(self, types: set, depth: int = 0) -> set:
+        """What iterating over a value of ``types`` yields (``__iter__``/``__next__`` for classes)."""
+        out = set()
+        for t in types:
+            if t[0] == "seq":
+                out |= t[1]
+            elif t[0] == "map":
+                out |= t[1]
+            elif t[0] == "tup":
+                out = out.union(*t[1])
+            elif t[0] in INSTANCE and depth <= MAX_DEPTH:
+                it = self.symbols.lookup_method(t[1], "__iter__")
+                for r in (self.return_types(it, depth + 1) if it else ()):
+                    if r[0] in CONTAINERS:
+                        out |= self.elements({r}, depth + 1)
+                    elif r[0] in INSTANCE:
+                        nxt = self.symbols.lookup_method(r[1], "__next__")
+                        out |= self.return_types(nxt, depth + 1) if nxt else set()
+        return out
+
+    def item(self, types: set, i: int, depth: int = 0) -> set:
+        """The ``i``-th item of a value of ``types`` (tuple unpacking)."""
+        out = set()
+        for t in types:
+            if t[0] == "tup":
+                out |= t[1][i] if i < len(t[1]) else set()
+            else:
+                out |= self.elements({t}, depth)
+        return out
+
+    @staticmethod
+    def _container_method(t, name: str) -> set:
+        """What a method of a container returns, for the methods that hand out its elements."""
+        if t[0] == "map":
+            if name == "keys":
+                return seq_of(t[1])
+            if name == "values":
+                return seq_of(t[2])
+            if name == "items":
+                return seq_of({("tup", (t[1], t[2]))})
+            if name in ("get", "pop", "setdefault", "__getitem__"):
+                return set(t[2])
+            if name == "copy":
+                return {t}
+        if t[0] == "seq":
+            if name in ("pop", "popleft", "__getitem__"):
+                return set(t[1])
+            if name == "copy":
+                return {t}
+        return set()
 
     def _name_types(self, module: str, f: FuncInfo | None, name: str, depth: int) -> set:
         if f is None:
@@ -239,7 +403,7 @@ class TypeInference:
                     if annot is not None:
                         out |= self.annotation_types(module, annot, scope)
                     out |= self.expr_types_in(module, scope, value, depth + 1)
-                return out
+                return prefer_concrete(out)
             if name in scope.nested:
                 return {("func", f"{module}.{scope.qualname}.{name}")}
             if name in scope.imports:
@@ -272,7 +436,7 @@ class TypeInference:
         """The types of ``<base>.<attr>``."""
         kind = base[0]
         sym = self.symbols
-        if kind == "inst":
+        if kind in INSTANCE:
             return self.attr_types(base[1], attr, depth)
         if kind == "cls":
             m = sym.lookup_method(base[1], attr)
@@ -284,7 +448,7 @@ class TypeInference:
             for c in sym.mro(base[1]):
                 ci = sym.cls(c)
                 if ci and attr in ci.assigns:
-                    if ci.bases and any(b[0] in "na" and ir_text(b).endswith("Enum") for b in ci.bases):
+                    if ci.bases and any(b[0] in ("n", "a") and ir_text(b).endswith("Enum") for b in ci.bases):
                         return {("inst", c)}  # an Enum member is an instance of its class
                     return self.expr_types_in(sym.module_of(c).module, None, ci.assigns[attr], depth + 1)
             return set()

@@ -29,8 +29,9 @@ PARALLEL_FROM = 40
 
 
 class ModuleStore:
-    def __init__(self, root: Path, cache: SummaryCache):
+    def __init__(self, root: Path, cache: SummaryCache, packages: tuple[str, ...] = ("sglang",)):
         self.root = root
+        self.packages = packages  # top-level package dirs (or single modules) under root
         self.cache = cache
         self.errors: list[str] = []  # files that could not be parsed, "path:line: why"
         self._summaries: dict[str, ModuleSummary | None] = {}  # None: no such module in the tree
@@ -40,16 +41,20 @@ class ModuleStore:
 
     @property
     def files(self) -> dict[str, str]:
-        """Module name -> file path relative to the tree root, for every ``.py`` under ``sglang/``."""
+        """Module name -> file path relative to the tree root, for every ``.py`` of the packages."""
         if self._files is None:
             files = {}
-            for dirpath, dirnames, filenames in os.walk(self.root / "sglang"):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__pycache__")))
-                rel_dir = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
-                for fn in filenames:
-                    if fn.endswith(".py"):
-                        rel = f"{rel_dir}/{fn}"
-                        files[module_name(rel)[0]] = rel
+            for pkg in self.packages:
+                if not (self.root / pkg).is_dir() and (self.root / f"{pkg}.py").is_file():
+                    files[pkg] = f"{pkg}.py"
+                    continue
+                for dirpath, dirnames, filenames in os.walk(self.root / pkg):
+                    dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__pycache__")))
+                    rel_dir = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
+                    for fn in sorted(filenames):
+                        if fn.endswith(".py"):
+                            rel = f"{rel_dir}/{fn}"
+                            files[module_name(rel)[0]] = rel
             self._files = files
         return self._files
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Iterable
 
-from spectrace.source import SglangSource
+from spectrace.source import PackageSource, SglangSource
 from spectrace.tracer.calls import CallResolver, ResolvedCall
 from spectrace.tracer.index import ClassInfo, FuncInfo, ModuleSummary
-from spectrace.tracer.inference import TypeInference
+from spectrace.tracer.inference import TypeInference, public
 from spectrace.tracer.modules import ModuleStore, Progress
 from spectrace.tracer.summary_cache import SummaryCache
 from spectrace.tracer.symbols import SymbolTable, Type
@@ -30,12 +30,13 @@ __all__ = ["Project", "ResolvedCall", "Type"]
 
 
 class Project:
-    def __init__(self, source: SglangSource, use_cache: bool = True):
+    def __init__(self, source: SglangSource | PackageSource, use_cache: bool = True):
         self.source = source
         self.use_cache = use_cache
         self.root = Path(source.root)
         self.cache = SummaryCache(use_cache)
-        self.store = ModuleStore(self.root, self.cache)
+        self.packages = tuple(getattr(source, "packages", ("sglang",)))
+        self.store = ModuleStore(self.root, self.cache, self.packages)
         self.texts = SourceTexts(self.root, self.store)
         self.symbols = SymbolTable(self.store, self.texts)
         self.types = TypeInference(self.symbols)
@@ -117,25 +118,30 @@ class Project:
     def close_matches(self, spec: str, limit: int = 8) -> list[str]:
         return self.symbols.close_matches(spec, limit)
 
-    # -- types (TypeInference)
+    # -- types (TypeInference); internal container and declared-instance tags are not exposed
     def attr_types(self, class_qn: str, attr: str) -> set:
-        return self.types.attr_types(class_qn, attr)
+        return public(self.types.attr_types(class_qn, attr))
 
     def return_types(self, func_qn: str) -> set:
-        return self.types.return_types(func_qn)
+        return public(self.types.return_types(func_qn))
 
     def expr_types(self, func_qn: str, ir) -> set:
-        return self.types.expr_types(func_qn, ir)
+        return public(self.types.expr_types(func_qn, ir))
 
     def expr_types_in(self, module: str, f: FuncInfo | None, ir) -> set:
-        return self.types.expr_types_in(module, f, ir)
+        return public(self.types.expr_types_in(module, f, ir))
 
     def annotation_types(self, module: str, ir, func: FuncInfo | None = None) -> set:
-        return self.types.annotation_types(module, ir, func)
+        return public(self.types.annotation_types(module, ir, func))
 
     # -- calls (CallResolver)
-    def calls(self, func_qn: str) -> list[ResolvedCall]:
-        return self.resolver.calls(func_qn)
+    def calls(self, func_qn: str, cha: bool = True) -> list[ResolvedCall]:
+        """Every call site of ``func_qn``; ``cha=False``: no class-hierarchy expansion."""
+        return self.resolver.calls(func_qn, cha=cha)
 
-    def resolve_call(self, module: str, f: FuncInfo, callee, line: int, col: int) -> ResolvedCall:
-        return self.resolver.resolve_call(module, f, callee, line, col)
+    def closure_calls(self, func_qn: str, cha: bool = True) -> list[ResolvedCall]:
+        """The call sites of the functions nested in ``func_qn`` (at any depth), each with its ``closure``."""
+        return self.resolver.closure_calls(func_qn, cha=cha)
+
+    def resolve_call(self, module: str, f: FuncInfo, callee, line: int, col: int, cha: bool = True) -> ResolvedCall:
+        return self.resolver.resolve_call(module, f, callee, line, col, cha=cha)

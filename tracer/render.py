@@ -221,8 +221,11 @@ def title(graph: nx.DiGraph) -> str:
         head = ", ".join(names)
         if graph.graph.get("depth") is not None:
             head += f"  depth {graph.graph['depth']}"
-    version = graph.graph.get("version")
-    return f"{head}  ·  SGLang {version}" if version else head
+    # "SGLang 0.5.9" or, for --source, the package and its version ("click 8.5.1")
+    what = (graph.graph.get("source") or "").split(" (")[0].removesuffix(" unknown")
+    if not what and graph.graph.get("version"):
+        what = f"SGLang {graph.graph['version']}"
+    return f"{head}  ·  {what}" if what else head
 
 
 def ordered_successors(graph: nx.DiGraph, node: str) -> list[str]:

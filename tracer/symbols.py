@@ -75,6 +75,11 @@ class SymbolTable:
             return ("mod", sub)
         if name in summary.globals:
             return ("global", module, name)
+        for star in reversed(summary.star_imports):  # `from m import *`: the last one with the name wins
+            if star in self.store.files:
+                t = self.resolve_symbol(star, name, _seen)
+                if t is not None and not name.startswith("_"):
+                    return t
         return None
 
     def resolve_import(self, target, _seen=None) -> Type | None:
@@ -82,7 +87,7 @@ class SymbolTable:
         files = self.store.files
         if target[0] == "mod":
             mod = target[1]
-            return ("mod", mod) if mod in files or mod.split(".")[0] == "sglang" else ("ext", mod)
+            return ("mod", mod) if mod in files or mod.split(".")[0] in self.store.packages else ("ext", mod)
         _, mod, name = target
         if mod in files:
             return self.resolve_symbol(mod, name, _seen)
@@ -157,20 +162,33 @@ class SymbolTable:
                 return f"{self.module_of(c).module}.{info.methods[name]}"
         return None
 
+    def external_bases(self, class_qn: str) -> list[str]:
+        """Dotted names of the bases from outside the tree that ``class_qn``'s MRO reaches."""
+        out = []
+        for c in self.mro(class_qn):
+            info = self.cls(c)
+            mod = self.module_of(c)
+            for b in (info.bases if info is not None else ()):
+                t = self.type_of_expr_static(mod.module, b)
+                if t and t[0] == "ext" and t[1] not in ("builtins.object", "typing.Generic") and t[1] not in out:
+                    out.append(t[1])
+        return out
+
     def subclasses(self, class_qn: str) -> list[str]:
-        """Classes that have ``class_qn`` in their MRO (found by a text pre-filter, then parsed)."""
+        """Classes that have ``class_qn`` in their MRO, grandchildren included (found through the
+        class-bases index, then parsed)."""
         if class_qn in self._subclasses:
             return self._subclasses[class_qn]
         self._subclasses[class_qn] = []  # cycle guard
         name = class_qn.rsplit(".", 1)[-1]
-        out = []
-        pattern = rb"^\s*class\s+\w+\s*\([^)]*\b" + re.escape(name.encode()) + rb"\b"
-        for mod in self.texts.grep(pattern, name.encode()):
+        out = set()
+        for mod in self.texts.base_name_index().get(name, []):
             summary = self.store.module(mod)
             for qn in (summary.classes if summary else ()):
                 full = f"{summary.module}.{qn}"
-                if full != class_qn and class_qn in self.mro(full):
-                    out.append(full)
+                if full != class_qn and full not in out and class_qn in self.mro(full):
+                    out.add(full)
+                    out.update(self.subclasses(full))
         self._subclasses[class_qn] = sorted(out)
         return self._subclasses[class_qn]
 

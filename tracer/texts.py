@@ -17,6 +17,8 @@ from typing import Callable
 from spectrace.tracer.modules import ModuleStore
 
 CLASS_LINE = re.compile(rb"^[ \t]*class[ \t]+(\w+)", re.M)
+CLASS_BASES = re.compile(rb"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.M)
+IDENT = re.compile(rb"[A-Za-z_]\w*")
 
 
 class SourceTexts:
@@ -26,6 +28,7 @@ class SourceTexts:
         self._texts: dict[str, bytes] | None = None  # module name -> source bytes
         self._fingerprint: str | None = None
         self._class_index: dict[str, list[str]] | None = None
+        self._base_index: dict[str, list[str]] | None = None
 
     def file_bytes(self, module: str) -> bytes:
         """A module's source, read once per process and shared by every text scan."""
@@ -79,6 +82,23 @@ class SourceTexts:
 
             self._class_index = self.cached_scan("class-index", scan)
         return self._class_index
+
+    def base_name_index(self) -> dict[str, list[str]]:
+        """Name -> the modules where it appears in the bases of a class statement (subclass search)."""
+        if self._base_index is None:
+
+            def scan():
+                found: dict = {}
+                for mod, data in self._all().items():
+                    names = set()
+                    for m in CLASS_BASES.finditer(data):
+                        names.update(i.decode() for i in IDENT.findall(m.group(1)))
+                    for name in sorted(names):
+                        found.setdefault(name, []).append(mod)
+                return found
+
+            self._base_index = self.cached_scan("base-index", scan)
+        return self._base_index
 
     def _all(self) -> dict[str, bytes]:
         if self._texts is None:

@@ -1,0 +1,6 @@
+def tool():
+    pass
+
+
+def _private():
+    pass

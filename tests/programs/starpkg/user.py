@@ -1,0 +1,5 @@
+from starpkg.tools import *
+
+
+def use():
+    tool()

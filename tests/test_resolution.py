@@ -1,0 +1,172 @@
+"""Call resolution on small programs, one construct each (tests/programs/): the exact edge sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spectrace.errors import SpectraceError
+from spectrace.source import package_source
+from spectrace.tracer.graph import call_graph
+from spectrace.tracer.project import Project
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+
+def project(name: str) -> Project:
+    return Project(package_source(PROGRAMS / name), use_cache=False)
+
+
+def edges(proj: Project, root: str, depth: int = 1, **options) -> set:
+    """(caller, callee, resolution) with the program's module prefix dropped."""
+    g = call_graph(proj, [root], depth=depth, **options)
+    prefix = root.split(".")[0] + "."
+    short = lambda qn: qn[len(prefix):] if qn.startswith(prefix) else qn  # noqa: E731
+    return {(short(u), short(v), d["resolution"]) for u, v, d in g.edges(data=True)}
+
+
+def test_source_of_a_single_module_a_package_and_a_named_package(tmp_path):
+    src = package_source(PROGRAMS / "cha.py")
+    assert (src.root, src.packages) == (PROGRAMS, ("cha",))
+    src = package_source(PROGRAMS / "starpkg")
+    assert (src.root, src.packages) == (PROGRAMS, ("starpkg",))
+    assert package_source(PROGRAMS, package="starpkg").packages == ("starpkg",)
+    assert package_source(PROGRAMS).packages == ("starpkg",)  # packages win over loose modules
+    (tmp_path / "src" / "mylib").mkdir(parents=True)
+    (tmp_path / "src" / "mylib" / "__init__.py").write_text("__version__ = '1.2'\n")
+    src = package_source(tmp_path)
+    assert (src.root, src.packages, src.version) == (tmp_path / "src", ("mylib",), "1.2")
+    with pytest.raises(SpectraceError):
+        package_source(tmp_path, package="absent")
+
+
+def test_any_package_is_indexed_not_only_sglang():
+    proj = Project(package_source(PROGRAMS / "starpkg"), use_cache=False)
+    assert sorted(proj.files) == ["starpkg", "starpkg.tools", "starpkg.user"]
+    assert proj.find_functions("tool") == ["starpkg.tools.tool"]
+
+
+def test_class_hierarchy_expansion_reaches_every_override():
+    proj = project("cha.py")
+    assert edges(proj, "cha.use") == {
+        ("use", "Base.run", "cha"), ("use", "Left.run", "cha"), ("use", "Deep.run", "cha"),
+    }
+    g = call_graph(proj, ["cha.use"], depth=1)
+    assert all(d["polymorphic"] for _u, _v, d in g.edges(data=True))
+    assert g.edges["cha.use", "cha.Deep.run"]["via"] == ["cha.Deep"]
+    # a receiver built right there is exact: no expansion
+    assert edges(proj, "cha.made_here") == {
+        ("made_here", "Left.run", "attr-type"), ("made_here", "Left", "constructor"),
+    }
+
+
+def test_cha_and_exact_switches():
+    proj = project("cha.py")
+    assert edges(proj, "cha.use", cha=False) == {("use", "Base.run", "attr-type")}
+    assert edges(proj, "cha.use", exact=True) == {("use", "Base.run", "attr-type")}
+
+
+def test_exact_drops_call_sites_with_several_targets():
+    proj = project("elements.py")
+    # unpack(): zip over two lists; every site there has one target
+    assert edges(proj, "elements.unpack", exact=True) == edges(proj, "elements.unpack")
+
+
+def test_module_level_code_calls_from_a_module_pseudo_function():
+    proj = project("module_level.py")
+    assert proj.find_functions("module_level.<module>") == ["module_level.<module>"]
+    assert edges(proj, "module_level.<module>") == {
+        ("<module>", "register", "import"),  # the bare decorator
+        ("<module>", "setup", "import"),  # in the class body and at top level
+    }
+    g = call_graph(proj, ["module_level.<module>"], depth=1)
+    assert g.edges["module_level.<module>", "module_level.setup"]["sites"] == [18, 21]
+
+
+def test_closure_calls_are_folded_into_the_defining_function():
+    proj = project("closures.py")
+    assert edges(proj, "closures.outer") == {
+        ("outer", "helper", "closure"), ("outer", "other", "closure"),
+    }
+    g = call_graph(proj, ["closures.outer"], depth=1)
+    assert g.edges["closures.outer", "closures.other"]["closure"] == "closures.outer.inner.innermost"
+    assert g.edges["closures.outer", "closures.other"]["inner"] == "import"
+
+
+def test_closures_shown_separately_on_request():
+    proj = project("closures.py")
+    assert edges(proj, "closures.outer", depth=3, closures="separate") == {
+        ("outer", "outer.inner", "local"),
+        ("outer.inner", "helper", "import"),
+        ("outer.inner", "outer.inner.innermost", "local"),
+        ("outer.inner.innermost", "other", "import"),
+    }
+    with pytest.raises(ValueError):
+        call_graph(proj, ["closures.outer"], closures="inline")
+
+
+def test_loop_variables_typed_by_list_annotations_and_attribute_chains():
+    proj = project("elements.py")
+    assert edges(proj, "elements.loop") == {
+        ("loop", "Req.check", "attr-type"), ("loop", "Stats.mark", "attr-type"),
+    }
+
+
+def test_dict_items_and_enumerate():
+    proj = project("elements.py")
+    assert edges(proj, "elements.views") == {
+        ("views", "Req.check", "attr-type"), ("views", "Stats.mark", "attr-type"),
+    }
+
+
+def test_comprehension_variables():
+    proj = project("elements.py")
+    assert edges(proj, "elements.comprehension") == {("comprehension", "Req.check", "attr-type")}
+
+
+def test_tuple_unpacking_and_zip():
+    proj = project("elements.py")
+    assert edges(proj, "elements.unpack") == {
+        ("unpack", "pair", "import"), ("unpack", "Stats.mark", "attr-type"),
+        ("unpack", "Req.__init__", "constructor"), ("unpack", "Stats", "constructor"),
+    }
+
+
+def test_assigned_type_preferred_to_base_annotation():
+    proj = project("concrete.py")
+    assert edges(proj, "concrete.Holder.run") == {("Holder.run", "FastWorker.step", "attr-type")}
+    assert proj.attr_types("concrete.Holder", "worker") == {("inst", "concrete.FastWorker")}
+    assert proj.attr_types("concrete.Holder", "draft") == {("inst", "concrete.FastWorker")}
+
+
+def test_raise_calls_the_exception_class():
+    proj = project("protocols.py")
+    assert edges(proj, "protocols.fail") == {("fail", "Failure.__init__", "constructor")}
+
+
+def test_loop_over_an_object_yields_what_its_next_returns():
+    proj = project("protocols.py")
+    assert edges(proj, "protocols.walk") == {
+        ("walk", "Items", "constructor"), ("walk", "Item.use", "attr-type"),
+    }
+
+
+def test_method_of_an_external_base_class_is_an_external_call():
+    proj = project("protocols.py")
+    assert edges(proj, "protocols.Cache.touch", external=True) == {
+        ("Cache.touch", "collections.OrderedDict.move_to_end", "external"),
+    }
+    assert edges(proj, "protocols.Cache.touch") == set()
+
+
+def test_star_import_binds_the_public_names():
+    proj = Project(package_source(PROGRAMS / "starpkg"), use_cache=False)
+    assert edges(proj, "starpkg.user.use") == {("user.use", "tools.tool", "import")}
+    assert proj.resolve_symbol("starpkg.user", "_private") is None
+
+
+def test_container_methods_are_external_calls_of_the_builtin_type():
+    proj = project("elements.py")
+    g = call_graph(proj, ["elements.views"], depth=1, external=True)
+    assert ("elements.views", "builtins.dict.items") in g.edges
