@@ -10,7 +10,11 @@ path, then decides:
   under a path condition that still contains every conjunct the catalog names;
 - ``moved``: as ``present``, but at another line than the catalog's recorded site for this version,
   or in a renamed consumer (``old`` and ``new`` sites are both given) — still holds;
-- ``guarded``: an unconditional read is now guarded (the scheduler no longer relies on it) — broke;
+- ``relaxed``: an unconditional read is now guarded (the scheduler no longer relies on it) — holds,
+  reported as drift;
+- ``violated``: the read is there but a worker return path leaves a prefix of its attribute path
+  None (the extraction's violation) — broke;
+- ``unknown``: a worker path could not be followed far enough to decide — holds unless ``strict``;
 - ``unguarded``: a guarded read lost its guard — broke;
 - ``condition-changed``: the read is there but its path condition lost a conjunct — broke;
 - ``gone``: no such read any more — broke;
@@ -38,7 +42,7 @@ from spectrace.contracts.extract import extract, follow_producers
 from spectrace.contracts.records import Extraction
 from spectrace.source import SglangSource
 
-HOLDING = {"present", "moved", "not-applicable"}
+HOLDING = {"present", "moved", "relaxed", "not-applicable"}
 
 
 @dataclass
@@ -64,10 +68,25 @@ class CheckReport:
     results: list = field(default_factory=list)
     violations: list = field(default_factory=list)
     extraction: Extraction | None = None
+    unknowns: list = field(default_factory=list)  # obligations not decided (unresolved producer calls)
+    strict: bool = False  # an unknown fails the check
 
     @property
     def ok(self) -> bool:
-        return all(r.ok for r in self.results) and not self.violations
+        return all(r.ok for r in self.results) and not self.violations and not (self.strict and self.unknowns)
+
+    @property
+    def counts(self) -> dict:
+        """Contracts that hold, that broke (incl. violated), not applicable, unknown; and violations."""
+        by = [r.status for r in self.results]
+        return {
+            "hold": sum(r.ok and r.status not in ("not-applicable", "unknown") for r in self.results),
+            "broken": sum(not r.ok and r.status != "unknown" for r in self.results),
+            "not_applicable": by.count("not-applicable"),
+            "unknown": by.count("unknown"),
+            "violations": len(self.violations),
+            "unknown_obligations": len(self.unknowns),
+        }
 
     @property
     def exit_code(self) -> int:
@@ -80,6 +99,9 @@ class CheckReport:
             "ok": self.ok,
             "results": [asdict(r) for r in self.results],
             "violations": self.violations,
+            "unknowns": self.unknowns,
+            "strict": self.strict,
+            "counts": self.counts,
         }
 
 
@@ -112,7 +134,7 @@ def check_contract(contract: CatalogContract, extraction: Extraction, projects: 
     return result
 
 
-def _check_producer(contract: CatalogContract, extraction: Extraction) -> ContractResult:
+def _check_producer(contract: CatalogContract, extraction: Extraction, strict: bool = False) -> ContractResult:
     version = extraction.version
     base = dict(id=contract.id, field=contract.field, consumer=contract.producer, shape=contract.shape,
                 expected_condition="", rationale=contract.rationale)
@@ -129,7 +151,7 @@ def _check_producer(contract: CatalogContract, extraction: Extraction) -> Contra
                                   message=f"{contract.producer} is not in this tree (it applies where a patch adds it)")
         return ContractResult(status="gone", ok=False, **base, message=f"{contract.producer} is not in this tree")
     wanted = contract.fields_for(version)
-    problems = []
+    problems, unknowns = [], []
     for func in found:
         if not func["paths"]:
             problems.append((f"{contract.producer} ({func['file']}:{func['line']}) has no return that yields a {contract.owner}",
@@ -137,7 +159,7 @@ def _check_producer(contract: CatalogContract, extraction: Extraction) -> Contra
         for path in func["paths"]:
             site = f"{path['file']}:{path['line']}"
             if path["sets"] is None:
-                problems.append((f"{contract.producer} returns at {site} (`{path['shape']}`) a value not followed: {path['unresolved']}", path))
+                unknowns.append((f"{contract.producer} returns at {site} (`{path['shape']}`) a value not followed: {path['unresolved']}", path))
                 continue
             missing = [f for f in wanted if f not in path["sets"]]
             if missing:
@@ -150,6 +172,11 @@ def _check_producer(contract: CatalogContract, extraction: Extraction) -> Contra
         if len(problems) > 1:
             message += f" (+{len(problems) - 1} more)"
         return ContractResult(status="broken", ok=False, message=message, found=_return_found(contract, path), **base)
+    if unknowns:
+        message, path = unknowns[0]
+        if len(unknowns) > 1:
+            message += f" (+{len(unknowns) - 1} more)"
+        return ContractResult(status="unknown", ok=not strict, message=message, found=_return_found(contract, path), **base)
     sites = ", ".join(f"{p['file']}:{p['line']}" for func in found for p in func["paths"])
     first = found[0]["paths"][0]
     return ContractResult(status="present", ok=True, found=_return_found(contract, first), **base,
@@ -178,6 +205,13 @@ def _check_contract(contract: CatalogContract, extraction: Extraction, projects:
     pool = same_consumer or renamed
     exact = [r for r in pool if _norm(r["shape"]) == _norm(contract.shape)]
     if not exact:
+        # the same read written differently (parentheses, a renamed local): identity is the
+        # attribute path, the consumer and the path condition, not the statement's text
+        want_conds = _conjuncts(contract.path_condition)
+        same = [r for r in pool if r["attribute_path"] == contract.attribute_path and r["kind"] != "check"
+                and want_conds <= _conjuncts(r["path_condition"])]
+        exact = same if len(same) == 1 else []
+    if not exact:
         successors, moved_on = _successors(contract, extraction, projects)
         if not applies:
             return ContractResult(status="not-applicable", ok=True, successors=successors,
@@ -198,9 +232,11 @@ def _check_contract(contract: CatalogContract, extraction: Extraction, projects:
     r = max(exact, key=score)
     found = _found(r)
     if contract.kind == "unconditional-read" and r["guarded"]:
+        # a None check added before the consumer only makes the scheduler safer: drift, not a break
         guards = "; ".join(g["text"] for g in r["guards"]) or "a check"
-        return ContractResult(status="guarded", ok=False, found=found,
-                              message=f"now guarded at {_site(r)} by {guards}: the scheduler no longer relies on it", **base)
+        return ContractResult(status="relaxed", ok=True, found=found,
+                              message=f"now guarded at {_site(r)} by {guards}: the scheduler no longer relies on it "
+                                      "(drift: the catalog entry can be retired)", **base)
     if contract.kind == "guarded-read" and not r["guarded"]:
         return ContractResult(status="unguarded", ok=False, found=found,
                               message=f"lost its guard at {_site(r)}: the read is unconditional now", **base)
@@ -257,7 +293,29 @@ def catalog_producers(contracts: list[CatalogContract]) -> dict[str, list[str]]:
     return out
 
 
-def check_catalog(source: SglangSource | Extraction, catalog: list[CatalogContract] | str | None = None) -> CheckReport:
+def _obligations(result: ContractResult, extraction: Extraction, strict: bool) -> ContractResult:
+    """A read contract whose statement is there but that a worker path breaks (violated) or that a
+    worker path could not be followed far enough to decide (unknown)."""
+    if result.status == "unknown":
+        return replace(result, ok=not strict)
+    if result.status not in ("present", "moved") or not result.found:
+        return result
+    rid = result.found.get("read_id")
+    hits = [v for v in extraction.violations if v["read"]["id"] == rid]
+    if hits:
+        v = hits[0]
+        more = f" (+{len(hits) - 1} more)" if len(hits) > 1 else ""
+        return replace(result, status="violated", ok=False, message=v["message"] + more)
+    unknown = [u for u in extraction.unknowns if u["read"]["id"] == rid]
+    if unknown:
+        u = unknown[0]
+        more = f" (+{len(unknown) - 1} more)" if len(unknown) > 1 else ""
+        return replace(result, status="unknown", ok=not strict, message=u["message"] + more)
+    return result
+
+
+def check_catalog(source: SglangSource | Extraction, catalog: list[CatalogContract] | str | None = None,
+                  strict: bool = False) -> CheckReport:
     """Check every catalog contract against ``source`` (an SglangSource, or an Extraction already made).
 
     ``catalog``: a list from ``load_catalog``, a path to a catalog directory/file, or None for the
@@ -274,9 +332,10 @@ def check_catalog(source: SglangSource | Extraction, catalog: list[CatalogContra
                                                              **follow_producers(extraction, missing)})
     else:
         extraction = extract(source, producers=producers)
-    report = CheckReport(version=extraction.version, source=extraction.source, extraction=extraction)
+    report = CheckReport(version=extraction.version, source=extraction.source, extraction=extraction, strict=strict)
     projects: dict = {}
     for c in contracts:
-        report.results.append(check_contract(c, extraction, projects))
+        report.results.append(_obligations(check_contract(c, extraction, projects), extraction, strict))
     report.violations = list(extraction.violations)
+    report.unknowns = list(extraction.unknowns)
     return report

@@ -71,16 +71,18 @@ def extract_command(sglang, fmt, output, no_cache):
 @click.option("--sglang", "sglang", default=None, help="VERSION, PATH or 'installed'.")
 @click.option("--catalog", default=None, type=click.Path(), help="Catalog directory or TOML file (default: the packaged one).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--strict", is_flag=True,
+              help="An obligation the checker cannot decide (a worker path it cannot follow) fails the check.")
 @output_option
-def check_command(sglang, catalog, fmt, output):
-    """Verify the catalog: present, guarded, moved, gone, plus new violations. Exit 0 all hold, 1 broke, 2 usage."""
+def check_command(sglang, catalog, fmt, output, strict):
+    """Verify the catalog: present, relaxed, moved, gone, unknown, plus new violations. Exit 0 all hold, 1 broke, 2 usage."""
     from spectrace.contracts.catalog import load_catalog
     from spectrace.contracts.check import check_catalog
     from spectrace.contracts.report import check_text, sarif
 
     contracts = load_catalog(catalog)
     src = _source(sglang)
-    report = _extracted(src, "checking the contracts of", lambda: check_catalog(src, contracts))
+    report = _extracted(src, "checking the contracts of", lambda: check_catalog(src, contracts, strict=strict))
     if fmt == "json":
         text = json.dumps(report.to_json(), indent=2) + "\n"
     elif fmt == "yaml":

@@ -52,7 +52,8 @@ def find_dataclass(text: str, name: str, rel: str) -> DataclassInfo | None:
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        raise SpectraceError(f"cannot parse {rel}: {exc}") from exc
+        raise SpectraceError(f"{rel}:{exc.lineno}: syntax error: {exc.msg}: the contracts depend on this file",
+                             exit_code=2) from exc
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and node.name == name and any(map(_is_dataclass_decorator, node.decorator_list)):
             fields = {}

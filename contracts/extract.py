@@ -41,7 +41,8 @@ from spectrace.contracts.return_paths import named_producer_paths, worker_return
 from spectrace.contracts.scope import SCOPE_PACKAGES, find_owner, scheduler_class, scope_files
 from spectrace.contracts.selection import WorkerSelection
 from spectrace.contracts.symbols import Symbols
-from spectrace.contracts.violations import ViolationFinder, load_assumptions
+from spectrace.errors import SpectraceError
+from spectrace.contracts.violations import ViolationFinder, deep_wants, load_assumptions
 from spectrace.sides import SCHEDULER
 from spectrace.source import SglangSource
 from spectrace.tracer.project import Project
@@ -64,6 +65,14 @@ def _save_caches(symbols: Symbols) -> None:
         symbols.project.save()
     except OSError as exc:
         warn_cache_unusable("index", exc)
+
+
+def _fail_on_unparsed(symbols: Symbols) -> None:
+    """A module the analysis reached but could not parse hides classes and paths: no answer is honest."""
+    errors = sorted(set(symbols.project.errors))
+    if errors:
+        raise SpectraceError("cannot analyse the contracts, a file they depend on does not parse: " + "; ".join(errors),
+                             exit_code=2)
 
 
 def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project: Project | None = None, use_cache: bool = True,
@@ -112,8 +121,9 @@ def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project: Project |
     # worker return paths and violations
     methods = sorted({c.split(".")[2] for c in worker_calls}) or [DEFAULT_WORKER_METHOD]
     conditions = selection.conditions(targets)
-    paths = worker_return_paths(a, targets, methods)
     violation_finder = ViolationFinder(a, holder_finder, load_assumptions() if assumptions is None else assumptions)
+    checked = violation_finder.checked(reads, scheduler_writes)
+    paths = worker_return_paths(a, targets, methods, deep_wants(checked), {r.field for r in checked})
     violations = violation_finder.find(reads, paths, conditions, scheduler_writes)
     producer_paths = named_producer_paths(a, dict(producers or {}))
     if violation_finder.assumptions_used:
@@ -123,6 +133,7 @@ def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project: Project |
         a.notes.append("fields the scheduler side sets itself on a result (not checked against workers): "
                        + ", ".join(sorted(scheduler_writes)))
     _save_caches(symbols)
+    _fail_on_unparsed(symbols)
     return Extraction(
         source=source.describe(),
         version=source.version,
@@ -142,6 +153,7 @@ def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project: Project |
         producers=[asdict(p) for p in sorted(found_producers, key=lambda p: (p.file, p.line))],
         return_paths=[asdict(p) for p in paths],
         violations=[asdict(v) for v in violations],
+        unknowns=[asdict(u) for u in violation_finder.unknowns],
         producer_paths=producer_paths,
         notes=a.notes,
         stats={"files": len(files), "functions_parsed": symbols.facts.parsed, "functions_reused": symbols.facts.reused},

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 import libcst.matchers as m
 
-FACTS_VERSION = 4  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 5  # bump when the facts change shape: invalidates caches
 
 _EMPTY_MODULE = cst.Module(body=[])
 
@@ -170,7 +170,8 @@ def _describe(node: cst.BaseExpression | None) -> dict:
     if isinstance(node, cst.Call):
         kws = {a.keyword.value: describe(a.value) for a in node.args if a.keyword is not None}
         npos = sum(1 for a in node.args if a.keyword is None and not a.star)
-        return {"kind": "call", "callee": code(node.func), "kw": kws, "npos": npos, "text": code(node)[:200]}
+        args = [describe(a.value) for a in node.args if a.keyword is None and not a.star]
+        return {"kind": "call", "callee": code(node.func), "kw": kws, "npos": npos, "args": args, "text": code(node)[:200]}
     if isinstance(node, cst.IfExp):
         return {"kind": "ifexp", "test": code(node.test), "body": describe(node.body), "orelse": describe(node.orelse)}
     if isinstance(node, (cst.Tuple, cst.List)):

@@ -63,7 +63,8 @@ class FactsCache:
                 try:
                     spans = function_spans(text)
                 except SyntaxError as exc:
-                    raise SpectraceError(f"cannot parse {rel}: {exc}") from exc
+                    raise SpectraceError(f"{rel}:{exc.lineno}: syntax error: {exc.msg}: the contracts depend on this file",
+                                         exit_code=2) from exc
                 entry["__spans__"] = [(s.cls, s.name, s.start, s.end) for s in spans]
                 self._dirty.add(rel)
             else:

@@ -26,6 +26,8 @@ def pytest_addoption(parser):
                     help="SGLang source (VERSION, PATH or 'installed') whose contracts to check")
     group.addoption("--spectrace-catalog", default=None,
                     help="contract catalog directory or TOML file (default: spectrace's packaged catalog)")
+    group.addoption("--spectrace-no-strict", action="store_true", default=False,
+                    help="an obligation the checker cannot decide (unknown) does not fail (it does by default)")
 
 
 class ContractFailure(Exception):
@@ -35,9 +37,10 @@ class ContractFailure(Exception):
 class _Session:
     """One extraction per pytest session, shared by every item."""
 
-    def __init__(self, spec: str, catalog: str | None):
+    def __init__(self, spec: str, catalog: str | None, strict: bool = True):
         self.spec = spec
         self.catalog = catalog
+        self.strict = strict
         self._report = None
 
     def report(self):
@@ -45,15 +48,16 @@ class _Session:
             from spectrace.contracts.check import check_catalog
             from spectrace.source import resolve_source
 
-            self._report = check_catalog(resolve_source(self.spec), self.catalog)
+            self._report = check_catalog(resolve_source(self.spec), self.catalog, strict=self.strict)
         return self._report
 
 
 class ContractItem(pytest.Item):
-    def __init__(self, *, contract=None, violation_index=None, state=None, **kwargs):
+    def __init__(self, *, contract=None, violation_index=None, unknown_index=None, state=None, **kwargs):
         super().__init__(**kwargs)
         self.contract = contract
         self.violation_index = violation_index
+        self.unknown_index = unknown_index
         self.state = state
         if contract is not None:
             self.user_properties.append(("spectrace_contract", contract.id))
@@ -67,12 +71,19 @@ class ContractItem(pytest.Item):
             if not result.ok:
                 raise ContractFailure(result)
             return
+        if self.unknown_index is not None:
+            raise ContractFailure(report.unknowns[self.unknown_index])
         raise ContractFailure(report.violations[self.violation_index])
 
     def repr_failure(self, excinfo):
         if not isinstance(excinfo.value, ContractFailure):
             return super().repr_failure(excinfo)
         what = excinfo.value.args[0]
+        if isinstance(what, dict) and "why" in what:  # an obligation not decided
+            return "\n".join([
+                f"contract obligation unknown {what['id']}: {what['message']}",
+                "  (pass --spectrace-no-strict to let undecided obligations pass)",
+            ])
         if isinstance(what, dict):  # a violation
             v = what
             return "\n".join([
@@ -94,7 +105,8 @@ class ContractItem(pytest.Item):
         return "\n".join(lines)
 
     def reportinfo(self):
-        name = self.contract.id if self.contract is not None else f"violation {self.violation_index}"
+        name = (self.contract.id if self.contract is not None else f"violation {self.violation_index}"
+                if self.unknown_index is None else f"unknown {self.unknown_index}")
         return self.path, None, f"spectrace contract {name}"
 
 
@@ -111,6 +123,9 @@ class CatalogCollector(pytest.Collector):
         # new violations: one item each (known after the extraction, which runs here once)
         for i, v in enumerate(self.state.report().violations):
             yield ContractItem.from_parent(self, name=f"violation[{v['id']}]", violation_index=i, state=self.state)
+        if self.state.strict:  # undecided obligations fail as violations do
+            for i, u in enumerate(self.state.report().unknowns):
+                yield ContractItem.from_parent(self, name=f"unknown[{u['id']}]", unknown_index=i, state=self.state)
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, SpectraceError):  # bad catalog or source: one line, not a traceback
@@ -144,5 +159,5 @@ def pytest_make_collect_report(collector):
         name = "spectrace-contracts"  # the source is in the header: a path in a node id reads as one
         nodeid = f"{Path(os.path.relpath(catalog_path, config.rootpath)).as_posix()}::{name}"
         report.result.append(CatalogCollector.from_parent(
-            collector, name=name, nodeid=nodeid, path=catalog_path, state=_Session(spec, catalog)))
+            collector, name=name, nodeid=nodeid, path=catalog_path, state=_Session(spec, catalog, strict=not config.getoption("--spectrace-no-strict"))))
     return report

@@ -66,6 +66,10 @@ class ReturnPath:
     sets: list | None  # fields set non-None on this path; None: could not be followed
     via: list  # helper functions followed, outermost first
     unresolved: str | None = None
+    deep_sets: list = field(default_factory=list)  # "field.attr" paths set non-None below a set field
+    unknown: dict = field(default_factory=dict)  # "field.attr" -> why it could not be decided
+    cleared: dict = field(default_factory=dict)  # path -> where this path leaves it None
+    branch: str = ""  # the branches taken before the return that this path stands for
 
 
 @dataclass
@@ -88,6 +92,8 @@ class ViolatingPath:
     shape: str
     path_condition: str
     via: list
+    branch: str = ""  # the branches taken before the return
+    left_none: str = ""  # where the path leaves the attribute None
 
 
 @dataclass
@@ -98,6 +104,20 @@ class Violation:
     read: ViolatingRead
     producer: ViolatingPath
     worker_selection: str
+    message: str
+    attribute_path: list = field(default_factory=list)  # the dereferenced prefix left None ("next_draft_input", "new_seq_lens")
+
+
+@dataclass
+class Unknown:
+    """A scheduler read whose obligation a worker path could not be followed far enough to decide."""
+    id: str
+    field: str
+    owner: str
+    attribute_path: list
+    read: ViolatingRead
+    producer: ViolatingPath
+    why: str
     message: str
 
 
@@ -115,6 +135,7 @@ class Extraction:
     producers: list = field(default_factory=list)
     return_paths: list = field(default_factory=list)
     violations: list = field(default_factory=list)
+    unknowns: list = field(default_factory=list)  # obligations not decided (an unresolved producer call)
     notes: list = field(default_factory=list)
     stats: dict = field(default_factory=dict)
     # "Class.method" asked for by ``producers=`` -> [{"function", "file", "line", "paths": [ReturnPath]}]

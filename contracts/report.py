@@ -36,6 +36,10 @@ def extraction_text(x: Extraction, verbose: bool = False) -> str:
         if p["side"] == "worker":
             lines.append(f"  {p['file']}:{p['line']}  {p['function']}  {p['kind']} {', '.join(p['fields'])}")
     lines.append(f"\nworker return paths: {len(x.return_paths)}")
+    unknowns = getattr(x, "unknowns", [])
+    lines.append(f"\nunknown: {len(unknowns)}")
+    for u in unknowns:
+        lines.append(f"  UNKNOWN {u['id']}: {u['message']}")
     lines.append(f"\nviolations: {len(x.violations)}")
     for v in x.violations:
         lines.append(f"  VIOLATION {v['id']}: {v['message']}")
@@ -67,6 +71,9 @@ def sarif(x: Extraction, check=None) -> dict:
         {"id": "spectrace/unconditional-read", "name": "UnconditionalFieldRead",
          "shortDescription": {"text": "The scheduler reads a result field without a None check"},
          "defaultConfiguration": {"level": "note"}},
+        {"id": "spectrace/unknown", "name": "ObligationUnknown",
+         "shortDescription": {"text": "A worker return path could not be followed far enough to decide a scheduler read's obligation"},
+         "defaultConfiguration": {"level": "warning"}},
     ]
     results = []
     for v in x.violations:
@@ -76,6 +83,15 @@ def sarif(x: Extraction, check=None) -> dict:
             "locations": [_location(v["read"]["file"], v["read"]["line"], "scheduler read")],
             "relatedLocations": [dict(_location(v["producer"]["file"], v["producer"]["line"], "worker return path"), id=1)],
             "partialFingerprints": {"spectraceId": v["id"]},
+        })
+    strict = bool(check is not None and check.strict)
+    for u in getattr(x, "unknowns", []):
+        results.append({
+            "ruleId": "spectrace/unknown", "ruleIndex": 3, "level": "error" if strict else "warning",
+            "message": {"text": u["message"]},
+            "locations": [_location(u["read"]["file"], u["read"]["line"], "scheduler read")],
+            "relatedLocations": [dict(_location(u["producer"]["file"], u["producer"]["line"], "worker return path"), id=1)],
+            "partialFingerprints": {"spectraceId": u["id"]},
         })
     if check is not None:
         for r in check.results:
@@ -121,7 +137,8 @@ def render_extraction(x: Extraction, fmt: str, check=None) -> str:
 def check_text(report) -> str:
     lines = [f"{report.source}"]
     width = max((len(r.id) for r in report.results), default=10)
-    for r in report.results:
+
+    def row(r):
         mark = "ok  " if r.ok else "FAIL"
         lines.append(f"{mark} {r.id:{width}}  {r.status:17}  {r.message}")
         if not r.ok and r.found:
@@ -129,10 +146,26 @@ def check_text(report) -> str:
             lines.append(f"       found:   {r.found['file']}:{r.found['line']} `{r.found['shape']}` when {r.found['path_condition'] or 'always'}")
         if r.old_site:
             lines.append(f"       old site {r.old_site}")
+
+    applicable = [r for r in report.results if r.status != "not-applicable"]
+    absent = [r for r in report.results if r.status == "not-applicable"]
+    for r in applicable:
+        row(r)
     for v in report.violations:
         lines.append(f"FAIL VIOLATION {v['id']}: {v['message']}")
         lines.append(f"       scheduler read:     {v['read']['file']}:{v['read']['line']}  {v['read']['shape']}")
         lines.append(f"       worker return path: {v['producer']['file']}:{v['producer']['line']}  {v['producer']['shape']}")
-    held = sum(r.ok for r in report.results)
-    lines.append(f"{held}/{len(report.results)} contracts hold, {len(report.violations)} violations: {'OK' if report.ok else 'BROKEN'}")
+    for u in getattr(report, "unknowns", []):
+        mark = "FAIL" if report.strict else "??  "
+        lines.append(f"{mark} UNKNOWN {u['id']}: {u['message']}")
+        lines.append(f"       scheduler read:     {u['read']['file']}:{u['read']['line']}  {u['read']['shape']}")
+        lines.append(f"       worker return path: {u['producer']['file']}:{u['producer']['line']}  {u['producer']['shape']}")
+    if absent:
+        lines.append(f"not applicable to {report.version}:")
+        for r in absent:
+            lines.append(f"  -- {r.id:{width}}  {r.message}")
+    n = report.counts
+    lines.append(f"{n['hold']} contracts hold, {n['broken']} broken, {n['violations']} violations, "
+                 f"{n['unknown'] + n['unknown_obligations']} unknown, {n['not_applicable']} not applicable: "
+                 f"{'OK' if report.ok else 'BROKEN'}")
     return "\n".join(lines) + "\n"

@@ -12,42 +12,98 @@ from dataclasses import asdict, dataclass, field
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
-from spectrace.contracts.facts import FunctionFacts
+from spectrace.contracts.dataclasses_scan import find_dataclass
+from spectrace.contracts.facts import Binding, FunctionFacts
 from spectrace.contracts.records import ReturnPath
 
 MAX_HOPS = 6
+MAX_FORKS = 64  # outcomes of one value before the remaining branches are reported as not followed
 
 
 @dataclass
 class Outcome:
-    """One way a returned value turns out."""
-    sets: set[str] | None  # fields set non-None; None: could not be followed
+    """One way a value turns out."""
+    sets: set[str] | None  # dotted attribute paths set non-None ("f", "f.sub"); None: could not be followed
     via: list[str] = field(default_factory=list)  # helpers followed, "qualname:line", outermost first
     unresolved: str | None = None  # why ``sets`` is None
-    conds: list = field(default_factory=list)  # conditions inside the helpers
-    not_a_result: bool = False  # the path returns None, not an owner instance
+    conds: list = field(default_factory=list)  # conditions inside the helpers and of the branches taken
+    not_a_result: bool = False  # the value is None
+    unknown: dict = field(default_factory=dict)  # dotted path -> why it could not be decided
+    cleared: dict = field(default_factory=dict)  # dotted path -> where it is left None
+    branch: list = field(default_factory=list)  # conditions of the writes/bindings taken (part of ``conds``)
+
+    def but(self, **kw) -> "Outcome":
+        data = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        for k in ("via", "conds", "branch"):
+            data[k] = list(data[k])
+        for k in ("unknown", "cleared"):
+            data[k] = dict(data[k])
+        data["sets"] = None if data["sets"] is None else set(data["sets"])
+        data.update(kw)
+        return Outcome(**data)
+
+
+def _same_value(a: Outcome, b: Outcome, relevant: set[str] | None = None) -> bool:
+    """The same on the paths that matter (``relevant``: every path when None)."""
+    if a.not_a_result != b.not_a_result or a.unresolved != b.unresolved or (a.sets is None) != (b.sets is None):
+        return False
+
+    def keep(paths):
+        return set(paths) if relevant is None else {p for p in paths if p.split(".", 1)[0] in relevant}
+    return (keep(a.sets or ()) == keep(b.sets or ()) and keep(a.unknown) == keep(b.unknown)
+            and keep(a.cleared) == keep(b.cleared))
 
 
 def _dominates(earlier_blocks: list, later_blocks: list) -> bool:
     return later_blocks[: len(earlier_blocks)] == earlier_blocks
 
 
-def _covers(write_blocks: list[list[str]], prefix: list[str]) -> bool:
-    """Do writes at these block paths happen on every path through the blocks below ``prefix``?"""
-    if any(wb == prefix for wb in write_blocks):
-        return True
-    below = [wb for wb in write_blocks if wb[: len(prefix)] == prefix and len(wb) > len(prefix)]
-    ifs = {wb[len(prefix)][:-1] for wb in below if wb[len(prefix)].endswith(("b", "e"))}
-    return any(_covers(below, prefix + [f"{line}b"]) and _covers(below, prefix + [f"{line}e"]) for line in ifs)
+def _not_all(conds: list) -> tuple:
+    """The negation of a conjunction of (text, positive) as one condition."""
+    return (C.render(conds), False)
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + ".")
+
+
+def _prefixed(prefix: str, paths) -> set[str]:
+    return {f"{prefix}.{p}" for p in paths}
+
+
+def _known_not_none(name: str, conds) -> bool:
+    """Whether the conditions a statement runs under say local ``name`` is not None
+    (``if name is not None:``, ``if name:``, or the else of ``if name is None:``)."""
+    for text, positive in conds or ():
+        t = " ".join(text.split()).strip("()")
+        if positive and t in (f"{name} is not None", name):
+            return True
+        if not positive and t in (f"{name} is None", f"not {name}"):
+            return True
+    return False
+
+
+def _want_paths(want: dict, prefix: str = "") -> list[str]:
+    out = []
+    for k, sub in want.items():
+        out.append(prefix + k)
+        out.extend(_want_paths(sub, prefix + k + "."))
+    return out
 
 
 class ReturnPathFinder:
-    def __init__(self, analysis: Analysis, tracked: set[str]):
+    def __init__(self, analysis: Analysis, tracked: set[str], deep: dict[str, set[str]] | None = None,
+                 relevant: set[str] | None = None):
         self.symbols = analysis.symbols
         self.owner_name = analysis.owner_name
         self.fields = analysis.fields
         self.tracked = tracked  # attribute names whose writes on a result count as "set"
-        self.defaults_set = {n for n, fi in self.fields.items() if fi.default_set}
+        # what is followed on the owner: every tracked name, and below a field the attributes that
+        # the scheduler dereferences (``next_draft_input.new_seq_lens``)
+        self.want = {name: {sub: {} for sub in sorted((deep or {}).get(name, ()))} for name in sorted(tracked)}
+        self._dataclasses: dict[str, dict | None] = {}
+        # the names whose value a branch may fork on (the rest follows the paths that dominate)
+        self.relevant = relevant
 
     def paths_of(self, worker_qn: str, func_qn: str) -> list[ReturnPath]:
         got = self.symbols.function_facts(func_qn)
@@ -58,41 +114,102 @@ class ReturnPathFinder:
         out = []
         for ret in f.returns:
             own = list(ret.conds) + [(e, False) for e in ret.exits]
-            for o in self._outcomes(module, f, ret.value, ret.line, ret.blocks, 0, (func_qn,)):
-                if o.not_a_result:
+            kept: list[Outcome] = []
+            for o in self._value(module, rel, f, ret.value, ret.line, ret.blocks, 0, (func_qn,), self.want, owner=True):
+                if o.not_a_result or any(_same_value(o, k) and o.conds == k.conds and o.via == k.via for k in kept):
                     continue
+                kept.append(o)
                 conds = own + o.conds
+                sets = None if o.sets is None else o.sets
                 out.append(ReturnPath(
                     worker=worker_qn, method=f.qualname, file=rel, line=ret.line, shape=ret.shape,
                     path_condition=C.render(conds), conditions=[list(c) for c in conds],
-                    sets=None if o.sets is None else sorted(o.sets), via=o.via, unresolved=o.unresolved,
+                    sets=None if sets is None else sorted(p for p in sets if "." not in p), via=o.via,
+                    unresolved=o.unresolved,
+                    deep_sets=[] if sets is None else sorted(p for p in sets if "." in p),
+                    unknown=dict(sorted(o.unknown.items())), cleared=dict(sorted(o.cleared.items())),
+                    branch=C.render(o.branch),
                 ))
         return out
 
-    def _outcomes(self, module: str, f: FunctionFacts, desc: dict, line: int, blocks: list, depth: int,
-                  seen: tuple) -> list[Outcome]:
+    # ------------------------------------------------------------ values
+
+    def _value(self, module: str, rel: str, f: FunctionFacts, desc: dict, line: int, blocks: list, depth: int,
+               seen: tuple, want: dict, owner: bool = False) -> list[Outcome]:
         kind = desc.get("kind")
         if depth > MAX_HOPS:
             return [Outcome(None, unresolved="too many hops")]
         if kind == "none":
             return [Outcome(None, not_a_result=True)]
         if kind == "ifexp":
-            return [Outcome(o.sets, o.via, o.unresolved, [(desc["test"], True)] + o.conds, o.not_a_result)
-                    for o in self._outcomes(module, f, desc["body"], line, blocks, depth, seen)] + \
-                [Outcome(o.sets, o.via, o.unresolved, [(desc["test"], False)] + o.conds, o.not_a_result)
-                 for o in self._outcomes(module, f, desc["orelse"], line, blocks, depth, seen)]
+            out = []
+            for sub, pos in ((desc["body"], True), (desc["orelse"], False)):
+                for o in self._value(module, rel, f, sub, line, blocks, depth, seen, want, owner):
+                    c = (desc["test"], pos)
+                    out.append(o.but(conds=[c] + o.conds, branch=[c] + o.branch))
+            return out
         if kind == "call":
-            return self._call_outcomes(module, f, desc, depth, seen)
+            return self._call(module, rel, f, desc, line, blocks, depth, seen, want, owner)
         if kind == "name":
-            return self._name_outcomes(module, f, desc["name"], line, blocks, depth, seen)
+            return self._name(module, rel, f, desc["name"], line, blocks, depth, seen, want, owner)
         return [Outcome(None, unresolved=f"returns {desc.get('text', kind)}")]
 
-    def _call_outcomes(self, module: str, f: FunctionFacts, desc: dict, depth: int, seen: tuple) -> list[Outcome]:
+    def _matters(self, name: str, cls_name: str) -> bool:
+        """Is an owner's attribute one whose value is followed path by path (a sub-object's always is)?"""
+        return cls_name != self.owner_name or self.relevant is None or name in self.relevant
+
+    def _class_called(self, module: str, f: FunctionFacts, callee: str) -> str | None:
+        """The class a call constructs (``Cls(...)``, ``mod.Cls(...)``, ``cls(...)`` in a classmethod)."""
+        parts = callee.split(".")
+        if callee == "cls" and f.cls:
+            return f"{module}.{f.cls}"
+        project = self.symbols.project
+        info = project.func(f"{module}.{f.qualname}")
+        local = info.imports.get(parts[0]) if info is not None else None
+        # a name imported inside the function shadows the module's
+        t = project.resolve_import(local) if local is not None else project.resolve_symbol(module, parts[0])
+        if t and t[0] == "cls" and len(parts) == 1:
+            return t[1]
+        if t and t[0] == "mod" and len(parts) == 2:
+            t2 = self.symbols.project.resolve_symbol(t[1], parts[1])
+            if t2 and t2[0] == "cls":
+                return t2[1]
+        return None
+
+    def _dataclass_fields(self, cls_qn: str) -> dict | None:
+        """Fields (name -> FieldInfo, in __init__ order) of a dataclass and its dataclass bases; None otherwise."""
+        if cls_qn not in self._dataclasses:
+            merged, own = {}, None
+            for c in reversed(self.symbols.mro(cls_qn)):
+                mod, _, name = c.rpartition(".")
+                rel = self.symbols.file_of_module(mod)
+                info = find_dataclass(self.symbols.facts.text(rel), name, rel) if rel else None
+                if info is not None:
+                    merged.update(info.fields)
+                    if c == cls_qn:
+                        own = info
+            self._dataclasses[cls_qn] = merged if own is not None else None
+        return self._dataclasses[cls_qn]
+
+    def _call(self, module: str, rel: str, f: FunctionFacts, desc: dict, line: int, blocks: list, depth: int,
+              seen: tuple, want: dict, owner: bool) -> list[Outcome]:
         callee = desc["callee"]
         if callee.split(".")[-1] == self.owner_name:
-            sets = {k for k, v in desc["kw"].items() if v.get("kind") != "none" and k in self.fields}
-            return [Outcome(sets | self.defaults_set)]
-        targets = self.symbols.resolve_callee(module, f, callee)
+            return self._construct(module, rel, f, desc, line, blocks, depth, seen, want, self.fields, self.owner_name)
+        if not owner:
+            cls_qn = self._class_called(module, f, callee)
+            if cls_qn is not None:
+                fields = self._dataclass_fields(cls_qn)
+                name = cls_qn.rsplit(".", 1)[-1]
+                if fields is None:
+                    return [Outcome(set(), unknown={p: f"{name} is not a dataclass" for p in _want_paths(want)})]
+                return self._construct(module, rel, f, desc, line, blocks, depth, seen, want, fields, name)
+        if callee.startswith("super().") and f.cls and callee.count(".") == 1:
+            cls_qn = f"{module}.{f.cls}"
+            t = self.symbols.project.lookup_method(cls_qn, callee.split(".")[1], cls_qn)
+            targets = [t] if t else []
+        else:
+            targets = self.symbols.resolve_callee(module, f, callee)
         if not targets:
             return [Outcome(None, unresolved=f"unresolved call {callee}(...)")]
         out = []
@@ -107,42 +224,124 @@ class ReturnPathFinder:
             mod2 = self.symbols.module_of_file(rel2)
             for ret in f2.returns:
                 own = list(ret.conds) + [(e, False) for e in ret.exits]
-                for o in self._outcomes(mod2, f2, ret.value, ret.line, ret.blocks, depth + 1, seen + (t,)):
-                    out.append(Outcome(o.sets, [f"{f2.qualname}:{ret.line}"] + o.via, o.unresolved, own + o.conds,
-                                       o.not_a_result))
+                for o in self._value(mod2, rel2, f2, ret.value, ret.line, ret.blocks, depth + 1, seen + (t,), want, owner):
+                    out.append(o.but(via=[f"{f2.qualname}:{ret.line}"] + o.via, conds=own + o.conds))
         return out or [Outcome(None, unresolved=f"recursive call {callee}")]
 
-    def _name_outcomes(self, module: str, f: FunctionFacts, name: str, line: int, blocks: list, depth: int,
-                       seen: tuple) -> list[Outcome]:
-        binds = [b for b in f.bindings if b.target == name and b.line < line and _dominates(b.blocks, blocks)]
-        if not binds:
-            return [Outcome(None, unresolved=f"{name} not bound before the return")]
-        b = max(binds, key=lambda b: b.line)
-        base = self._outcomes(module, f, b.value, b.line, b.blocks, depth, seen)
-        between = [w for w in f.writes if w.root == name and len(w.attrs) == 1 and w.attrs[0] in self.tracked
-                   and b.line < w.line <= line]
-        writes = [w for w in between if _dominates(w.blocks, blocks)]
-        # fields written on every branch of an if/else between the binding and the return
-        branch_writes = [w for w in between if not _dominates(w.blocks, blocks) and w.value.get("kind") != "none"]
-        covered = {fld for fld in {w.attrs[0] for w in branch_writes}
-                   if _covers([w.blocks for w in branch_writes if w.attrs[0] == fld], list(blocks))}
+    def _construct(self, module: str, rel: str, f: FunctionFacts, desc: dict, line: int, blocks: list, depth: int,
+                   seen: tuple, want: dict, fields: dict, cls_name: str) -> list[Outcome]:
+        """A constructor call: keywords, positionals (in field order) and the dataclass defaults."""
+        passed = dict(desc.get("kw", {}))
+        for name, arg in zip(fields, desc.get("args", [])):
+            passed.setdefault(name, arg)
+        states = [Outcome(set())]
+        for name in want:
+            if name not in passed:
+                fi = fields.get(name)
+                if fi is not None and fi.default_set:
+                    for s in states:
+                        s.sets.add(name)
+                        s.unknown.update({p: f"the default of {cls_name}.{name}" for p in _want_paths(want[name], name + ".")})
+                elif self._matters(name, cls_name):
+                    for s in states:
+                        s.cleared[name] = f"{rel}:{line} `{desc.get('text', cls_name)}` leaves {cls_name}.{name} at its default None"
+                continue
+            nxt = []
+            for s in states:
+                nxt.extend(self._assign(module, rel, f, s, name, passed[name], line, blocks, depth, seen, want[name],
+                                        f"{rel}:{line} `{desc.get('text', cls_name)}`", self._matters(name, cls_name)))
+            states = nxt[:MAX_FORKS]
+        return states
+
+    def _assign(self, module: str, rel: str, f: FunctionFacts, state: Outcome, name: str, value: dict, line: int,
+                blocks: list, depth: int, seen: tuple, want_sub: dict, site: str, matters: bool = True,
+                write_conds=()) -> list[Outcome]:
+        """``state`` with attribute ``name`` given ``value``: set, left None, or its attributes below it.
+        ``write_conds``: the conditions the write runs under (they may rule a None value out)."""
+        kind = value.get("kind")
+        base = state.sets - {p for p in state.sets if _under(p, name)}
+        unknown = {p: w for p, w in state.unknown.items() if not _under(p, name)}
+        cleared = {p: w for p, w in state.cleared.items() if not _under(p, name)}
+        if kind == "none":
+            cleared[name] = f"{site} sets it to None"
+            return [state.but(sets=base, unknown=unknown, cleared=cleared)]
+        follow = (matters and kind in ("ifexp", "name")) or (kind == "call" and want_sub)
+        if not follow:
+            sub = {p: f"`{value.get('text', kind)}` not followed" for p in _want_paths(want_sub, name + ".")}
+            return [state.but(sets=base | {name}, unknown={**unknown, **sub}, cleared=cleared)]
         out = []
-        for o in base:
-            sets = o.sets
-            if sets is not None and not o.not_a_result:
-                sets = set(sets) | covered
-                for w in sorted(writes, key=lambda w: w.line):
-                    if w.value.get("kind") == "none":
-                        sets.discard(w.attrs[0])
-                    else:
-                        sets.add(w.attrs[0])
-            out.append(Outcome(sets, o.via, o.unresolved, o.conds, o.not_a_result))
+        # a local tested against None around this write cannot be None here
+        narrowed = kind == "name" and _known_not_none(value.get("name", ""), write_conds)
+        for o in self._value(module, rel, f, value, line, blocks, depth + 1, seen, want_sub):
+            conds, branch = state.conds + o.conds, state.branch + o.branch
+            if o.not_a_result and narrowed:
+                continue
+            if o.not_a_result:
+                out.append(state.but(sets=base, unknown=unknown, conds=conds, branch=branch,
+                                     cleared={**cleared, name: f"{site} leaves it None" + (f" when {C.render(o.branch)}" if o.branch else "")}))
+            elif o.sets is None:
+                sub = {p: o.unresolved or "not followed" for p in _want_paths(want_sub, name + ".")}
+                out.append(state.but(sets=base | {name}, unknown={**unknown, **sub}, cleared=cleared, conds=conds, branch=branch))
+            else:
+                out.append(state.but(sets=base | {name} | _prefixed(name, o.sets), conds=conds, branch=branch,
+                                     unknown={**unknown, **{f"{name}.{p}": w for p, w in o.unknown.items()}},
+                                     cleared={**cleared, **{f"{name}.{p}": w for p, w in o.cleared.items()}}))
         return out
 
+    def _name(self, module: str, rel: str, f: FunctionFacts, name: str, line: int, blocks: list, depth: int,
+              seen: tuple, want: dict, owner: bool) -> list[Outcome]:
+        """The value a local holds at ``line``: its last dominating binding, then every later binding
+        and attribute write before ``line``; one not on every path forks (taken under its condition,
+        skipped under its negation), so a ``None`` written on any branch is seen."""
+        binds = [b for b in f.bindings if b.target == name and b.line < line]
+        dom = [b for b in binds if _dominates(b.blocks, blocks)]
+        if not dom:
+            return [Outcome(None, unresolved=f"{name} not bound before the return")]
+        b = max(dom, key=lambda b: b.line)
+        states = self._value(module, rel, f, b.value, b.line, b.blocks, depth, seen, want, owner)
+        events = [x for x in binds if x.line > b.line] + \
+            [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and b.line < w.line < line]
+        for e in sorted(events, key=lambda e: e.line):
+            every = _dominates(e.blocks, blocks)
+            nxt = []
+            for s in states:
+                taken = s if every else s.but(conds=s.conds + list(e.conds), branch=s.branch + list(e.conds))
+                after = self._event(module, rel, f, taken, e, depth, seen, want, owner)
+                if not every and all(_same_value(o, s, self.relevant) for o in after):
+                    nxt.append(s)  # taken or not, the value is the same: no fork
+                    continue
+                nxt.extend(after)
+                if not every:
+                    skip = [_not_all(e.conds)] if e.conds else []
+                    nxt.append(s.but(conds=s.conds + skip, branch=s.branch + skip))
+            if len(nxt) > MAX_FORKS:
+                return [s.but(sets=None, unresolved=f"more than {MAX_FORKS} branches assign {name}") for s in nxt[:1]]
+            states = nxt
+        return states
 
-def worker_return_paths(analysis: Analysis, targets: list[str], methods: list[str]) -> list[ReturnPath]:
-    """Return paths of each method in ``methods`` of each ``model_worker`` class."""
-    finder = ReturnPathFinder(analysis, set(analysis.fields))
+    def _event(self, module: str, rel: str, f: FunctionFacts, state: Outcome, e, depth: int, seen: tuple,
+               want: dict, owner: bool) -> list[Outcome]:
+        if isinstance(e, Binding):
+            return [o.but(conds=state.conds + o.conds, branch=state.branch + o.branch)
+                    for o in self._value(module, rel, f, e.value, e.line, e.blocks, depth, seen, want, owner)]
+        if state.sets is None or state.not_a_result:
+            return [state]
+        site = f"{rel}:{e.line} `{e.shape}`"
+        first = e.attrs[0]
+        if len(e.attrs) == 1:
+            return self._assign(module, rel, f, state, first, e.value, e.line, e.blocks, depth, seen, want[first], site,
+                                self._matters(first, self.owner_name if owner else ""), write_conds=e.conds)
+        if len(e.attrs) == 2 and e.attrs[1] in want[first]:
+            return self._assign(module, rel, f, state, f"{first}.{e.attrs[1]}", e.value, e.line, e.blocks, depth, seen,
+                                {}, site, write_conds=e.conds)
+        return [state]
+
+
+def worker_return_paths(analysis: Analysis, targets: list[str], methods: list[str],
+                        deep: dict[str, set[str]] | None = None, relevant: set[str] | None = None) -> list[ReturnPath]:
+    """Return paths of each method in ``methods`` of each ``model_worker`` class; ``deep``: {field:
+    attributes below it that the scheduler dereferences}, followed into the field's value."""
+    finder = ReturnPathFinder(analysis, set(analysis.fields), deep, relevant)
     paths: list[ReturnPath] = []
     for t in targets:
         for meth in methods:
@@ -156,7 +355,7 @@ def named_producer_paths(analysis: Analysis, producers: dict[str, list[str]]) ->
     """``{"Class.method": [{"function", "file", "line", "paths"}]}``, one entry per class of that
     name that has the method; ``producers`` maps each to the extra attribute names it may set."""
     extra = {name for names in producers.values() for name in names}
-    finder = ReturnPathFinder(analysis, set(analysis.fields) | extra)
+    finder = ReturnPathFinder(analysis, set(analysis.fields) | extra, relevant=extra)
     symbols = analysis.symbols
     out = {}
     for name in sorted(producers):

@@ -10,7 +10,15 @@ from pathlib import Path
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import POLYMORPHIC_ATTR, Analysis
 from spectrace.contracts.holders import HolderFinder
-from spectrace.contracts.records import FieldRead, ReturnPath, Violation, ViolatingPath, ViolatingRead, violation_id
+from spectrace.contracts.records import (
+    FieldRead,
+    ReturnPath,
+    Unknown,
+    Violation,
+    ViolatingPath,
+    ViolatingRead,
+    violation_id,
+)
 from spectrace.sides import SCHEDULER
 
 ASSUMPTIONS_FILE = Path(__file__).parent / "catalog" / "assumptions.toml"
@@ -34,6 +42,31 @@ def _rename_self_attrs(text: str, rename: dict) -> str:
     return text
 
 
+def deep_wants(reads: list[FieldRead]) -> dict[str, set[str]]:
+    """{field: attributes below it} that these reads dereference (``next_draft_input.new_seq_lens``)."""
+    out: dict[str, set[str]] = {}
+    for r in reads:
+        if len(r.attribute_path) > 1:
+            out.setdefault(r.attribute_path[0], set()).add(r.attribute_path[1])
+    return out
+
+
+def _obligation(r: FieldRead, p: ReturnPath) -> tuple[str | None, str | None]:
+    """(the first prefix of the read's attribute path that ``p`` leaves None, why it is undecided)."""
+    if p.sets is None:
+        return None, p.unresolved or "not followed"
+    if r.field not in p.sets:
+        return r.field, None
+    for depth in range(2, len(r.attribute_path) + 1):
+        prefix = ".".join(r.attribute_path[:depth])
+        if prefix in p.deep_sets:
+            continue
+        if prefix in p.unknown:
+            return None, p.unknown[prefix]
+        return prefix, None
+    return None, None
+
+
 class ViolationFinder:
     def __init__(self, analysis: Analysis, holders: HolderFinder, assumptions: list[dict]):
         self.analysis = analysis
@@ -42,14 +75,22 @@ class ViolationFinder:
         self.assumptions = assumptions
         self.assumptions_used: set[str] = set()
 
+    def checked(self, reads: list[FieldRead], scheduler_writes: set[str]) -> list[FieldRead]:
+        """The unconditional, dereferenced scheduler reads of None-default fields in the functions
+        that receive the worker's result (the obligations every worker path must meet)."""
+        a = self.analysis
+        self._context_map = self._contexts(reads)
+        return [r for r in reads if r.side == SCHEDULER and r.kind == "unconditional-read" and r.deref
+                and a.fields[r.field].may_be_none and r.field not in scheduler_writes
+                and (r.module, r.consumer) in self._context_map]
+
     def find(self, reads: list[FieldRead], paths: list[ReturnPath], selection: dict,
              scheduler_writes: set[str]) -> list[Violation]:
         a = self.analysis
         out: list[Violation] = []
-        contexts = self._contexts(reads)
-        checked = [r for r in reads if r.side == SCHEDULER and r.kind == "unconditional-read" and r.deref
-                   and a.fields[r.field].may_be_none and r.field not in scheduler_writes
-                   and (r.module, r.consumer) in contexts]
+        self.unknowns: list[Unknown] = []
+        checked = self.checked(reads, scheduler_writes)
+        contexts = self._context_map
         expanders: dict = {}
         for r in checked:
             expand = expanders.setdefault((r.module, r.consumer), self._expander(r.module, r.consumer))
@@ -58,7 +99,8 @@ class ViolationFinder:
                 renamed = [(_rename_self_attrs(t, rename), pos) for t, pos in local]
                 read_f = C.conjunction(renamed + [tuple(c) for c in extra], expand)
                 for p in paths:
-                    if p.sets is None or r.field in p.sets:
+                    missing, why = _obligation(r, p)
+                    if missing is None and why is None:
                         continue
                     p_f = C.conjunction([tuple(c) for c in p.conditions])
                     for alt in selection.get(p.worker, [[]]):
@@ -67,19 +109,38 @@ class ViolationFinder:
                             continue
                         if self._ruled_out(read_f, sel_f, p_f):
                             continue
+                        read = ViolatingRead(id=r.id, file=r.file, line=r.line, consumer=r.consumer, shape=r.shape,
+                                             path_condition=r.path_condition, context=how)
+                        producer = ViolatingPath(worker=p.worker, method=p.method, file=p.file, line=p.line,
+                                                 shape=p.shape, path_condition=p.path_condition, via=p.via,
+                                                 branch=p.branch, left_none=p.cleared.get(missing or "", ""))
+                        worker = f"{p.worker.rsplit('.', 1)[-1]}.{p.method.rsplit('.', 1)[-1]}"
+                        when = f" when {p.branch}" if p.branch else ""
+                        if missing is None:
+                            uid = "U-" + violation_id(r.id, p.worker, p.method, p.shape)[2:]
+                            if not any(u.id == uid for u in self.unknowns):
+                                self.unknowns.append(Unknown(
+                                    id=uid, field=r.field, owner=a.owner_name, attribute_path=list(r.attribute_path),
+                                    read=read, producer=producer, why=why,
+                                    message=(f"{r.consumer} dereferences {a.owner_name}.{'.'.join(r.attribute_path)} "
+                                             f"({r.file}:{r.line}); whether {worker} sets it on its return at "
+                                             f"{p.file}:{p.line}{when} is unknown: {why}")))
+                            break
                         vid = violation_id(r.id, p.worker, p.method, p.shape)
                         if any(v.id == vid for v in out):
                             break
+                        if "." in missing:
+                            what = f"returns with {missing} None"
+                        else:
+                            what = "can return without setting it"
+                        where = f": {producer.left_none}" if producer.left_none else ""
                         out.append(Violation(
-                            id=vid, field=r.field, owner=a.owner_name,
-                            read=ViolatingRead(id=r.id, file=r.file, line=r.line, consumer=r.consumer, shape=r.shape,
-                                               path_condition=r.path_condition, context=how),
-                            producer=ViolatingPath(worker=p.worker, method=p.method, file=p.file, line=p.line,
-                                                   shape=p.shape, path_condition=p.path_condition, via=p.via),
+                            id=vid, field=r.field, owner=a.owner_name, read=read, producer=producer,
                             worker_selection=C.render(alt) or "always",
-                            message=(f"{r.consumer} reads {a.owner_name}.{r.field} unconditionally "
-                                     f"({r.file}:{r.line}) but {p.worker.rsplit('.', 1)[-1]}.{p.method.rsplit('.', 1)[-1]} "
-                                     f"can return without setting it ({p.file}:{p.line})"),
+                            attribute_path=missing.split("."),
+                            message=(f"{r.consumer} reads {a.owner_name}.{'.'.join(r.attribute_path) if '.' in missing else r.field} "
+                                     f"unconditionally ({r.file}:{r.line}) but {worker} {what} "
+                                     f"({p.file}:{p.line}){when}{where}"),
                         ))
                         break
         return out

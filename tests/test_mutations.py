@@ -53,7 +53,8 @@ def test_none_guard_added(copy_059):
           "                        batch.spec_info = batch_result.next_draft_input\n")
     report = _check(copy_059)
     r = _result(report, "SPEC2-NDI-SPECINFO")
-    assert r.status == "guarded" and not r.ok
+    # a None check added by the consumer is drift to note, not a break of the gate
+    assert r.status == "relaxed" and r.ok and report.exit_code == 0
     assert r.found["file"] == SCHED and r.found["line"] == 2348
     assert "is not None" in r.message
 

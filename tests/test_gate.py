@@ -1,0 +1,182 @@
+"""The contract check as a CI gate, on copies of real SGLang source: honest counts, parse failures,
+unknown producer paths, obligations along the whole dereferenced path, harmless edits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from spectrace.contracts.catalog import load_catalog
+from spectrace.contracts.check import check_catalog
+from spectrace.contracts.report import check_text, sarif
+from spectrace.errors import SpectraceError
+from spectrace.source import from_path
+
+SUBDIRS = ("sglang/srt/managers", "sglang/srt/speculative")
+SCHED = "sglang/srt/managers/scheduler.py"
+EAGLE2 = "sglang/srt/speculative/eagle_worker_v2.py"
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> None:
+    p = root / rel
+    text = p.read_text()
+    assert text.count(old) == 1, f"anchor not unique in {rel}: {old!r}"
+    p.write_text(text.replace(old, new))
+
+
+def _check(root: Path, strict: bool = False):
+    return check_catalog(from_path(root), load_catalog(), strict=strict)
+
+
+def _result(report, cid):
+    return next(r for r in report.results if r.id == cid)
+
+
+# the decode path's return of EAGLEWorkerV2.forward_batch_generation (the prefill one is deeper)
+DECODE_RETURN = "\n            return batch_output\n"
+
+
+def _decode_anchor(root: Path) -> str:
+    text = (root / EAGLE2).read_text()
+    start = text.index("    def forward_batch_generation(self, model_worker_batch")
+    end = text.index("\n    def ", start + 10)
+    body = text[start:end]
+    assert body.count(DECODE_RETURN) == 1
+    return body
+
+
+@pytest.fixture
+def copy_0512(sglang_copy):
+    return sglang_copy("0.5.12", subdirs=SUBDIRS)
+
+
+@pytest.fixture
+def copy_059(sglang_copy):
+    return sglang_copy("0.5.9", subdirs=SUBDIRS)
+
+
+def _insert_before_decode_return(root: Path, lines: str) -> None:
+    body = _decode_anchor(root)
+    new_body = body.replace(DECODE_RETURN, "\n" + lines + "            return batch_output\n")
+    _edit(root, EAGLE2, body, new_body)
+
+
+# ---------------------------------------------------------------- A: honest summaries
+
+def test_summary_counts_not_applicable_apart(sglang_source):
+    report = check_catalog(sglang_source("0.5.23"), load_catalog())
+    n = report.counts
+    assert report.ok and n["not_applicable"] >= 1
+    assert n["hold"] + n["not_applicable"] + n["broken"] + n["unknown"] == len(report.results)
+    assert n["hold"] == sum(r.status in ("present", "moved", "relaxed") for r in report.results)
+    text = check_text(report)
+    assert f"{n['hold']} contracts hold" in text and f"{n['not_applicable']} not applicable" in text
+    assert f"{len(report.results)}/{len(report.results)}" not in text
+    assert "not applicable to 0.5.23:" in text
+    body = text.split("not applicable to 0.5.23:")[0]
+    assert "SPEC2-NDI-SEQLENS" not in body  # not-applicable rows are listed apart
+    data = report.to_json()
+    assert data["counts"] == n and {"version", "source", "ok", "results", "violations"} <= set(data)
+
+
+# ---------------------------------------------------------------- B: files that do not parse
+
+def test_syntax_error_in_scheduler_names_the_file(copy_0512):
+    _edit(copy_0512, SCHED, "import signal\n", "import signal (\n")
+    with pytest.raises(SpectraceError) as info:
+        _check(copy_0512)
+    assert info.value.exit_code == 2
+    assert f"{SCHED}:" in str(info.value) and "syntax error" in str(info.value)
+
+
+def test_syntax_error_in_a_worker_module_names_the_file(copy_0512):
+    (copy_0512 / "sglang/srt/managers/tp_worker.py").write_text(
+        (copy_0512 / "sglang/srt/managers/tp_worker.py").read_text() + "\ndef broken(:\n")
+    with pytest.raises(SpectraceError) as info:
+        _check(copy_0512)
+    assert info.value.exit_code == 2 and "sglang/srt/managers/tp_worker.py:" in str(info.value)
+
+
+# ---------------------------------------------------------------- C: unknown is not "holds"
+
+def test_unresolved_producer_call_is_unknown(copy_0512):
+    body = _decode_anchor(copy_0512)
+    _edit(copy_0512, EAGLE2, body, body.replace(DECODE_RETURN, "\n            return dataclasses.replace(batch_output)\n"))
+    report = _check(copy_0512)
+    assert report.unknowns and not report.violations
+    u = report.unknowns[0]
+    assert u["producer"]["file"] == EAGLE2 and "dataclasses.replace" in u["why"]
+    assert u["read"]["file"] == SCHED
+    r = _result(report, "SPEC2-NDI-SPECINFO")
+    assert r.status == "unknown" and r.ok and report.exit_code == 0
+    assert "unknown" in check_text(report) and f"{EAGLE2}:" in check_text(report)
+    assert any(x["ruleId"] == "spectrace/unknown" for x in sarif(report.extraction, report)["runs"][0]["results"])
+    assert json.dumps(report.to_json())  # serialisable, unknowns included
+    strict = _check(copy_0512, strict=True)
+    assert not strict.ok and strict.exit_code == 1
+    assert _result(strict, "SPEC2-NDI-SPECINFO").ok is False
+
+
+# ---------------------------------------------------------------- D: the whole dereferenced path
+
+def test_none_written_on_a_branch_before_the_return(copy_0512):
+    _insert_before_decode_return(copy_0512, "            if len(model_worker_batch.seq_lens) > 8:\n"
+                                            "                batch_output.next_draft_input = None\n")
+    report = _check(copy_0512)
+    assert report.exit_code == 1
+    for cid in ("SPEC2-NDI-SPECINFO", "SPEC2-NDI-SEQLENS"):
+        r = _result(report, cid)
+        assert r.status == "violated" and not r.ok
+    v = [v for v in report.violations if v["producer"]["worker"].endswith(".EAGLEWorkerV2")]
+    assert {v["read"]["line"] for v in v} == {3061, 3066}
+    assert all(x["producer"]["file"] == EAGLE2 and "len(model_worker_batch.seq_lens) > 8" in x["producer"]["branch"]
+               for x in v)
+    assert all("batch_output.next_draft_input = None" in x["message"] for x in v)
+
+
+def test_dropped_new_seq_lens_keyword(copy_059):
+    _edit(copy_059, EAGLE2, "            verified_id=verified_id,\n            new_seq_lens=new_seq_lens,\n",
+          "            verified_id=verified_id,\n")
+    report = _check(copy_059)
+    assert report.exit_code == 1
+    v = [v for v in report.violations if v["attribute_path"] == ["next_draft_input", "new_seq_lens"]]
+    assert v and all(x["read"]["line"] == 2357 and x["producer"]["file"] == EAGLE2 for x in v)
+    assert "EagleDraftInput.new_seq_lens at its default None" in v[0]["message"]
+    assert _result(report, "SPEC2-NDI-SEQLENS").status == "violated"
+    assert _result(report, "SPEC2-NDI-SPECINFO").ok  # the draft input itself is still set
+
+
+def test_none_in_a_conditional_expression(copy_0512):
+    _edit(copy_0512, EAGLE2, "            next_draft_input=next_draft_input,\n",
+          "            next_draft_input=None if len(batch.seq_lens) > 8 else next_draft_input,\n")
+    report = _check(copy_0512)
+    assert report.exit_code == 1
+    v = [v for v in report.violations if v["read"]["line"] == 3061]
+    assert v and "len(batch.seq_lens) > 8" in v[0]["producer"]["branch"]
+
+
+def test_releases_have_no_violation_and_no_unknown(sglang_source):
+    for version in ("0.5.9", "0.5.12", "0.5.17", "0.5.23"):
+        report = check_catalog(sglang_source(version), load_catalog(), strict=True)
+        assert report.ok, (version, report.violations, report.unknowns)
+
+
+# ---------------------------------------------------------------- E: harmless edits
+
+def test_consumer_in_parentheses_holds(copy_0512):
+    _edit(copy_0512, SCHED, "                    batch.spec_info = batch_result.next_draft_input\n",
+          "                    batch.spec_info = (batch_result.next_draft_input)\n")
+    report = _check(copy_0512)
+    assert report.exit_code == 0 and _result(report, "SPEC2-NDI-SPECINFO").status in ("present", "moved")
+
+
+def test_guard_added_is_relaxed_not_broken(copy_0512):
+    _edit(copy_0512, SCHED, "                    batch.spec_info = batch_result.next_draft_input\n",
+          "                    assert batch_result.next_draft_input is not None\n"
+          "                    batch.spec_info = batch_result.next_draft_input\n")
+    report = _check(copy_0512)
+    r = _result(report, "SPEC2-NDI-SPECINFO")
+    assert r.status == "relaxed" and r.ok and report.exit_code == 0
+    assert "drift" in r.message
