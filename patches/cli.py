@@ -13,8 +13,9 @@ from spectrace.patches import engine
 from spectrace.patches.series import DEFAULT_SERIES, available_series, load_series, render_manifest
 
 sglang_option = click.option(
-    "--sglang", "sglang_path", required=True, metavar="PATH",
-    help="An SGLang git checkout (python/sglang) or a directory holding sglang/.",
+    "--sglang", "sglang_path", required=True, metavar="PATH|installed",
+    help="An SGLang git checkout (python/sglang), a directory holding sglang/, or 'installed' "
+         "(the sglang this Python imports, e.g. in site-packages).",
 )
 series_option = click.option("--series", "series_name", default=DEFAULT_SERIES, show_default=True, help="Patch series name.")
 
@@ -45,7 +46,7 @@ def patch_group():
 
 
 @patch_group.command("list")
-@click.option("--sglang", "sglang_path", default=None, metavar="PATH", help="Show only what fits this tree's version.")
+@click.option("--sglang", "sglang_path", default=None, metavar="PATH|installed|VERSION", help="Show only what fits this tree's version.")
 @series_option
 @one_line_errors
 def list_command(sglang_path, series_name):
@@ -57,9 +58,12 @@ def list_command(sglang_path, series_name):
         for name, versions in found.items():
             click.echo(f"{name}: SGLang {', '.join(versions)}")
         return
-    target = engine.resolve_target(sglang_path)
-    click.echo(f"target: {target.describe()}")
-    series = load_series(series_name, target.version)
+    if engine.is_version_spec(sglang_path):
+        series = load_series(series_name, sglang_path)  # only reading the series: no tree needed
+    else:
+        target = engine.resolve_target(sglang_path)
+        click.echo(f"target: {target.describe()}")
+        series = load_series(series_name, target.version)
     click.echo(f"series: {series.name} for SGLang {series.version} ({len(series.patches)} patches)")
     for patch in series.patches:
         first = patch.description.splitlines()[0] if patch.description else "(no description)"
@@ -121,20 +125,36 @@ def apply_command(sglang_path, series_name, no_contract_gate):
 
 @patch_group.command("status")
 @sglang_option
+@click.option("--series", "series_name", default=DEFAULT_SERIES, show_default=True,
+              help="Without spectrace's record, the series to look for in the files (applied by hand).")
 @one_line_errors
-def status_command(sglang_path):
+def status_command(sglang_path, series_name):
     """Which series is applied to a tree, and whether its files are still as applied."""
-    report = engine.status(sglang_path)
+    report = engine.status(sglang_path, series_name)
     _echo_lines(report.recovered)
     click.echo(f"target: {report.target.describe()}")
     if not report.applied:
-        click.echo("not patched")
+        hand = report.by_hand
+        if hand is not None and hand.complete:
+            click.echo(
+                f"applied by hand (no spectrace state): series '{hand.series}', patches {', '.join(hand.found)}; "
+                f"revert with 'patch -R -p1' (last patch first), or let spectrace take it over: "
+                f"spectrace patch adopt --sglang {sglang_path} --series {hand.series}"
+            )
+        elif hand is not None and hand.found:
+            click.echo(
+                f"partly applied by hand (no spectrace state): series '{hand.series}': {', '.join(hand.found)} in the tree, "
+                f"{', '.join(hand.missing)} not; undo them with 'patch -R -p1', then 'spectrace patch apply'"
+            )
+        else:
+            click.echo("not patched")
         return
     for state, files in report.applied:
         edited = [f for f in files if f.state != "patched"]
         click.echo(
             f"applied: {state['series']} ({len(state['patches'])} patches, {state['applied_at']})"
             + (f"; {len(edited)} files changed since" if edited else "; intact")
+            + ("; adopted: applied by hand" if state.get("adopted") else "")
         )
         for patch in state["patches"]:
             click.echo(f"  {patch['name']}")
@@ -145,12 +165,34 @@ def status_command(sglang_path):
 @patch_group.command("revert")
 @sglang_option
 @series_option
-@click.option("--force", is_flag=True, help="Restore the originals even over edits made since apply.")
+@click.option("--force", is_flag=True, help="Restore the originals even over edits made since apply (listed first), "
+                                            "or when the state record is damaged.")
+@click.option("--reset-state", is_flag=True, help="Only forget spectrace's record of the series; leave every file as it is.")
 @one_line_errors
-def revert_command(sglang_path, series_name, force):
+def revert_command(sglang_path, series_name, force, reset_state):
     """Restore every file the series changed to its bytes before apply."""
-    state, _ = engine.revert(sglang_path, series_name, force=force, progress=click.echo)
+    if force and reset_state:
+        raise SpectraceError("--force restores the files, --reset-state leaves them: pass one of them")
+    state, _ = engine.revert(sglang_path, series_name, force=force, progress=click.echo, reset_state=reset_state)
+    if reset_state:
+        click.echo(f"forgot the record of '{series_name}' ({', '.join(state['reset'])}); the files are as they were; "
+                   f"'spectrace patch status' says what is in them")
+        return
     click.echo(f"reverted '{state['series']}': {len(state['files'])} files restored byte for byte")
+
+
+@patch_group.command("adopt")
+@sglang_option
+@series_option
+@one_line_errors
+def adopt_command(sglang_path, series_name):
+    """Record a series applied by hand (patch -p1, git apply) as applied, so that revert can undo it."""
+    state = engine.adopt(sglang_path, series_name)
+    target = engine.resolve_target(sglang_path)
+    click.echo(
+        f"adopted '{state['series']}': {len(state['patches'])} patches in {len(state['files'])} files of {target.root}; "
+        f"originals kept in {target.state_dir(state['series']) / engine.ORIGINALS}; 'spectrace patch revert' undoes it"
+    )
 
 
 @patch_group.command("manifest")

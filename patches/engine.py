@@ -41,8 +41,9 @@ from spectrace.interrupts import deferred
 from spectrace.progress import waiting
 from spectrace.patches.hunks import HunkError, apply_file_diff
 from spectrace.patches.series import DEFAULT_SERIES, Series, load_series, sha256_bytes
-from spectrace.source import SglangSource, from_path
+from spectrace.source import VERSION_RE, SglangSource, from_path, installed
 
+INSTALLED = "installed"  # --sglang installed: the sglang package this Python would import
 STATE_DIRNAME = ".spectrace"
 JOURNAL = "journal.json"
 STATE = "state.json"
@@ -79,6 +80,8 @@ class Target:
 
     def describe(self) -> str:
         where = f"git checkout {self.git_toplevel}" if self.git_toplevel else "plain directory"
+        if self.source.origin == "installed":
+            where = f"installed package, {where}"
         return f"SGLang {self.version} at {self.root} ({where})"
 
 
@@ -91,8 +94,22 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess | None:
         return None
 
 
+def is_version_spec(spec: str | os.PathLike) -> bool:
+    """``--sglang 0.5.12``: a version, not a tree (a directory of that name wins)."""
+    text = str(spec)
+    return os.sep not in text and bool(VERSION_RE.match(text)) and not Path(text).expanduser().exists()
+
+
 def resolve_target(path: str | os.PathLike) -> Target:
-    source = from_path(path)
+    """A tree to patch: a path, or ``installed`` (found with importlib, never imported)."""
+    if str(path) == INSTALLED and not Path(INSTALLED).exists():
+        source = installed()
+        if source is None:
+            raise SpectraceError("--sglang installed: this Python has no importable sglang package")
+    elif is_version_spec(path):
+        raise SpectraceError(f"--sglang {path} is a version; patching needs a tree: a path (a checkout, a directory holding sglang/) or 'installed'")
+    else:
+        source = from_path(path)
     proc = _git(["rev-parse", "--show-toplevel"], source.root)
     top = Path(proc.stdout.decode().strip()) if proc is not None and proc.returncode == 0 and proc.stdout.strip() else None
     return Target(source=source, git_toplevel=top)
@@ -133,13 +150,35 @@ def _write_json_atomic(path: Path, payload: dict) -> None:
     atomic_write(path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
 
+class DamagedState(SpectraceError):
+    """state.json or journal.json that cannot be read: every command stops with the way out."""
+
+    def __init__(self, path: Path, reason: str):
+        self.path, self.series = path, path.parent.name
+        super().__init__(
+            f"damaged patch state {path} ({one_line(reason, 120)}); 'spectrace patch revert --series {self.series} --force' "
+            f"restores the files from the originals kept beside it, or 'revert --series {self.series} --reset-state' "
+            f"forgets the record and leaves the files as they are"
+        )
+
+
+_FILE_KEYS = {"path", "existed_before", "sha_before", "sha_after"}
+
+
 def _read_json(path: Path) -> dict | None:
+    """A state or journal record, checked for the fields the engine reads; DamagedState if not."""
     try:
-        return json.loads(path.read_text())
+        record = json.loads(path.read_text())
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        raise SpectraceError(f"unreadable patch state {path}: {exc}") from exc
+        raise DamagedState(path, describe(exc) if isinstance(exc, OSError) else str(exc)) from exc
+    needed = {"txn", "files", "op"} if path.name == JOURNAL else {"txn", "series", "patches", "files"}
+    files = record.get("files") if isinstance(record, dict) else None
+    if (not isinstance(record, dict) or not needed <= record.keys() or not isinstance(files, list)
+            or not all(isinstance(f, dict) and _FILE_KEYS <= f.keys() for f in files)):
+        raise DamagedState(path, "not a record the engine wrote")
+    return record
 
 
 def _read_or_none(path: Path) -> bytes | None:
@@ -213,9 +252,12 @@ def _locked(target: Target, create: bool) -> Iterator[None]:
         if not create:
             yield
             return
-        base.mkdir(parents=True, exist_ok=True)
-        # keeps the engine's state out of `git status` without touching the user's .gitignore
-        (target.root / STATE_DIRNAME / ".gitignore").write_text("*\n")
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+            # keeps the engine's state out of `git status` without touching the user's .gitignore
+            (target.root / STATE_DIRNAME / ".gitignore").write_text("*\n")
+        except OSError as exc:
+            raise SpectraceError(f"cannot create the patch state {base}: {describe(exc)}; nothing was changed") from exc
     fd = os.open(base / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
@@ -284,7 +326,8 @@ def recover(target: Target) -> list[str]:
     done = []
     for state_dir in _series_dirs(target):
         journal = _read_json(state_dir / JOURNAL)
-        state = _read_json(state_dir / STATE)
+        # the record matters only to an apply journal: a revert journal rolls forward even over a damaged one
+        state = _read_json(state_dir / STATE) if journal is not None and journal.get("op") == "apply" else None
         if journal is not None:
             if journal.get("op") == "apply" and state is not None and state.get("txn") == journal.get("txn"):
                 (state_dir / JOURNAL).unlink()  # the apply committed; only the cleanup was cut short
@@ -349,17 +392,25 @@ class DryRun:
         return [v for v in self.verdicts if v.already_applied]
 
 
-def dry_run(series: Series, root: Path) -> DryRun:
-    """Apply the whole series in memory, patch after patch, as -p1 from ``root``; touch nothing."""
+def read_touched(series: Series, root: Path) -> dict[str, bytes | None]:
     before: dict[str, bytes | None] = {}
-    current: dict[str, bytes | None] = {}
     for path in series.touched_files:
         if (root / path).is_symlink():
             raise SpectraceError(f"{root / path} is a symbolic link; the engine patches regular files only")
         data = _read_or_none(root / path)
         if data is None and (root / path).exists():
             raise SpectraceError(f"{root / path} is not a readable file")
-        before[path] = current[path] = data
+        before[path] = data
+    return before
+
+
+def dry_run(series: Series, root: Path) -> DryRun:
+    """Apply the whole series in memory, patch after patch, as -p1 from ``root``; touch nothing."""
+    return dry_run_bytes(series, read_touched(series, root))
+
+
+def dry_run_bytes(series: Series, before: dict[str, bytes | None]) -> DryRun:
+    current = dict(before)
     verdicts = []
     for patch in series.patches:
         verdict = PatchVerdict(patch.name, applies=True)
@@ -385,6 +436,25 @@ def dry_run(series: Series, root: Path) -> DryRun:
     return DryRun(series=series, verdicts=verdicts, before=before, after=current)
 
 
+def applied_by_hand(series: Series, current: dict[str, bytes | None]) -> tuple[list[str], dict[str, bytes | None]]:
+    """The series' patches already in these bytes, found by reverse-applying them last to first
+    (a later patch may edit what an earlier one added), and the bytes with those undone."""
+    found = []
+    current = dict(current)
+    for patch in reversed(series.patches):
+        staged: dict[str, bytes | None] = {}
+        try:
+            for diff in reversed(patch.files):
+                data = staged[diff.path] if diff.path in staged else current[diff.path]
+                staged[diff.path], _ = apply_file_diff(data, diff, reverse=True)
+        except HunkError:
+            continue
+        current.update(staged)
+        found.append(patch.name)
+    found.reverse()
+    return found, current
+
+
 # ---------------------------------------------------------------- the contract gate
 
 
@@ -403,7 +473,11 @@ class GateResult:
         return f"gate {self.name}: {self.status}: {one_line(self.summary)}"
 
 
-HOLDS = {"present", "moved"}  # the checker's statuses for a read that is there (moved: at another line)
+# the checker's statuses for a read that is there (moved: at another line; relaxed: newly guarded)
+HOLDS = {"present", "moved", "relaxed"}
+# the checker could not follow a worker path far enough to decide: not a failure of the gate, but
+# said in its line (the runtime shims check the same contract in a live server)
+UNDECIDED = "unknown"
 
 
 def run_contract_catalog(source: SglangSource):
@@ -497,26 +571,71 @@ def contract_gate(source: SglangSource, series: Series, phase: str, baseline: Co
             summary += f"; {len(snap.violations)} violations already in this tree (not the series')"
     else:
         baseline = baseline or ContractSnapshot()
+        undecided = []
         for cid in sorted(baseline.unconditional_holding() - snap.holding):
-            problems.append(f"unconditional read {cid} is {snap.statuses.get(cid, 'missing')} after patching")
+            if snap.statuses.get(cid) == UNDECIDED:
+                undecided.append(cid)
+            else:
+                problems.append(f"unconditional read {cid} is {snap.statuses.get(cid, 'missing')} after patching")
         for patch in series.patches:
             for cid in patch.adds_contracts:
                 if cid in snap.statuses and cid not in snap.holding:
-                    problems.append(f"{patch.name} adds {cid}, which is {snap.statuses[cid]} after patching")
+                    if snap.statuses[cid] == UNDECIDED:
+                        undecided.append(cid)
+                    else:
+                        problems.append(f"{patch.name} adds {cid}, which is {snap.statuses[cid]} after patching")
         for key, text in snap.violations.items():
             if key not in baseline.violations:
                 problems.append(f"new violation: {text}")
-        summary = (f"{len(snap.statuses)} contracts checked; all {len(snap.unconditional_holding())} unconditional "
-                   f"reads that held still hold; no new violation")
+        summary = (f"{len(snap.statuses)} contracts checked; the {len(snap.unconditional_holding())} unconditional "
+                   f"reads that hold still hold; no new violation")
         added = sorted({c for p in series.patches for c in p.adds_contracts if c in snap.holding})
         if added:
             summary += f"; added and holding: {', '.join(added)}"
         unknown = sorted({c for p in series.patches for c in p.adds_contracts if c not in snap.statuses})
         if unknown:
             summary += f"; Adds-Contracts not in the catalog, not checked: {', '.join(unknown)}"
+        if undecided:
+            summary += (f"; not decided statically (a worker path the checker cannot follow; the runtime "
+                        f"shims check them): {', '.join(sorted(set(undecided)))}")
     if problems:
         return GateResult(name, "fail", problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""), problems), snap
     return GateResult(name, "ok", summary), snap
+
+
+def _existing_dir(path: Path) -> Path:
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def unwritable(root: Path, paths: list[str]) -> list[str]:
+    """What would stop the engine writing ``paths`` (and its state beside sglang/), one line each.
+    Files are replaced by a rename in their directory, so that directory must be writable too;
+    a read-only file is reported as well: someone meant it not to change."""
+    problems, seen = [], set()
+
+    def check_dir(d: Path, why: str) -> None:
+        d = _existing_dir(d)
+        if d not in seen:
+            seen.add(d)
+            if not os.access(d, os.W_OK | os.X_OK):
+                problems.append(f"directory {d} is not writable ({why})")
+
+    for rel in paths:
+        path = root / rel
+        if path.exists() and not os.access(path, os.W_OK):
+            problems.append(f"{rel} is not writable")
+        check_dir(path.parent, f"{rel} is replaced there" if path.exists() else f"{rel} is created there")
+    check_dir(root / STATE_DIRNAME / "patches", "the engine keeps its state there")
+    return problems
+
+
+def permissions_gate(root: Path, paths: list[str]) -> GateResult:
+    problems = unwritable(root, paths)
+    if problems:
+        return GateResult("permissions", "fail", problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""), problems)
+    return GateResult("permissions", "ok", f"{len(paths)} files and the state directory are writable")
 
 
 def manifest_gate(series: Series, before: dict[str, bytes | None]) -> tuple[GateResult, list[str]]:
@@ -596,7 +715,7 @@ def _series_for(target: Target, series_name: str) -> Series:
 def _check(target: Target, series: Series, use_contracts: bool) -> CheckReport:
     dry = dry_run(series, target.root)
     gate, notes = manifest_gate(series, dry.before)
-    gates = [gate]
+    gates = [gate, permissions_gate(target.root, series.touched_files)]
     baseline = ContractSnapshot()
     if use_contracts:
         cgate, baseline = contract_gate(target.source, series, "before")
@@ -740,7 +859,7 @@ def _apply(path, series_name: str, use_contracts: bool, say: Callable[[str], Non
 @dataclass
 class FileStatus:
     path: str
-    state: str  # "patched", "edited since apply", "missing", "original"
+    state: str  # "patched", "edited since apply", "missing", "original", "deleted since apply (...)"
 
 
 def _file_statuses(target: Target, state: dict) -> list[FileStatus]:
@@ -750,6 +869,8 @@ def _file_statuses(target: Target, state: dict) -> list[FileStatus]:
         sha = sha256_bytes(data) if data is not None else None
         if sha == entry["sha_after"]:
             out.append(FileStatus(entry["path"], "patched"))
+        elif data is None and not entry["existed_before"]:
+            out.append(FileStatus(entry["path"], "deleted since apply (the series created it)"))
         elif sha == entry["sha_before"]:
             out.append(FileStatus(entry["path"], "original"))
         elif data is None:
@@ -759,17 +880,78 @@ def _file_statuses(target: Target, state: dict) -> list[FileStatus]:
     return out
 
 
+def _rebuild_state(target: Target, series_name: str) -> dict:
+    """A damaged record's stand-in, from what is still sound: the kept originals and the series.
+    Files the series creates have no original; the patched bytes are the series applied to the originals."""
+    state_dir = target.state_dir(series_name)
+    originals = state_dir / ORIGINALS
+    if not originals.is_dir():
+        raise SpectraceError(
+            f"the record of '{series_name}' is damaged and no originals are kept in {originals}: nothing to restore from; "
+            f"'spectrace patch revert --series {series_name} --reset-state' forgets the record and leaves the files as they are"
+        )
+    series = _series_for(target, series_name)
+    created = {d.path for p in series.patches for d in p.files if d.creates}
+    before: dict[str, bytes | None] = {}
+    for rel in series.touched_files:
+        saved = _read_or_none(originals / rel)
+        if saved is not None:
+            before[rel] = saved
+        elif rel in created:
+            before[rel] = None
+        else:
+            before[rel] = _read_or_none(target.root / rel)  # not saved: apply did not change it
+    dry = dry_run_bytes(series, before)
+    files = []
+    for rel, data in before.items():
+        if (originals / rel).is_file() or rel in created:
+            after = dry.after[rel] if dry.ok else b"\0unknown"  # a series edited since: every file counts as edited
+            files.append({
+                "path": rel,
+                "existed_before": data is not None,
+                "sha_before": sha256_bytes(data) if data is not None else None,
+                "sha_after": sha256_bytes(after) if after is not None else None,
+            })
+    return {"txn": "rebuilt", "series": series_name, "patches": [{"name": p.name, "sha256": p.sha256} for p in series.patches],
+            "files": files, "applied_at": "?", "rebuilt": True}
+
+
+def _reset_state(target: Target, series_name: str) -> list[str]:
+    """Forget the record of a series; the files stay as they are. Returns the record's files it dropped."""
+    state_dir = target.state_dir(series_name)
+    if not state_dir.is_dir():
+        raise SpectraceError(f"series '{series_name}' has no state in {target.root}; nothing to reset")
+    dropped = sorted(p.name for p in state_dir.iterdir())
+    # the record first: without it and without a journal, what is left is plain leftovers
+    for name in (STATE, JOURNAL):
+        (state_dir / name).unlink(missing_ok=True)
+    shutil.rmtree(state_dir, ignore_errors=True)
+    return dropped
+
+
 def revert(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, force: bool = False,
-           progress: Callable[[str], None] | None = None) -> tuple[dict, list[str]]:
-    """Restore every file the series touched to its bytes before apply; returns (the state undone, recovered)."""
+           progress: Callable[[str], None] | None = None, reset_state: bool = False) -> tuple[dict, list[str]]:
+    """Restore every file the series touched to its bytes before apply; returns (the state undone, recovered).
+
+    ``force``: restore over edits made since apply (each one is reported first), and restore from the
+    kept originals when the record is damaged. ``reset_state``: only forget the record."""
     say = progress or (lambda _msg: None)
     target = resolve_target(path)
     with _locked(target, create=False):
-        recovered = recover(target)
+        state_dir = target.state_dir(series_name)
+        if reset_state:
+            dropped = _reset_state(target, series_name)
+            return {"series": series_name, "files": [], "reset": dropped}, []
+        try:
+            recovered = recover(target)
+            state = _read_json(state_dir / STATE)
+        except DamagedState as exc:
+            if not force or exc.series != series_name:
+                raise
+            say(f"warning: {exc.path} is damaged; restoring from the originals kept in {state_dir / ORIGINALS}")
+            recovered, state = [], _rebuild_state(target, series_name)
         for line in recovered:
             say(line)
-        state_dir = target.state_dir(series_name)
-        state = _read_json(state_dir / STATE)
         if state is None:
             raise SpectraceError(f"series '{series_name}' is not applied to {target.root}; nothing to revert")
         edited = [f for f in _file_statuses(target, state) if f.state != "patched"]
@@ -780,6 +962,11 @@ def revert(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, force: bo
                 + (f" (+{len(edited) - 1} more files)" if len(edited) > 1 else "")
                 + "; revert would discard that: pass --force to restore the originals anyway"
             )
+        problems = unwritable(target.root, [f["path"] for f in state["files"]])
+        if problems:
+            raise SpectraceError(f"cannot revert: {problems[0]}" + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "") + "; nothing was changed")
+        for f in edited:  # --force: say what goes before it goes
+            say(f"discarding: {f.path}: {f.state}")
         writes = _Writes()
         # a revert only ever moves forward (an interrupted one is finished by recover()), and its
         # writes are few: Ctrl-C waits for them rather than leave a half-reverted tree
@@ -796,7 +983,7 @@ def revert(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, force: bo
                     raise SpectraceError(f"cannot revert {rel}: its saved original under {state_dir / ORIGINALS} is missing or damaged")
                 _put(target.root, rel, saved, writes)
             writes.reached("files-written")
-            (state_dir / STATE).unlink()
+            (state_dir / STATE).unlink(missing_ok=True)
             (state_dir / JOURNAL).unlink()
             shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
             with contextlib.suppress(OSError):
@@ -807,13 +994,34 @@ def revert(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, force: bo
 
 
 @dataclass
+class HandApplied:
+    """A series found in a tree without spectrace's record (``patch -p1``, ``git apply``)."""
+    series: str
+    found: list[str]  # patch names in the tree
+    missing: list[str]  # patch names not in it
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.found) and not self.missing
+
+
+@dataclass
 class StatusReport:
     target: Target
     applied: list[tuple[dict, list[FileStatus]]]
     recovered: list[str]
+    by_hand: HandApplied | None = None
+    note: str | None = None  # why the by-hand check could not run
 
 
-def status(path: str | os.PathLike) -> StatusReport:
+def _by_hand(target: Target, series: Series) -> HandApplied:
+    found, pristine = applied_by_hand(series, read_touched(series, target.root))
+    if found and len(found) == len(series.patches) and not dry_run_bytes(series, pristine).ok:
+        found = []  # the hunks reverse, but the series does not apply again on what that gives: not this series
+    return HandApplied(series.name, found, [p.name for p in series.patches if p.name not in found])
+
+
+def status(path: str | os.PathLike, series_name: str = DEFAULT_SERIES) -> StatusReport:
     target = resolve_target(path)
     with _locked(target, create=False):
         recovered = recover(target)
@@ -822,4 +1030,60 @@ def status(path: str | os.PathLike) -> StatusReport:
             state = _read_json(state_dir / STATE)
             if state is not None:
                 applied.append((state, _file_statuses(target, state)))
-        return StatusReport(target, applied, recovered)
+        report = StatusReport(target, applied, recovered)
+        if not applied:
+            try:
+                report.by_hand = _by_hand(target, _series_for(target, series_name))
+            except SpectraceError as exc:  # e.g. no series for this version: nothing to compare with
+                report.note = one_line(exc)
+        return report
+
+
+def adopt(path: str | os.PathLike, series_name: str = DEFAULT_SERIES) -> dict:
+    """Take over a series applied by hand: record it as if apply had done it, so revert can undo it.
+    Writes only the engine's state (the originals come from reverse-applying the patches in memory)."""
+    target = resolve_target(path)
+    series = _series_for(target, series_name)
+    with _locked(target, create=True):
+        recover(target)
+        existing = _any_applied_state(target)
+        if existing is not None:
+            raise SpectraceError(_already_patched_message(existing))
+        current = read_touched(series, target.root)
+        found, pristine = applied_by_hand(series, current)
+        if len(found) != len(series.patches) or dry_run_bytes(series, pristine).after != current:
+            missing = [p.name for p in series.patches if p.name not in found]
+            raise SpectraceError(
+                f"series '{series_name}' is not wholly in {target.root} (not found: {', '.join(missing) or 'a clean reverse'}); "
+                f"nothing to adopt"
+            )
+        problems = unwritable(target.root, [])
+        if problems:
+            raise SpectraceError(f"cannot adopt: {problems[0]}")
+        state_dir = target.state_dir(series.name)
+        files = [
+            {"path": p, "existed_before": pristine[p] is not None,
+             "sha_before": sha256_bytes(pristine[p]) if pristine[p] is not None else None,
+             "sha_after": sha256_bytes(current[p]) if current[p] is not None else None}
+            for p in series.touched_files if pristine[p] != current[p]
+        ]
+        try:
+            shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
+            for entry in files:
+                if entry["existed_before"]:
+                    saved = state_dir / ORIGINALS / entry["path"]
+                    saved.parent.mkdir(parents=True, exist_ok=True)
+                    atomic_write(saved, pristine[entry["path"]])
+            state = {
+                "txn": uuid.uuid4().hex, "series": series.name, "sglang_version": series.version, "root": str(target.root),
+                "applied_at": _now(), "adopted": True,
+                "patches": [{"name": p.name, "sha256": p.sha256} for p in series.patches],
+                "files": files, "contract_gates": {},
+            }
+            _write_json_atomic(state_dir / STATE, state)  # the commit point; before it, recover() drops the originals
+        except BaseException:
+            with deferred():
+                (state_dir / STATE).unlink(missing_ok=True)
+                shutil.rmtree(state_dir, ignore_errors=True)
+            raise
+        return state

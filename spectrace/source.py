@@ -126,10 +126,18 @@ def from_path(path: str | os.PathLike) -> SglangSource:
 
 def installed() -> SglangSource | None:
     """The importable sglang, found through the import system without importing it."""
-    spec = importlib.util.find_spec("sglang")
-    if spec is None or not spec.submodule_search_locations:
+    try:
+        spec = importlib.util.find_spec("sglang")
+    except (ImportError, ValueError):  # a broken sglang already in sys.modules
         return None
-    pkg = Path(list(spec.submodule_search_locations)[0])
+    if spec is None:
+        return None
+    if spec.origin and spec.origin.endswith("__init__.py"):
+        pkg = Path(spec.origin).resolve().parent  # a regular package: .../site-packages/sglang/__init__.py
+    elif spec.submodule_search_locations:
+        pkg = Path(list(spec.submodule_search_locations)[0]).resolve()  # a namespace package
+    else:
+        return None  # a module named sglang, not the package
     return SglangSource(root=pkg.parent, version=read_version(pkg.parent), origin="installed")
 
 

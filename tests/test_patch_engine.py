@@ -356,7 +356,9 @@ def test_real_checker_rolls_back_a_patch_that_skips_next_draft_input(sglang_copy
     before = whole_tree_digest(tree)
     report, _ = engine.check(tree, "naive-skip")
     assert report.refusal is None  # the tree is fine and the hunk applies: only the patched tree is wrong
-    with pytest.raises(SpectraceError, match=r"the patched tree fails gate contracts \(after\): new violation: .*next_draft_input.*rolled back"):
+    # the catalog's own reads now carry the obligation, so the gate names the read it breaks first
+    with pytest.raises(SpectraceError, match=r"the patched tree fails gate contracts \(after\): unconditional read "
+                                             r"SPEC2-NDI-\w+ is violated after patching .*rolled back"):
         engine.apply(tree, "naive-skip")
     assert whole_tree_digest(tree) == before
     assert not (tree / ".spectrace").exists()
@@ -676,3 +678,146 @@ def test_shipped_series_killed_midway_leaves_the_original(sglang_copy, monkeypat
     assert "rolled back an interrupted apply of 'dynamic-disable'" in proc.stdout
     assert proc.stdout.rstrip().splitlines()[-1].startswith("result: apply would succeed"), proc.stdout + proc.stderr
     assert whole_tree_digest(tree) == before
+
+
+# ---------------------------------------------------------------- the truth about a tree: by hand, damaged, unwritable
+
+
+def _patch_by_hand(tree: Path, names: list[str]) -> None:
+    series = {p.name: p for p in load_series("test-series", "0.5.12").patches}
+    for name in names:
+        subprocess.run(["patch", "-p1", "-s", "-i", str(series[name].path)], cwd=tree, check=True)
+
+
+def test_status_finds_a_series_applied_by_hand_and_adopt_takes_it_over(test_series):
+    if shutil.which("patch") is None:
+        pytest.skip("GNU patch is not installed")
+    tree = test_series("0.5.12")
+    before = whole_tree_digest(tree)
+    _patch_by_hand(tree, ["0001-worker-state.patch"])
+    hand = engine.status(tree, "test-series").by_hand
+    assert (hand.found, hand.missing, hand.complete) == (["0001-worker-state.patch"], ["0002-policy-toggle.patch"], False)
+    out = CliRunner().invoke(main, ["patch", "status", "--sglang", str(tree), "--series", "test-series"])
+    assert out.output.splitlines()[1].startswith("partly applied by hand (no spectrace state): series 'test-series': 0001-worker-state.patch in the tree")
+    _patch_by_hand(tree, ["0002-policy-toggle.patch"])  # edits a line the first one added: found last to first
+    out = CliRunner().invoke(main, ["patch", "status", "--sglang", str(tree), "--series", "test-series"])
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines()[1] == (
+        "applied by hand (no spectrace state): series 'test-series', patches 0001-worker-state.patch, 0002-policy-toggle.patch; "
+        f"revert with 'patch -R -p1' (last patch first), or let spectrace take it over: spectrace patch adopt --sglang {tree} --series test-series"
+    )
+    patched = tree_digest(tree)
+    out = CliRunner().invoke(main, ["patch", "adopt", "--sglang", str(tree), "--series", "test-series"])
+    assert out.exit_code == 0, out.output
+    assert tree_digest(tree) == patched  # adopt writes only the engine's state
+    assert {f.state for _, files in engine.status(tree).applied for f in files} == {"patched"}
+    engine.revert(tree, "test-series")
+    assert whole_tree_digest(tree) == before
+
+
+def test_adopt_refuses_a_partly_patched_tree(test_series):
+    if shutil.which("patch") is None:
+        pytest.skip("GNU patch is not installed")
+    tree = test_series("0.5.12")
+    _patch_by_hand(tree, ["0001-worker-state.patch"])
+    before = whole_tree_digest(tree)
+    with pytest.raises(SpectraceError, match=r"series 'test-series' is not wholly in .* \(not found: 0002-policy-toggle.patch\); nothing to adopt"):
+        engine.adopt(tree, "test-series")
+    assert whole_tree_digest(tree) == before
+
+
+def test_status_says_a_created_file_was_deleted(test_series):
+    tree = test_series("0.5.12")
+    engine.apply(tree, "test-series", use_contracts=False)
+    (tree / NEW_MODULE).unlink()
+    files = {f.path: f.state for _, fs in engine.status(tree).applied for f in fs}
+    assert files[NEW_MODULE] == "deleted since apply (the series created it)"
+    out = CliRunner().invoke(main, ["patch", "status", "--sglang", str(tree)])
+    assert "; 1 files changed since" in out.output
+    assert f"  {NEW_MODULE}: deleted since apply (the series created it)" in out.output.splitlines()
+
+
+def test_revert_force_lists_what_it_discards(test_series):
+    tree = test_series("0.5.12")
+    before = whole_tree_digest(tree)
+    engine.apply(tree, "test-series", use_contracts=False)
+    (tree / SCHEDULER).write_text((tree / SCHEDULER).read_text() + "# edited after apply\n")
+    (tree / NEW_MODULE).unlink()
+    out = CliRunner().invoke(main, ["patch", "revert", "--sglang", str(tree), "--series", "test-series", "--force"])
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines() == [
+        f"discarding: {NEW_MODULE}: deleted since apply (the series created it)",
+        f"discarding: {SCHEDULER}: edited since apply",
+        "reverted 'test-series': 3 files restored byte for byte",
+    ]
+    assert whole_tree_digest(tree) == before
+
+
+@pytest.mark.parametrize("garbage", ["{not json", "[]", '{"txn": "x"}'])
+def test_damaged_state_is_one_line_and_revert_force_restores(test_series, garbage):
+    tree = test_series("0.5.12")
+    before = whole_tree_digest(tree)
+    engine.apply(tree, "test-series", use_contracts=False)
+    (tree / SCHEDULER).write_text((tree / SCHEDULER).read_text() + "# edited after apply\n")
+    state_file = tree / ".spectrace/patches/test-series/state.json"
+    state_file.write_text(garbage)
+    damaged = whole_tree_digest(tree)
+    runner = CliRunner()
+    for args in (["status"], ["check", "--series", "test-series"], ["apply", "--series", "test-series"], ["revert", "--series", "test-series"]):
+        out = runner.invoke(main, ["patch", *args, "--sglang", str(tree), "--no-contract-gate"] if args[0] in ("check", "apply")
+                            else ["patch", *args, "--sglang", str(tree)])
+        assert out.exit_code == 2, out.output
+        assert out.output.strip().splitlines() == [out.output.strip()]
+        assert out.output.startswith(f"spectrace: damaged patch state {state_file} (")
+        assert "'spectrace patch revert --series test-series --force' restores the files" in out.output
+        assert whole_tree_digest(tree) == damaged
+    out = runner.invoke(main, ["patch", "revert", "--sglang", str(tree), "--series", "test-series", "--force"])
+    assert out.exit_code == 0, out.output
+    assert f"discarding: {SCHEDULER}: edited since apply" in out.output
+    assert whole_tree_digest(tree) == before
+
+
+def test_damaged_state_reset_forgets_the_record_only(test_series):
+    tree = test_series("0.5.12")
+    engine.apply(tree, "test-series", use_contracts=False)
+    patched = tree_digest(tree)
+    (tree / ".spectrace/patches/test-series/state.json").write_text("\0\0\0")
+    out = CliRunner().invoke(main, ["patch", "revert", "--sglang", str(tree), "--series", "test-series", "--reset-state"])
+    assert out.exit_code == 0, out.output
+    assert tree_digest(tree) == patched and not (tree / ".spectrace").exists()
+    hand = engine.status(tree, "test-series").by_hand
+    assert hand.complete  # what is in the files is still told
+
+
+def test_check_foresees_an_unwritable_file_or_directory(test_series, monkeypatch):
+    tree = test_series("0.5.12")
+    real_access = os.access
+    denied = {(tree / SCHEDULER), (tree / NEW_MODULE).parent}
+
+    def access(path, mode, *args, **kwargs):  # as root, chmod denies nothing: the check's logic is tested here
+        return False if Path(path) in denied and mode & os.W_OK else real_access(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+    before = whole_tree_digest(tree)
+    report, _ = engine.check(tree, "test-series", use_contracts=False)
+    gate = next(g for g in report.gates if g.name == "permissions")
+    assert gate.status == "fail"
+    assert gate.details == [
+        f"directory {(tree / NEW_MODULE).parent} is not writable ({WORKER} is replaced there)",
+        f"{SCHEDULER} is not writable",
+    ]
+    assert report.refusal == f"gate permissions failed: {gate.details[0]} (+1 more)"
+    out = CliRunner().invoke(main, ["patch", "check", "--sglang", str(tree), "--series", "test-series", "--no-contract-gate"])
+    assert out.exit_code == 1 and "result: apply would refuse: gate permissions failed" in out.output
+    with pytest.raises(SpectraceError, match="gate permissions failed"):
+        engine.apply(tree, "test-series", use_contracts=False)
+    assert whole_tree_digest(tree) == before
+
+
+def test_check_foresees_a_read_only_file_with_chmod(test_series):
+    if os.geteuid() == 0:
+        pytest.skip("root writes through chmod; the check's logic is tested with os.access monkeypatched")
+    tree = test_series("0.5.12")
+    (tree / SCHEDULER).chmod(0o444)
+    report, _ = engine.check(tree, "test-series", use_contracts=False)
+    assert report.refusal == f"gate permissions failed: {SCHEDULER} is not writable"
