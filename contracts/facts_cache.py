@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from spectrace.atomic import atomic_write
@@ -18,6 +17,7 @@ from spectrace.contracts.facts import FACTS_VERSION, FunctionFacts, FunctionSpan
 from spectrace.contracts.facts_visitors import facts_for_span
 from spectrace.errors import SpectraceError
 from spectrace.source import cache_dir
+from spectrace.interrupts import process_pool
 
 
 def facts_cache_dir() -> Path:
@@ -108,7 +108,7 @@ class FactsCache:
             jobs = self.jobs if self.jobs is not None else min(os.cpu_count() or 1, 8)
             if jobs > 1 and len(todo) > 24:
                 chunks = [todo[i::jobs] for i in range(jobs)]
-                with ProcessPoolExecutor(jobs) as pool:
+                with process_pool(jobs) as pool:
                     futures = [(chunk, pool.submit(_parse_spans, [s for _, s in chunk])) for chunk in chunks if chunk]
                     for chunk, fut in futures:
                         for (rel, _), (key, facts) in zip(chunk, fut.result()):

@@ -2,7 +2,8 @@
 
 The terminal sends SIGINT to the whole process group. A forked pool worker would print its own
 KeyboardInterrupt traceback; instead workers ignore SIGINT, the parent alone raises
-KeyboardInterrupt, and the pool finishes the tasks already handed out and shuts down.
+KeyboardInterrupt, and the pool (``process_pool``) cancels the tasks not started yet, lets the
+running ones finish and shuts down.
 (Terminating the workers breaks the pool, and Python 3.11's pool manager thread then fails on
 the futures the parent cancelled, printing a traceback of its own.)
 """
@@ -13,6 +14,7 @@ import contextlib
 import os
 import signal
 import threading
+from concurrent.futures import ProcessPoolExecutor
 from typing import Iterator
 
 _active = False  # inherited by forked children: only a CLI command's workers ignore SIGINT
@@ -58,3 +60,16 @@ def deferred() -> Iterator[list]:
         yield got
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A process pool that, when the body is interrupted, drops the tasks not started yet
+    (``with ProcessPoolExecutor()`` alone would run every submitted task before exiting)."""
+    pool = ProcessPoolExecutor(max_workers=workers)
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)

@@ -210,7 +210,6 @@ def test_pool_workers_leave_ctrl_c_to_the_parent(tmp_path):
     script = tmp_path / "pool.py"
     script.write_text(textwrap.dedent("""
         import sys, time
-        from concurrent.futures import ProcessPoolExecutor
         from spectrace import interrupts
 
         def work(i):
@@ -219,7 +218,7 @@ def test_pool_workers_leave_ctrl_c_to_the_parent(tmp_path):
 
         if __name__ == "__main__":
             try:
-                with interrupts.handled(), ProcessPoolExecutor(2) as pool:
+                with interrupts.handled(), interrupts.process_pool(2) as pool:
                     print("ready", flush=True)
                     list(pool.map(work, range(10000)))
             except KeyboardInterrupt:

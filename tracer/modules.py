@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 import pickle
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable
 
 from spectrace.source import module_name
 from spectrace.tracer.index import ModuleSummary
 from spectrace.tracer.summary_cache import (
+from spectrace.interrupts import process_pool
     SummaryCache,
     report_write_failure,
     summarize_file,
@@ -102,7 +102,7 @@ class ModuleStore:
                     progress(i, total)
         else:
             args = [(str(self.root), rel, self.cache.enabled) for rel in todo]
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            with process_pool(jobs) as pool:
                 done = pool.map(summarize_in_worker, args, chunksize=16)
                 for i, (rel, (key, summary), write_failure) in enumerate(done, 1):
                     if write_failure:
