@@ -16,8 +16,8 @@ from spectrace.contracts.cache_warnings import warn_cache_unusable
 from spectrace.contracts.facts import FACTS_VERSION, FunctionFacts, FunctionSpan, function_spans, span_key
 from spectrace.contracts.facts_visitors import facts_for_span
 from spectrace.errors import SpectraceError
-from spectrace.source import cache_dir
 from spectrace.interrupts import process_pool
+from spectrace.source import cache_dir
 
 
 def facts_cache_dir() -> Path:

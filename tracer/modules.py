@@ -12,10 +12,10 @@ import pickle
 from pathlib import Path
 from typing import Callable, Iterable
 
+from spectrace.interrupts import process_pool
 from spectrace.source import module_name
 from spectrace.tracer.index import ModuleSummary
 from spectrace.tracer.summary_cache import (
-from spectrace.interrupts import process_pool
     SummaryCache,
     report_write_failure,
     summarize_file,
