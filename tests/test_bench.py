@@ -377,3 +377,167 @@ def test_unknown_keys_in_a_configuration_file_are_errors(tmp_path):
     f.write_text('[defaults]\nshims = "loud"\n[[config]]\nname = "x"\n')
     res = CliRunner().invoke(main, ["bench", "--configs", str(f), "-o", str(tmp_path / "o")])
     assert res.exit_code == 2 and "[defaults] shims" in res.output
+
+
+def test_draft_regimes_need_the_dummy_model_and_are_checked_in_files(server, tmp_path):
+    res = CliRunner().invoke(main, ["bench", "--config", "a=", "--drafts", "accepted", "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2
+    assert res.output.strip().splitlines()[-1] == (
+        "spectrace: --drafts accepted needs --dummy-model and an engine the bench starts (no --url)")
+    res = CliRunner().invoke(main, ["bench", "--url", server, "--dummy-model", "small", "--config", "a=",
+                                    "--drafts", "half", "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "--drafts half needs --dummy-model" in res.output
+    res = CliRunner().invoke(main, ["bench", "--config", "a=", "--drafts", "all", "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "'all' is not one of 'dummy', 'accepted', 'half'" in res.output
+    f = tmp_path / "c.toml"
+    f.write_text('[defaults]\ndrafts = "half"\n[[config]]\nname = "x"\ndrafts = "accepted"\n')
+    configs, defaults = config.load_config_file(str(f))
+    assert configs[0]["drafts"] == "accepted" and defaults["drafts"] == "half"
+    # a configuration's own regime needs the dummy model too
+    res = CliRunner().invoke(main, ["bench", "--configs", str(f), "-o", str(tmp_path / "o")])
+    assert res.exit_code == 2 and "--drafts accepted needs --dummy-model" in res.output
+    f.write_text('[[config]]\nname = "x"\ndrafts = "most"\n')
+    with pytest.raises(SpectraceError, match="drafts must be one of dummy, accepted, half"):
+        config.load_config_file(str(f))
+
+
+def test_an_edited_regime_puts_the_drafts_boot_folder_after_the_shims_one(monkeypatch, tmp_path):
+    from spectrace.bench import drafts
+    from spectrace.shims import runtime
+
+    monkeypatch.setenv("PYTHONPATH", "/somewhere")
+    monkeypatch.setenv(drafts.ENV_DRAFTS, "half")  # inherited from a parent: must not leak
+    common = {"drafts": "dummy", "catalog": None, "value_sample": None}
+    cfg = {"name": "x", "drafts": "accepted", "env": {"PYTHONPATH": "tests/gpu/fault", "A": 1}}
+    env = lifecycle.engine_environment(cfg, "warn", None, common)
+    assert env["PYTHONPATH"].split(os.pathsep) == [
+        str(runtime.BOOT_DIR), str(drafts.BOOT_DIR), os.path.abspath("tests/gpu/fault"), "/somewhere"]
+    assert env[drafts.ENV_DRAFTS] == "accepted" and env["A"] == "1"
+    env = lifecycle.engine_environment({"name": "y"}, "off", None, common)
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(runtime.BOOT_DIR), "/somewhere"]
+    assert drafts.ENV_DRAFTS not in env
+    assert (drafts.BOOT_DIR / "sitecustomize.py").is_file()
+
+
+FAKE_MODEL_RUNNER = '''
+import sys
+
+class T:
+    """a weight that records what was done to it"""
+    def __init__(self, name, shape=(8, 4)):
+        self.name, self.shape = name, shape
+    def zero_(self): OPS.append(("zero", self.name))
+    def fill_(self, v): OPS.append(("fill", self.name, v))
+    def copy_(self, src): OPS.append(("copy", self.name, src.name))
+
+class M:
+    def __init__(self, name): self.weight = T(name)
+
+class Inner:
+    embed_tokens = M("embed")
+
+class Model:
+    model, lm_head = Inner(), M("head")
+    def named_modules(self):
+        return [("model.layers.0.self_attn.o_proj", M("o0")), ("model.layers.0.mlp.down_proj", M("d0")),
+                ("model.layers.0.mlp.gate_up_proj", M("g0"))]
+    def named_parameters(self):
+        return [("model.layers.0.input_layernorm.weight", T("n0")), ("model.norm.weight", T("n1")),
+                ("model.layers.0.mlp.gate_up_proj.weight", T("g0"))]
+
+OPS = []
+
+class ModelRunner:
+    is_draft_worker = False
+    def load_model(self):
+        self.model = Model()
+'''
+
+
+def test_the_boot_chain_edits_the_loaded_model_in_a_fresh_interpreter(tmp_path):
+    """The bench's engine PYTHONPATH: the shims' boot folder, the drafts' one, a test's hook folder
+    and a tree with a fake ModelRunner. Every sitecustomize runs once, in path order, and
+    load_model is wrapped through spectrace's post-import hook (no torch needed for the fake)."""
+    from spectrace.bench import drafts
+    from spectrace.shims import runtime
+
+    tree = tmp_path / "tree"
+    pkg = tree / "sglang" / "srt" / "model_executor"
+    pkg.mkdir(parents=True)
+    for d in (tree / "sglang", tree / "sglang" / "srt", pkg):
+        (d / "__init__.py").write_text("")
+    (pkg / "model_runner.py").write_text(FAKE_MODEL_RUNNER)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text("import sys\nprint('[hook] ran', file=sys.stderr)\n")
+    script = ("import sglang.srt.model_executor.model_runner as m\n"
+              "m.ModelRunner().load_model()\n"
+              "print(m.OPS)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SPECTRACE_")}
+    env.update(PYTHONPATH=os.pathsep.join([str(runtime.BOOT_DIR), str(drafts.BOOT_DIR), str(hook), str(tree)]),
+               SPECTRACE_BENCH_DRAFTS="accepted", SPECTRACE_POOL_STATS="1")
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert eval(proc.stdout.strip()) == [("zero", "o0"), ("zero", "d0"), ("fill", "n0", 1.0), ("fill", "n1", 1.0),
+                                         ("copy", "head", "embed")]
+    lines = proc.stderr.splitlines()
+    assert lines.count("[hook] ran") == 1
+    (edit,) = [line for line in lines if line.startswith("[spectrace bench] drafts accepted: target Model")]
+    assert edit.endswith("zeroed 1 o_proj and 1 down_proj, 2 norm weights set to 1, lm_head = embed_tokens")
+    # dummy drafts: the hook stays out of the way, the chain still runs
+    env["SPECTRACE_BENCH_DRAFTS"] = "dummy"
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[]" and "[hook] ran" in proc.stderr
+
+
+def test_the_tables_show_each_engines_draft_regime():
+    results = [{"name": "base", "drafts": "accepted", "shims": "warn", "runs": [{"concurrency": 1, "tok_per_s": 9.0}]},
+               {"name": "plain", "drafts": None, "runs": []}]
+    md = tables.render_markdown(results, {"concurrency": [1], "input_len": 8, "output_len": 8, "seq_reps": 1}, None)
+    assert "| C | base (shims warn, drafts accepted) | plain (shims off) |" in md
+    assert "| configuration | SGLang | drafts |" in md and "| base | ? | accepted |" in md and "| plain | ? | - |" in md
+
+
+def test_the_weight_edit_makes_the_target_repeat_and_the_draft_agree():
+    """A two-layer toy Llama and EAGLE-3 draft in torch (skipped without torch)."""
+    torch = pytest.importorskip("torch")
+    from torch import nn
+
+    from spectrace.bench import drafts
+
+    h, vocab = 8, 32
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.self_attn, self.mlp = nn.Module(), nn.Module()
+            self.self_attn.o_proj, self.mlp.down_proj = nn.Linear(h, h, bias=False), nn.Linear(h, h, bias=False)
+            self.input_layernorm = nn.LayerNorm(h)
+
+    def toy(draft: bool):
+        m = nn.Module()
+        m.model = nn.Module()
+        m.model.embed_tokens = nn.Embedding(vocab, h)
+        m.model.layers = nn.ModuleList([Layer(), Layer()])
+        m.model.norm = nn.LayerNorm(h)
+        m.lm_head = nn.Linear(h, vocab, bias=False)
+        if draft:
+            m.model.fc = nn.Linear(3 * h, h)
+        return m
+
+    target, draft = toy(False), toy(True)
+    assert "lm_head = embed_tokens" in drafts.edit_model(target, "accepted", "target")
+    line = drafts.edit_model(draft, "accepted", "draft")
+    assert "zeroed 2 o_proj and 2 down_proj, 5 norm weights set to 1" in line
+    assert line.endswith("fc passes aux hidden state 1 of 3, lm_head = the target's embed_tokens")
+    assert all(float(l.self_attn.o_proj.weight.abs().sum()) == 0 for l in target.model.layers)
+    e = target.model.embed_tokens.weight
+    assert torch.equal(target.lm_head.weight, e) and torch.equal(draft.lm_head.weight, e)
+    x = torch.randn(2, 3 * h)
+    assert torch.equal(draft.model.fc(x), x[:, :h] + draft.model.fc.bias)
+    drafts.edit_model(target, "half", "target")
+    f = drafts.vocabulary_pairing(vocab, 0)
+    assert torch.equal(f[f], torch.arange(vocab)) and bool((f != torch.arange(vocab)).all())
+    assert torch.equal(target.lm_head.weight, e[f])

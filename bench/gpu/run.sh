@@ -2,7 +2,9 @@
 # One `spectrace bench` sweep on a GPU machine without network, from the checkout's root:
 #
 #   bash bench/gpu/run.sh [--patch[=SERIES]] BUNDLE_DIR CONFIG.toml [spectrace bench options...]
+#   bash bench/gpu/run.sh [--patch[=SERIES]] --pytest BUNDLE_DIR [pytest options...]
 #
+# --pytest: the GPU test suite (pytest -m gpu tests/gpu) instead of a sweep; results in $OUT/pytest/.
 # BUNDLE_DIR: site.tar.xz (+ STUBS, jitcache.tar.xz) from the GPU recipe's build-bundle.sh.
 # --patch: apply a patch series (default dynamic-disable) to the unpacked SGLang first.
 # Results: $OUT/<config name>/ (bench.md, bench.json, bench.png, log-*.txt), $OUT/run.log.
@@ -10,17 +12,26 @@
 # WHEELS (.gpu/whl), STUBS_DIR (.gpu/recipe/stubs), PY (python3), PACK=1 (tar the results folder).
 set -uo pipefail
 SERIES=
+PYTEST=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --patch) SERIES=dynamic-disable; shift ;;
     --patch=*) SERIES=${1#--patch=}; shift ;;
+    --pytest) PYTEST=1; shift ;;
     *) break ;;
   esac
 done
-BUNDLE=${1:?usage: run.sh [--patch[=SERIES]] BUNDLE_DIR CONFIG.toml [bench options...]}
-CONFIG=${2:?usage: run.sh [--patch[=SERIES]] BUNDLE_DIR CONFIG.toml [bench options...]}
-shift 2
-NAME=$(basename "$CONFIG" .toml)
+USAGE="usage: run.sh [--patch[=SERIES]] BUNDLE_DIR CONFIG.toml [bench options...] | run.sh [--patch] --pytest BUNDLE_DIR [pytest options...]"
+BUNDLE=${1:?$USAGE}
+shift
+if [ "$PYTEST" = 1 ]; then
+  CONFIG=
+  NAME=pytest
+else
+  CONFIG=${1:?$USAGE}
+  shift
+  NAME=$(basename "$CONFIG" .toml)
+fi
 OUT=${OUT:-/tmp/bench-out}
 WHEELS=${WHEELS:-.gpu/whl}
 STUBS_DIR=${STUBS_DIR:-.gpu/recipe/stubs}
@@ -33,7 +44,7 @@ exec > >(tee -a "$OUT/run.log") 2>&1
 say() { echo "[run] $*"; }
 die() { say "$*"; exit 2; }
 [ -f "$BUNDLE/site.tar.xz" ] || die "no $BUNDLE/site.tar.xz: build it with the GPU recipe's build-bundle.sh"
-[ -f "$CONFIG" ] || die "no configuration file $CONFIG"
+[ "$PYTEST" = 1 ] || [ -f "$CONFIG" ] || die "no configuration file $CONFIG"
 
 # NVLink multicast off: the GPU recipe's settings for these machines
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -66,6 +77,8 @@ rm -rf /tmp/spt
 WHLS=$(ls "$WHEELS"/*.whl 2>/dev/null)
 $PY -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/spt $WHLS . \
   || die "installing spectrace from the checkout (and the wheels in $WHEELS) failed"
+# the drafts' boot folder is not in the package data of every checkout: copy it beside the install
+[ -f /tmp/spt/spectrace/bench/boot/sitecustomize.py ] || cp -r spectrace/bench/boot /tmp/spt/spectrace/bench/
 export PYTHONPATH=/tmp/spt:$SITE:/tmp/stubs-active
 export PYTHONSAFEPATH=1  # the checkout's spectrace/ must not shadow the installed one
 $PY -m spectrace bench --help >/dev/null || die "spectrace does not start: a dependency missing from $WHEELS?"
@@ -78,13 +91,22 @@ fi
 
 left=$(( DEADLINE - $(date +%s) - 15 ))
 [ "$left" -gt 60 ] || die "only ${left}s left after the set-up (TOTAL_S)"
-say "set-up $(( $(date +%s) - START ))s; bench $CONFIG within ${left}s"
-# `timeout` stops the sweep with SIGTERM: bench.md then holds the finished configurations
-timeout "$left" $PY -m spectrace bench --configs "$CONFIG" -o "$OUT/$NAME" "$@"
-rc=$?
-[ "$rc" = 124 ] && say "the time budget ran out: $OUT/$NAME/bench.md lists the configurations not run"
+if [ "$PYTEST" = 1 ]; then
+  # pytest from the image, else from wheels put in $WHEELS (pytest, pluggy, iniconfig, pygments)
+  $PY -c "import pytest" 2>/dev/null || die "no pytest: put its wheels (pytest, pluggy, iniconfig, pygments) in $WHEELS"
+  say "set-up $(( $(date +%s) - START ))s; GPU tests within ${left}s"
+  mkdir -p "$OUT/$NAME"
+  SPECTRACE_GPU_SGLANG=$SITE SPECTRACE_GPU_OUT=$OUT/$NAME timeout "$left" $PY -m pytest -q -rs -m gpu tests/gpu "$@"
+  rc=$?
+else
+  say "set-up $(( $(date +%s) - START ))s; bench $CONFIG within ${left}s"
+  # `timeout` stops the sweep with SIGTERM: bench.md then holds the finished configurations
+  timeout "$left" $PY -m spectrace bench --configs "$CONFIG" -o "$OUT/$NAME" "$@"
+  rc=$?
+  [ "$rc" = 124 ] && say "the time budget ran out: $OUT/$NAME/bench.md lists the configurations not run"
+fi
 
-rm -rf "$OUT/$NAME/models"
+rm -rf "$OUT/$NAME/models" "$OUT/$NAME"/*/models
 if [ ! -f "$BUNDLE/jitcache.tar.xz" ] && [ -n "$(ls -A /tmp/jitcache 2>/dev/null)" ]; then
   tar -C /tmp/jitcache -cf - . | xz -T0 -3 > "$OUT/jitcache.tar.xz"
   say "JIT caches saved to $OUT/jitcache.tar.xz: copy it into $BUNDLE to skip the compiles next time"
@@ -93,5 +115,5 @@ if [ "${PACK:-0}" = 1 ]; then
   cp "$OUT/$NAME/bench.md" "$OUT/$NAME.md" 2>/dev/null
   tar -C "$OUT" -czf "$OUT/$NAME.tar.gz" "$NAME" && rm -rf "${OUT:?}/$NAME"
 fi
-say "bench exit status $rc; total $(( $(date +%s) - START ))s"
+say "$([ "$PYTEST" = 1 ] && echo pytest || echo bench) exit status $rc; total $(( $(date +%s) - START ))s"
 exit "$rc"

@@ -6,6 +6,7 @@ Modules, in the order a sweep uses them:
 - ``command``: the click command (``bench_command``);
 - ``config``: ``--config`` options and ``--configs`` TOML/JSON files;
 - ``models``: dummy target / draft configs for weightless engines;
+- ``drafts``: the draft regimes (``--drafts``), weight edits in the engine's scheduler;
 - ``sweep``: every configuration in turn, the outputs after each, the exit status;
 - ``lifecycle``: one configuration's processes (environment, server, worker) and their ends;
 - ``worker``: the worker process (``python -m spectrace.bench --worker``), timing the runs;

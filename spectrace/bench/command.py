@@ -6,8 +6,8 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from spectrace.bench.config import (OPTION_KEYS, SHIMS_MODES, load_config_file, parse_config_option,
-                                    parse_ints)
+from spectrace.bench.config import (DRAFT_REGIMES, OPTION_KEYS, SHIMS_MODES, load_config_file,
+                                    parse_config_option, parse_ints)
 from spectrace.bench.models import SHAPES
 from spectrace.bench.sweep import bench
 from spectrace.errors import SpectraceError
@@ -44,6 +44,9 @@ def _apply_file_defaults(ctx: click.Context, params: dict, defaults: dict, path:
 @click.option("--value-sample", type=int, default=None, help="Shims' device value check every N-th step.")
 @click.option("--dummy-model", type=click.Choice(sorted(SHAPES)), default=None,
               help="Dummy Llama target / EAGLE-3 draft; {target} and {draft} in args.")
+@click.option("--drafts", type=click.Choice(DRAFT_REGIMES), default="dummy", show_default=True,
+              help="With --dummy-model: dummy weights as loaded (drafts never accepted), edited so that "
+                   "EAGLE-3 drafts are always accepted, or about half (a configuration's own `drafts` wins).")
 @click.option("--base-args", default="", help="Server arguments common to every configuration.")
 @click.option("--url", default=None, help="Drive a running server instead of starting engines.")
 @click.option("--server", is_flag=True, help="Start sglang.launch_server per configuration (HTTP).")

@@ -11,15 +11,18 @@ import json
 import shlex
 from pathlib import Path
 
+from spectrace.bench.drafts import REGIMES
 from spectrace.errors import SpectraceError
 
 SHIMS_MODES = ("off", "warn", "raise", "record")
+DRAFT_REGIMES = REGIMES
 
 # what one [[config]] table may hold
 CONFIG_KEYS = {
     "name": "the configuration's name (unique)",
     "args": "SGLang server arguments; {target} and {draft} name the dummy models",
     "shims": "runtime shims for this engine: " + ", ".join(SHIMS_MODES),
+    "drafts": "dummy-weight draft regime for this engine: " + ", ".join(DRAFT_REGIMES),
     "env": "environment variables for the engine (PYTHONPATH goes after the shims' boot folder)",
     "python": "Python executable for this engine",
     "concurrency": "this configuration's concurrencies (e.g. \"1,16\")",
@@ -28,8 +31,8 @@ CONFIG_KEYS = {
 }
 
 # bench options a [defaults] table may set (the command's parameter names)
-OPTION_KEYS = ("dummy_model", "shims", "catalog", "value_sample", "concurrency", "input_len", "output_len",
-               "seq_reps", "reps", "better_of", "mean_of", "reference", "seed", "vocab_size", "timeout",
+OPTION_KEYS = ("dummy_model", "drafts", "shims", "catalog", "value_sample", "concurrency", "input_len",
+               "output_len", "seq_reps", "reps", "better_of", "mean_of", "reference", "seed", "vocab_size", "timeout",
                "warmup", "plot", "python")
 DEFAULTS_KEYS = ("args",) + OPTION_KEYS
 
@@ -68,6 +71,8 @@ def _check_config(path: str, cfg) -> None:
         raise SpectraceError(f"{where}: args must be a string")
     if cfg.get("shims", "off") not in SHIMS_MODES:
         raise SpectraceError(f"{where}: shims must be one of {', '.join(SHIMS_MODES)}")
+    if cfg.get("drafts", "dummy") not in DRAFT_REGIMES:
+        raise SpectraceError(f"{where}: drafts must be one of {', '.join(DRAFT_REGIMES)}")
     if not isinstance(cfg.get("env", {}), dict):
         raise SpectraceError(f"{where}: env must be a table of variables")
     if "concurrency" in cfg:

@@ -17,6 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from spectrace.bench import drafts
 from spectrace.bench.config import parse_ints, user_flags
 from spectrace.errors import SpectraceError
 
@@ -50,20 +51,39 @@ def kill_group(proc) -> None:
         pass
 
 
+def drafts_boot_dir() -> Path:
+    """The boot folder of the draft regimes; an install without it would measure dummy drafts
+    under another name."""
+    if not (drafts.BOOT_DIR / "sitecustomize.py").is_file():
+        raise SpectraceError(f"this spectrace install lacks {drafts.BOOT_DIR / 'sitecustomize.py'} "
+                             "(package data): --drafts accepted/half cannot reach the engine")
+    return drafts.BOOT_DIR
+
+
 def engine_environment(cfg: dict, shims: str, report: Path | None, common: dict) -> dict:
+    """The engine's environment. PYTHONPATH starts with the shims' boot folder, then the drafts'
+    boot folder when the regime edits weights, then the configuration's own entries: each
+    sitecustomize chains the next one on the path."""
     from spectrace.shims import runtime
 
     env = runtime.child_environment(shims if shims != "off" else None, str(report) if report else None,
                                     common.get("catalog"), common.get("value_sample"), pool_stats=True)
     if shims == "off":
         env[runtime.ENV_MODE] = "off"
+    regime = cfg.get("drafts", common.get("drafts")) or "dummy"
+    rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)[1:] if p != str(drafts.BOOT_DIR)]
+    boot = [str(runtime.BOOT_DIR)]
+    env.pop(drafts.ENV_DRAFTS, None)
+    if regime != "dummy":
+        boot.append(str(drafts_boot_dir()))
+        env[drafts.ENV_DRAFTS] = regime
+    extra = []
     for key, value in (cfg.get("env") or {}).items():
-        if key == "PYTHONPATH":  # e.g. a patched SGLang tree: after the shims' boot folder
-            rest = env.get("PYTHONPATH", "").split(os.pathsep)[1:]
+        if key == "PYTHONPATH":  # e.g. a patched SGLang tree or a test's hook: after the boot folders
             extra = [os.path.abspath(v) for v in str(value).split(os.pathsep) if v]
-            env[key] = os.pathsep.join([str(runtime.BOOT_DIR)] + extra + rest)
         else:
             env[key] = str(value)
+    env["PYTHONPATH"] = os.pathsep.join(boot + extra + rest)
     return env
 
 
@@ -96,7 +116,13 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
     report = out_dir / f"shims-{name}.jsonl" if shims != "off" else None
     if report and report.exists():
         report.unlink()
-    env = engine_environment(cfg, shims, report, common)
+    regime = cfg.get("drafts", common.get("drafts")) if common.get("drafts") else None
+    try:
+        env = engine_environment(cfg, shims, report, common)
+    except SpectraceError as exc:
+        result = _failed(name, cfg.get("args", ""), shims, str(exc), out_dir / f"log-{name}.txt", log)
+        result["drafts"] = regime
+        return result
     python = cfg.get("python") or common.get("python") or sys.executable
     args = " ".join(x for x in (common.get("base_args", ""), cfg.get("args", "")) if x)
     models = common.get("models") or {}
@@ -134,6 +160,7 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
             kill_group(server)
     result["wall_s"] = round(time.time() - t0, 1)
     result["log"] = str(log_path)
+    result["drafts"] = regime
     if report is not None:
         result["shims_report"] = str(report)
         if report.exists():

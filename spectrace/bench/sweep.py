@@ -18,7 +18,7 @@ from spectrace.errors import SpectraceError
 
 
 def _check(configs: list[dict], reps: int, better: list[str], mean: list[str], catalog: str | None,
-           plot: bool) -> None:
+           plot: bool, drafts: str = "dummy", dummy_model: str | None = None, url: str | None = None) -> None:
     if not configs:
         raise SpectraceError("no configuration: give --config name='server args' or --configs FILE")
     names = [c["name"] for c in configs]
@@ -26,6 +26,11 @@ def _check(configs: list[dict], reps: int, better: list[str], mean: list[str], c
         raise SpectraceError(f"configuration names must be unique: {names}")
     if reps < 1:
         raise SpectraceError(f"--reps must be at least 1, got {reps}")
+    edited = sorted({c.get("drafts", drafts) for c in configs} - {"dummy"})
+    if edited and (not dummy_model or url):
+        # the regimes are edits of the dummy weights in an engine the bench starts
+        raise SpectraceError(f"--drafts {edited[0]} needs --dummy-model and an engine the bench starts "
+                             "(no --url)")
     for option, listed in (("--better-of", better), ("--mean-of", mean)):
         unknown = [n for n in listed if n not in names]
         if unknown:
@@ -56,11 +61,12 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
           url: str | None = None, server: bool = False, port: int | None = None, timeout: float = 900,
           warmup: bool = True, plot: bool = True, reference: str | None = None, seed: int = 1234,
           vocab_size: int | None = None, python: str | None = None, reps: int = 1,
-          better_of: str | None = None, mean_of: str | None = None, log=print) -> dict:
+          better_of: str | None = None, mean_of: str | None = None, drafts: str = "dummy",
+          log=print) -> dict:
     """Run every configuration; returns bench.json's content. Raises SpectraceError (exit 1) after
     writing the outputs when a configuration failed."""
     better, mean = split_names(better_of), split_names(mean_of)
-    _check(configs, reps, better, mean, catalog, plot)
+    _check(configs, reps, better, mean, catalog, plot, drafts, dummy_model, url)
     names = [c["name"] for c in configs]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -75,10 +81,12 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
     common = dict(concurrency=concurrency, input_len=input_len, output_len=output_len, seq_reps=seq_reps,
                   shims=shims, catalog=catalog, value_sample=value_sample, base_args=base_args, url=url,
                   server=server, port=port, timeout=timeout, warmup=warmup, seed=seed,
-                  vocab_size=vocab_size or 32000, models=models, python=python, reps=reps)
+                  vocab_size=vocab_size or 32000, models=models, python=python, reps=reps,
+                  drafts=drafts if dummy_model else None)
     results = []
     for i, cfg in enumerate(configs):
-        log(f"[bench] configuration {cfg['name']}: {cfg.get('args', '')} (shims {cfg.get('shims', shims)})")
+        regime = f", drafts {cfg.get('drafts', drafts)}" if dummy_model else ""
+        log(f"[bench] configuration {cfg['name']}: {cfg.get('args', '')} (shims {cfg.get('shims', shims)}{regime})")
         r = lifecycle.run_config(cfg, common, out, log)
         results.append(r)
         for run in r.get("runs", []):

@@ -27,8 +27,13 @@ def _match_rate(a: list | None, b: list | None) -> tuple[int, int] | None:
     return sum(1 for x, y in zip(a, b) if x == y), len(a)
 
 
+def _engine_label(r: dict) -> str:
+    regime = r.get("drafts")
+    return f"shims {r.get('shims', 'off')}" + (f", drafts {regime}" if regime and regime != "dummy" else "")
+
+
 def _throughput_table(results: list[dict], timed: list[dict], concs: list[int]) -> list[str]:
-    lines = ["| C | " + " | ".join(f"{r['name']} (shims {r.get('shims', 'off')})" for r in results) + " |",
+    lines = ["| C | " + " | ".join(f"{r['name']} ({_engine_label(r)})" for r in results) + " |",
              "|---" * (len(results) + 1) + "|"]
     for c in concs:
         cells = []
@@ -100,9 +105,9 @@ def render_mean_of(results: list[dict], timed: list[dict], concs: list[int], mea
 
 def _configuration_table(results: list[dict], reference: str | None) -> list[str]:
     ref = next((r for r in results if r["name"] == reference), results[0] if results else None)
-    lines = ["| configuration | SGLang | engine start s | KV pool free before -> after (used after) | "
+    lines = ["| configuration | SGLang | drafts | engine start s | KV pool free before -> after (used after) | "
              f"greedy outputs equal to `{ref['name'] if ref else '-'}` | shim checks | shim violations |",
-             "|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|"]
     for r in results:
         pools = []
         for run in r.get("runs", []):
@@ -121,10 +126,11 @@ def _configuration_table(results: list[dict], reference: str | None) -> list[str
                     same, total = same + m[0], total + m[1]
         match = f"{same}/{total}" if total else ("reference" if r is ref else "-")
         st = r.get("shim_total") or {}
-        lines.append(f"| {r['name']} | {r.get('sglang', '?')} | {r.get('engine_start_s', '-')} | "
+        lines.append(f"| {r['name']} | {r.get('sglang', '?')} | {r.get('drafts') or '-'} | "
+                     f"{r.get('engine_start_s', '-')} | "
                      f"{'; '.join(pools) or '-'} | {match} | {st.get('checks', '-')} | {st.get('violations', '-')} |")
         if r.get("error"):
-            lines.append(f"|  ↳ {r['name']} failed: {r['error']} | | | | | | |")
+            lines.append(f"|  ↳ {r['name']} failed: {r['error']} | | | | | | | |")
     return lines
 
 
