@@ -355,8 +355,9 @@ def _toml_value(value) -> str:
     raise SpectraceError(f"manifest.toml: cannot write a {type(value).__name__} value")
 
 
-def render_manifest(series: Series, pristine_root: Path) -> str:
-    """manifest.toml for ``series`` with hashes taken from the pristine release tree ``pristine_root``.
+def render_manifest(series: Series, pristine_root: Path | None, original_sha: dict[str, str] | None = None) -> str:
+    """manifest.toml for ``series`` with hashes taken from the pristine release tree ``pristine_root``
+    (or, without one, from ``original_sha``: {touched path: sha256}, e.g. a previous manifest's).
 
     Keeps the informational top-level keys (description, verified_modes, server_args, ...) of an
     existing manifest; rewrites series, sglang_version, [[patches]] and [[files]].
@@ -371,7 +372,11 @@ def render_manifest(series: Series, pristine_root: Path) -> str:
     for patch in series.patches:
         out += ["", "[[patches]]", f"name = {_toml_str(patch.name)}", f"sha256 = {_toml_str(patch.sha256)}"]
     for path in series.touched_files:
-        original = pristine_root / path
-        if original.is_file():  # files a patch creates have no original
-            out += ["", "[[files]]", f"path = {_toml_str(path)}", f"original_sha256 = {_toml_str(sha256_file(original))}"]
+        if pristine_root is not None:
+            original = pristine_root / path
+            sha = sha256_file(original) if original.is_file() else None  # files a patch creates have no original
+        else:
+            sha = (original_sha or {}).get(path)
+        if sha:
+            out += ["", "[[files]]", f"path = {_toml_str(path)}", f"original_sha256 = {_toml_str(sha)}"]
     return "\n".join(out) + "\n"

@@ -38,6 +38,17 @@ def test_each_manifest_lists_the_variables_its_patches_read(version):
     assert series.manifest["environment"] == _make_series().environment(texts)
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_each_manifest_lists_the_server_arguments_its_patches_add(version):
+    """The manifest's server_args are the parser.add_argument options the series adds (derived by
+    make_series, not typed by hand), every one of them."""
+    series = shipped(version)
+    texts = [p.path.read_text() for p in series.patches]
+    assert series.manifest["server_args"] == _make_series().server_args(texts)
+    added = "\n".join(line for t in texts for line in t.splitlines() if line.startswith("+"))
+    assert set(series.manifest["server_args"]) == set(re.findall(r"[\"'](--speculative-[a-z-]+)[\"']", added))
+
+
 def switches() -> tuple[set[str], set[str]]:
     arguments, variables = set(), set()
     for version in VERSIONS:

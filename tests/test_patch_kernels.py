@@ -1,6 +1,7 @@
-"""The 0.5.12 series' fused kernels (``dynamic_disable_kernels.py``, from the shipped patch applied
-to real SGLang source), run under Triton's interpreter on the CPU against the torch code each one
-replaces: the same values, bit for bit, for the layouts the disabled step and the future map pass.
+"""The 0.5.12 series' fused kernels (``dynamic_disable_kernels.py``, from its source in
+patches/dynamic-disable/src/, which patch 0001 adds byte for byte), run under Triton's
+interpreter on the CPU against the torch code each one replaces: the same values, bit for bit,
+for the layouts the disabled step and the future map pass.
 
 Needs torch and triton (skipped without them, as in CI); the GPU runs of the series
 (``docs/results/``) run the compiled kernels.
@@ -10,23 +11,20 @@ from __future__ import annotations
 
 import importlib.util
 import types
+from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from spectrace.patches import engine  # noqa: E402
-from spectrace.patches.series import SERIES_DIR_ENV  # noqa: E402
-
 KERNELS_FILE = "sglang/srt/speculative/dynamic_disable_kernels.py"
+SRC = Path(__file__).resolve().parent.parent / "patches/dynamic-disable/src/0.5.12"
 
 
 @pytest.fixture
-def kernels(sglang_copy, interpreted):
-    tree = sglang_copy("0.5.12", subdirs=("sglang/srt",))
-    engine.apply(tree, "dynamic-disable", use_contracts=False)
-    spec = importlib.util.spec_from_file_location("dynamic_disable_kernels_under_test", tree / KERNELS_FILE)
+def kernels(interpreted):
+    spec = importlib.util.spec_from_file_location("dynamic_disable_kernels_under_test", SRC / KERNELS_FILE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -70,7 +68,6 @@ BUFS = ["topk_p_buf", "topk_index_buf", "bonus_tokens_buf", "new_seq_lens_buf"]
 @pytest.fixture
 def interpreted(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    monkeypatch.delenv(SERIES_DIR_ENV, raising=False)
 
 
 @pytest.mark.parametrize("topk, width, stride", [(1, 1500, None), (3, 2048, 2560), (1, None, None)])

@@ -1,8 +1,10 @@
-"""The dynamic-disable series' own policy code, run on the CPU: the shipped patches applied to real
-SGLang source, then the new module's switching rule and its server-start refusals exercised.
+"""The dynamic-disable series' own policy code, run on the CPU: the module the series adds (its
+source, patches/dynamic-disable/src/<version>/, which the patches are generated from) with its
+switching rule and its server-start refusals exercised; the edits of SGLang's own files read from
+the shipped patches applied to real SGLang source.
 
 The module needs torch and one SGLang enum at import time (everything else is imported inside the
-functions that run on the GPU), so those two are stubbed; the code under test is the patched file.
+functions that run on the GPU), so those two are stubbed.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import collections
 import importlib.util
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -18,29 +21,39 @@ from spectrace.patches import engine
 from spectrace.patches.series import SERIES_DIR_ENV
 
 MODULE_FILE = "sglang/srt/speculative/dynamic_disable.py"
+SRC = Path(__file__).resolve().parent.parent / "patches/dynamic-disable/src"
 
 
 @pytest.fixture(params=["0.5.12", "0.5.9"])
-def patched_tree(request, sglang_copy, monkeypatch):
+def version(request):
+    return request.param
+
+
+@pytest.fixture
+def patched_tree(version, sglang_copy, monkeypatch):
     """A copy of the real SGLang tree with the shipped series applied."""
     monkeypatch.delenv(SERIES_DIR_ENV, raising=False)
-    tree = sglang_copy(request.param, subdirs=("sglang/srt",))
+    tree = sglang_copy(version, subdirs=("sglang/srt",))
     engine.apply(tree, "dynamic-disable", use_contracts=False)
     return tree
 
 
-@pytest.fixture
-def patched(patched_tree, monkeypatch):
-    """The patched tree's dynamic_disable module, imported with torch and one enum stubbed."""
-    tree = patched_tree
+def load_module(path: Path, monkeypatch, name="dynamic_disable_under_test"):
+    """A dynamic_disable module imported with torch and one enum stubbed."""
     monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))
     spec_info = types.ModuleType("sglang.srt.speculative.spec_info")
     spec_info.SpeculativeAlgorithm = types.SimpleNamespace(NONE="NONE")
     monkeypatch.setitem(sys.modules, "sglang.srt.speculative.spec_info", spec_info)
-    spec = importlib.util.spec_from_file_location("dynamic_disable_under_test", tree / MODULE_FILE)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def patched(version, monkeypatch):
+    """The series' dynamic_disable module for ``version``, from its source (the patch adds these bytes)."""
+    return load_module(SRC / version / MODULE_FILE, monkeypatch)
 
 
 def server_args(**overrides):
@@ -393,15 +406,14 @@ def test_every_spec_v2_worker_subclass_gets_the_disable_runtime(patched_tree):
             assert "self._init_spec_disable" in calls, f"{qn}.__init__ never builds the disable runtime"
 
 
-@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9: the skip variable only
-def test_draft_mode_is_a_server_argument_with_catchup_as_default(patched, monkeypatch):
+@pytest.mark.parametrize("version", ["0.5.12"])  # 0.5.9: the skip variable only
+def test_draft_mode_is_a_server_argument_with_catchup_as_default(patched, patched_tree, monkeypatch):
     import ast
-    from pathlib import Path
 
     for var in (patched.SKIP_DRAFT_ENV, patched.LAZY_DRAFT_LOGITS_ENV):
         monkeypatch.delenv(var, raising=False)
     # the patched ServerArgs: a dataclass field defaulting to catchup and a CLI flag with the module's choices
-    source = (Path(patched.__file__).parents[1] / "server_args.py").read_text()
+    source = (patched_tree / "sglang/srt/server_args.py").read_text()
     tree = ast.parse(source)
     field = next(n for n in ast.walk(tree) if isinstance(n, ast.AnnAssign)
                  and getattr(n.target, "id", None) == "speculative_disable_draft")
@@ -423,7 +435,7 @@ def test_draft_mode_is_a_server_argument_with_catchup_as_default(patched, monkey
     assert patched.draft_mode(server_args(speculative_disable_draft="lazy")) == "skip"
 
 
-@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9 has no catch-up mode
+@pytest.mark.parametrize("version", ["0.5.12"])  # 0.5.9 has no catch-up mode
 def test_catch_up_window_tracks_skipped_positions_per_request(patched):
     """Draft mode catchup: which draft KV positions each request skipped, where the device
     buffers keep them ((slot, k)), and when to catch up."""
@@ -500,7 +512,7 @@ def _method(tree_root, rel_path, class_name, method):
     return next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == method)
 
 
-@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9 has no catch-up mode
+@pytest.mark.parametrize("version", ["0.5.12"])  # 0.5.9 has no catch-up mode
 def test_the_kv_only_catch_up_computes_what_the_eagle3_draft_layer_computes(patched_tree):
     """_write_draft_kv re-states the part of the real EAGLE-3 draft forward that the KV depends
     on. Checked against that SGLang tree's source: the input layer's branch of
@@ -551,7 +563,7 @@ def test_the_kv_only_catch_up_computes_what_the_eagle3_draft_layer_computes(patc
     assert -1 not in at and at == sorted(at), dict(zip(steps, at))
 
 
-@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9 has no catch-up mode
+@pytest.mark.parametrize("version", ["0.5.12"])  # 0.5.9 has no catch-up mode
 def test_a_prefill_offers_the_draft_step_to_the_runtime_after_the_target_and_before_the_draft(patched_tree):
     """prefill_draft needs the target's hidden states and sampled tokens, and replaces the whole
     draft extend only when it returns a next_draft_input: in the patched worker it sits between
@@ -605,7 +617,7 @@ def test_the_disabled_step_builds_sglang_objects_only_with_fields_they_have(patc
         assert "replace" in checked  # the catch-up extend's ModelWorkerBatch copy
 
 
-@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9: the decode log only
+@pytest.mark.parametrize("version", ["0.5.12"])  # 0.5.9: the decode log only
 def test_the_mode_reaches_sglangs_metrics(patched_tree):
     """--enable-metrics: the scheduler copies the worker's spec_disable_metrics() into two
     SchedulerStats fields, which the collector publishes as gauges (checked on the patched
@@ -633,7 +645,7 @@ def test_the_mode_reaches_sglangs_metrics(patched_tree):
     assert any(isinstance(n, ast.FunctionDef) and n.name == "spec_disable_metrics" for n in ast.walk(worker))
 
 
-@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)
+@pytest.mark.parametrize("version", ["0.5.12"])
 def test_metrics_report_the_share_of_plain_steps_since_the_last_report(patched):
     c = patched.SpecDisableController(disable_above_bs=24, enable_below_bs=16)
     assert c.metrics() == (0, 0.0)  # no decode step yet
@@ -702,7 +714,7 @@ def test_nothing_run_inside_the_draft_tp_context_enters_it_again(patched_tree):
     assert not offenders, f"entered again inside draft_tp_context: {offenders}"
 
 
-@pytest.mark.parametrize("patched_tree", ["0.5.12"], indirect=True)  # 0.5.9 has no KV-only prefill
+@pytest.mark.parametrize("version", ["0.5.12"])  # 0.5.9 has no KV-only prefill
 def test_every_whole_prefill_extend_captures_each_requests_last_hidden_state(patched_tree):
     """_draft_extend_for_prefill returns the batch's captured hidden states as the draft input's:
     EAGLEWorkerV2 sets the capture mode to LAST before calling it, and so must the series' KV
@@ -723,3 +735,146 @@ def test_every_whole_prefill_extend_captures_each_requests_last_hidden_state(pat
     assert "model_worker_batch.capture_hidden_mode = draft_capture_mode" in assignments_before_the_extend(upstream)
     check = _method(patched_tree, MODULE_FILE, "SpecDisableRuntime", "_check_prefill_kv_only")
     assert assignments_before_the_extend(check) == ["batch.capture_hidden_mode = CaptureHiddenMode.LAST"]
+
+
+# -- SpecDisableRuntime (0.5.12) on the CPU: its decisions, with fakes for the worker and for the
+# SGLang modules it imports.  Paths that allocate or launch (the disabled step itself, catch-up
+# buffers, the deferred top-k) need torch and a GPU and are left to the GPU tests.
+
+class _Recorder:
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, *args):
+        self.calls.append(args)
+
+
+@pytest.fixture
+def runtime_env(patched, monkeypatch):
+    """The 0.5.12 module plus stubs of what SpecDisableRuntime imports; returns (module, make)."""
+    fbi = types.ModuleType("sglang.srt.model_executor.forward_batch_info")
+    fbi.CaptureHiddenMode = types.SimpleNamespace(NULL="NULL", FULL="FULL", LAST="LAST")
+    kernels = types.ModuleType("sglang.srt.speculative.dynamic_disable_kernels")
+    kernels.warm_up = _Recorder()
+    eagle_info = types.ModuleType("sglang.srt.speculative.eagle_info")
+    eagle_info.EagleDraftInput = types.SimpleNamespace(hidden_size_for=lambda dw: 4096, dtype_for=lambda dw: "bf16")
+    logits = types.ModuleType("sglang.srt.layers.logits_processor")
+    logits.LogitsProcessor = type("LogitsProcessor", (), {})
+    for module in (fbi, kernels, eagle_info, logits):
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+    for var in (patched.SKIP_DRAFT_ENV, patched.LAZY_DRAFT_LOGITS_ENV, "SGLANG_SPEC_DISABLE_DECODE_GRAPH"):
+        monkeypatch.delenv(var, raising=False)
+
+    def make(standalone=False, draft_model=None, **overrides):
+        runner = types.SimpleNamespace(init_new_workspace="original", attn_backend="spec-backend", graph_runner="spec-graphs")
+
+        def backend(init_new_workspace):
+            runner.init_new_workspace = init_new_workspace  # SGLang's does this; the runtime restores it
+            return "decode-backend"
+
+        runner._get_attention_backend = backend
+        worker = types.SimpleNamespace(
+            device="cpu",
+            speculative_algorithm=types.SimpleNamespace(is_standalone=lambda: standalone),
+            target_worker=types.SimpleNamespace(model_runner=runner),
+            draft_worker=types.SimpleNamespace(draft_runner=types.SimpleNamespace(model=draft_model or object())),
+            req_to_token_pool=types.SimpleNamespace(req_to_token="req_to_token"),
+        )
+        fields = dict(speculative_disable_below_accept_len=1.5, disable_cuda_graph=True,
+                      speculative_disable_draft="exact", speculative_disable_load_rule="static")
+        fields.update(overrides)
+        return patched.SpecDisableRuntime(worker, server_args(**fields)), worker, kernels.warm_up
+
+    return patched, make, logits.LogitsProcessor
+
+
+def _batch(bs, mode="decode", **fields):
+    forward_mode = types.SimpleNamespace(is_idle=lambda: mode == "idle", is_decode=lambda: mode == "decode")
+    values = dict(seq_lens=[7] * bs, forward_mode=forward_mode, return_logprob=False, has_grammar=False, reqs=None)
+    values.update(fields)
+    return types.SimpleNamespace(**values)
+
+
+@pytest.mark.parametrize("version", ["0.5.12"])
+def test_the_runtime_starts_with_a_second_attention_backend_and_warms_its_kernels(runtime_env):
+    module, make, _ = runtime_env
+    runtime, worker, warm_up = make()
+    runner = worker.target_worker.model_runner
+    assert runtime.decode_attn_backend == "decode-backend" and runner.init_new_workspace == "original"
+    assert runtime.decode_graph_runner is None  # --disable-cuda-graph: eager plain decode
+    assert (runtime.draft_mode, runtime.catch_up, runtime.skip_draft, runtime.lazy_draft_logits) == ("exact", None, False, False)
+    assert runtime.target_hidden_mode == "FULL"
+    assert warm_up.calls == [("cpu", 1, 4096, "bf16", "req_to_token", None)]
+    c = runtime.controller
+    assert (c.rule, c.disable_above_bs, c.enable_below_bs, c.min_accept_len) == ("static", 24, 16, 1.5)
+    assert make(speculative_disable_load_rule="measured")[0].controller.rule == "measured"
+    assert make(speculative_disable_load_rule="measured", tp_size=2)[0].controller.rule == "static"
+
+
+@pytest.mark.parametrize("version", ["0.5.12"])
+def test_the_runtime_falls_back_to_draft_modes_the_draft_model_can_run(runtime_env):
+    module, make, logits_processor = runtime_env
+    runtime, _, warm_up = make(standalone=True, speculative_disable_draft="catchup")
+    # catch-up feeds target hidden states to an EAGLE draft; a standalone draft gets lazy, and a
+    # draft model without a LogitsProcessor to defer then gets exact
+    assert (runtime.draft_mode, runtime.catch_up, runtime.lazy_draft_logits) == ("lazy", None, False)
+    assert runtime.target_hidden_mode == "NULL" and warm_up.calls[0][2:4] == (None, None)
+    model = types.SimpleNamespace(logits_processor=logits_processor())
+    assert make(draft_model=model, speculative_disable_draft="lazy")[0].lazy_draft_logits is True
+    assert make(draft_model=model, speculative_disable_draft="skip")[0].skip_draft is True
+
+
+@pytest.mark.parametrize("version", ["0.5.12"])
+def test_the_runtime_speculates_where_the_output_path_needs_verify_results(runtime_env):
+    module, make, _ = runtime_env
+    runtime, _, _ = make()
+    others = _Recorder()
+    runtime.controller.note_other_step = others
+    assert runtime.should_disable(_batch(0, mode="idle")) is False
+    assert len(others.calls) == 1 and not runtime.controller.pending  # an idle step is not a decode step
+    for fields in (dict(return_logprob=True), dict(has_grammar=True),
+                   dict(reqs=[types.SimpleNamespace(), types.SimpleNamespace(return_hidden_states=True)])):
+        assert runtime.should_disable(_batch(40, **fields)) is False  # above disable_above_bs, still speculative
+    assert list(runtime.controller.pending) == [(False, 40)] * 3 and len(others.calls) == 4
+    assert runtime.controller.steps_on == runtime.controller.steps_off == 0  # forced steps are not decisions
+    assert [runtime.should_disable(_batch(bs)) for bs in (30, 20, 15)] == [True, True, False]
+    assert runtime.metrics() == (0, 2 / 3)
+    assert runtime.status().startswith("spec: on (batch size 15 < 16), spec steps on/off: 1/2")
+
+
+@pytest.mark.parametrize("version", ["0.5.12"])
+def test_the_runtime_feeds_verify_results_to_the_accept_length_rule(runtime_env, monkeypatch):
+    module, make, _ = runtime_env
+    monkeypatch.setenv("SGLANG_SPEC_DISABLE_WARMUP_STEPS", "3")
+    runtime, _, _ = make()
+    assert runtime.controller.warmup_steps == 3
+    for _ in range(3):
+        assert runtime.should_disable(_batch(2)) is False
+        runtime.on_verify_complete_cpu([0, 0])  # accept length 1.0 < 1.5
+    assert runtime.controller.accept_ema == 1.0 and runtime.controller.accept_obs == 3
+    assert runtime.should_disable(_batch(2)) is True and "accept length 1.00 < 1.5" in runtime.status()
+    runtime.on_verify_complete_cpu([0, 0])  # a disabled step's result says nothing about drafts
+    assert runtime.controller.accept_obs == 3
+
+
+@pytest.mark.parametrize("version", ["0.5.12"])
+def test_the_plain_decode_target_swaps_backend_and_graphs_and_always_restores_them(runtime_env):
+    module, make, _ = runtime_env
+    runtime, worker, _ = make()
+    runner = worker.target_worker.model_runner
+    with runtime._plain_decode_target():
+        assert (runner.attn_backend, runner.graph_runner) == ("decode-backend", None)
+    with pytest.raises(RuntimeError), runtime._plain_decode_target():
+        raise RuntimeError("step failed")
+    assert (runner.attn_backend, runner.graph_runner) == ("spec-backend", "spec-graphs")
+
+
+@pytest.mark.parametrize("version", ["0.5.12"])
+def test_before_a_speculative_step_nothing_runs_unless_a_lazy_top_k_is_outstanding(runtime_env):
+    module, make, _ = runtime_env
+    runtime, _, _ = make()
+    batch = _batch(3, spec_info=None)  # spec_info None: any read of the draft input would fail
+    assert runtime.before_speculative_step(batch) is None
+    runtime._lazy_outstanding = True
+    runtime.before_speculative_step(_batch(3, mode="extend", spec_info=None))  # only a decode step resolves it
+    assert runtime._lazy_outstanding is True

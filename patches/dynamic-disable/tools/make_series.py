@@ -1,20 +1,40 @@
 #!/usr/bin/env python3
-"""Regenerate a dynamic-disable series directory from a pristine and an edited SGLang tree.
+"""Generate the dynamic-disable series of one SGLang version from the sources kept in the repository.
 
-    python3 make_series.py VERSION PRISTINE_DIR EDITED_DIR OUT_DIR
+    python patches/dynamic-disable/tools/make_series.py VERSION              # write VERSION/
+    python patches/dynamic-disable/tools/make_series.py VERSION --check      # exit 1 if VERSION/ is stale
+    python patches/dynamic-disable/tools/make_series.py VERSION --from-tree EDITED_DIR
 
-PRISTINE_DIR and EDITED_DIR each hold ``sglang/`` (an unpacked release copied to /tmp, the
-second one edited).  Every patch is ``diff -u`` output between the two (never hand-written),
-prefixed with its DEP-3-like header; ``series`` and ``manifest.toml`` (patch sha256, original
-file sha256) are written next to them.  Finally the series is dry-run with ``patch -p1`` on a
-fresh copy of the pristine tree, then really applied there and compared with EDITED_DIR.
-Run it where spectrace is installed: the manifest is written by spectrace's own
-``render_manifest`` (as ``spectrace patch manifest`` writes one).
+Sources (under patches/dynamic-disable/):
+
+    src/<version>/sglang/...          the modules the series adds: spectrace's own code, real files
+    edits/<version>/<stem>.header     the patch's DEP-3-like header, up to and including its '---' line
+    edits/<version>/<stem>.diff       ``diff -u`` of the existing SGLang files the patch edits (absent
+                                      when the patch only adds files); SGLang's own files are never kept
+
+Each ``<version>/<stem>.patch`` is the header, then one diff per file in the order PATCHES gives: a
+new-file diff from /dev/null written from src/, or the file's section of the stem's .diff.
+``series`` lists the stems in order; ``manifest.toml`` is written by spectrace's render_manifest,
+with ``server_args`` parsed from the ``parser.add_argument("--...")`` lines the series adds and
+``environment`` from the SGLANG_SPEC_DISABLE_* names its added lines read.
+
+The pristine release (``--pristine DIR``, a directory holding ``sglang/``; default spectrace's
+source cache for VERSION when it is there) gives the manifest's original-file sha256 and a trial
+``patch -p1``. Without it the hashes are carried over from the existing manifest.
+
+``--from-tree EDITED_DIR`` (a full copy of the pristine release, edited) imports the edits first:
+files new in EDITED_DIR go to src/<version>/, changed ones become edits/<version>/<stem>.diff
+(``diff -u`` against the pristine tree), each assigned to its stem by PATCHES; a stem whose content
+changed gets today's Last-Update, a stem without a header gets a stub to fill in. The series is
+then regenerated and applied to a fresh pristine copy, which must equal EDITED_DIR.
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime
+import filecmp
+import os
 import re
 import shutil
 import subprocess
@@ -22,210 +42,38 @@ import sys
 import tempfile
 from pathlib import Path
 
-from spectrace.patches.series import Series, load_patch, render_manifest
+# run it where spectrace is installed: the manifest is spectrace's own (as `spectrace patch manifest` writes it)
+from spectrace.patches.series import HUNK_RE, Series, load_patch, render_manifest, split_keepends
 
-AUTHOR = "spectrace"
-REQUIRES = "SPEC2-NDI-SPECINFO, SPEC2-NDI-SEQLENS"
+SERIES = "dynamic-disable"
+HERE = Path(__file__).resolve().parent.parent  # patches/dynamic-disable
 MODULE = "sglang/srt/speculative/dynamic_disable.py"
-# 0.5.12: the fused kernels of the disabled step and the future map, a module of their own
 KERNELS = "sglang/srt/speculative/dynamic_disable_kernels.py"
-# patch 0003 of both versions: the worker and the subclass with its own __init__
-WORKER_V2_FILES = [
-    "sglang/srt/speculative/eagle_worker_v2.py",
-    "sglang/srt/speculative/standalone_worker_v2.py",
-]
-SUBCLASS_NOTE = [
-    "spec_disable is a class default (None) and _init_spec_disable is called by",
-    "StandaloneWorkerV2's own __init__ too, which never runs EAGLEWorkerV2.__init__.",
-]
+WORKER_V2_FILES = ["sglang/srt/speculative/eagle_worker_v2.py", "sglang/srt/speculative/standalone_worker_v2.py"]
 
-# (file name stem, touched files, Description (first line, then body lines), Requires, Adds)
+# Per version: the patches in order, each (file name stem, the files it adds or edits, in diff
+# order), and the manifest's verified_modes.  A file is new when src/<version>/ holds it.
 PATCHES = {
     "0.5.12": [
-        (
-            "0001-speculative-dynamic-disable-module",
-            [MODULE, KERNELS],
-            [
-                "Spec v2: policy and plain-decode step for dynamic speculation disable",
-                "New module sglang/srt/speculative/dynamic_disable.py: the per-step controller",
-                "(running batch size with hysteresis, optional accept-length floor with",
-                "periodic probes; load rule measured: per batch-size bucket, speculate while",
-                "accept length x plain step time > speculative step time, both timed on the",
-                "host clock), the server-start refusal of unverified modes, target",
-                "DECODE CUDA graphs on a second attention backend, and the disabled step:",
-                "one plain target decode token whose GenerationBatchResult still carries",
-                "next_draft_input (bonus_tokens, new_seq_lens = seq_lens + 1, verify_done,",
-                "topk_p/topk_index/hidden_states), accept_lens of ones and stride 1, plus",
-                "draft KV kept consistent.  Draft modes (--speculative-disable-draft):",
-                "catchup (default) runs no draft work per step and one draft extend over",
-                "the skipped positions (CatchUpWindow) when a window fills or speculation",
-                "resumes; exact runs one draft decode token per step; lazy runs it without",
-                "the draft lm_head/top-k (marker topk_p = -1, lm_head input kept per",
-                "req_pool_idx; the first speculative step after it computes the top-k",
-                "once); skip runs no draft work (stale draft KV).",
-                "New module sglang/srt/speculative/dynamic_disable_kernels.py: Triton",
-                "kernels that do in one launch each what the disabled step did in several",
-                "small ones (its prologue: seq_lens + 1, the KV slot, int64 inputs; the",
-                "catch-up record) and the future map's five-field store and gather (patch",
-                "0005), with the torch code as the fallback for other devices and layouts.",
-            ],
-            REQUIRES,
-            "SPEC2-DISABLED-NDI, SPEC2-DISABLED-STRIDE",
-        ),
-        (
-            "0002-server-args-dynamic-disable",
-            ["sglang/srt/server_args.py"],
-            [
-                "Server arguments for dynamic speculation disable; refuse unverified modes",
-                "--speculative-dynamic-disable, --speculative-disable-above-bs (24),",
-                "--speculative-enable-below-bs (16), --speculative-disable-below-accept-len",
-                "(1.5), --speculative-disable-draft exact|lazy|skip|catchup (catchup),",
-                "--speculative-disable-load-rule measured|static (measured).  At the end of",
-                "_handle_speculative_decoding the server refuses to",
-                "start with the v1 worker (overlap off), topk > 1, --speculative-adaptive,",
-                "DP attention, PP, TBO, PD disaggregation, or (unless",
-                "SGLANG_SPEC_DISABLE_ALLOW_UNVERIFIED=1) a mode not verified on the GPU.",
-            ],
-            "",
-            "",
-        ),
-        (
-            "0003-eagle-worker-v2-disabled-step",
-            WORKER_V2_FILES,
-            [
-                "EAGLEWorkerV2: run the disabled step when the controller says so",
-                "forward_batch_generation decides once per decode step, before drafting;",
-                "a disabled step returns SpecDisableRuntime.forward_disabled's result;",
-                "a speculative one first calls before_speculative_step (a no-op unless",
-                "lazy draft logits deferred a top-k or catchup has skipped positions); a",
-                "prefill step calls note_other_step (no step-cost sample across it) and,",
-                "after the target prefill, prefill_draft (while speculation is off, the",
-                "prompt's draft KV only; SGLANG_SPEC_DISABLE_PREFILL_KV_ONLY=0 runs the whole",
-                "draft extend).",
-                "on_verify_complete_cpu feeds the accept-length rule; spec_disable_status",
-                "reports the mode for the decode log line, spec_disable_metrics for the",
-                "sglang:spec_disabled* gauges.",
-                *SUBCLASS_NOTE,
-            ],
-            REQUIRES,
-            "SPEC2-DISABLED-NDI",
-        ),
-        (
-            "0004-decode-log-and-metrics-spec-mode",
-            [
-                "sglang/srt/observability/metrics_collector.py",
-                "sglang/srt/observability/scheduler_metrics_mixin.py",
-            ],
-            [
-                "Decode log line and metrics: which speculation mode ran and why",
-                "Appends the worker's spec_disable_status() (mode, reason, steps on/off,",
-                "accept-length average, measured step costs) after 'accept len' in the",
-                "periodic decode log.  With --enable-metrics, two gauges from the worker's",
-                "spec_disable_metrics(): sglang:spec_disabled (the last decode step ran",
-                "without speculation) and sglang:spec_disabled_step_fraction (share of",
-                "decode steps since the previous report that did).",
-            ],
-            "",
-            "",
-        ),
-        (
-            "0005-overlap-utils-fused-future-map",
-            ["sglang/srt/managers/overlap_utils.py"],
-            [
-                "FutureMap: the draft-input fields in one launch each way, with dynamic disable",
-                "Spec v2's future map stores five fields of next_draft_input per decode step",
-                "(topk_p, topk_index, bonus_tokens, new_seq_lens, hidden_states) and gathers",
-                "them back in the next step: five copies and five index kernels, where the",
-                "non-speculative map has one of each.  In a server started with",
-                "--speculative-dynamic-disable (and SGLANG_SPEC_DISABLE_FUSED_FUTURE_MAP not",
-                "\"0\") each side is one Triton launch (dynamic_disable_kernels), with the same",
-                "values; the original copies run for any layout the kernels do not take.",
-            ],
-            "FUTUREMAP-NDI",
-            "",
-        ),
+        ("0001-speculative-dynamic-disable-module", [MODULE, KERNELS]),
+        ("0002-server-args-dynamic-disable", ["sglang/srt/server_args.py"]),
+        ("0003-eagle-worker-v2-disabled-step", WORKER_V2_FILES),
+        ("0004-decode-log-and-metrics-spec-mode", ["sglang/srt/observability/metrics_collector.py",
+                                                   "sglang/srt/observability/scheduler_metrics_mixin.py"]),
+        ("0005-overlap-utils-fused-future-map", ["sglang/srt/managers/overlap_utils.py"]),
     ],
     "0.5.9": [
-        (
-            "0001-speculative-dynamic-disable-module",
-            [MODULE],
-            [
-                "Spec v2: policy and plain-decode step for dynamic speculation disable",
-                "New module sglang/srt/speculative/dynamic_disable.py (the 0.5.12 design on",
-                "0.5.9's API: verified_id instead of bonus_tokens, CudaGraphRunner without an",
-                "attn_backend argument, no speculative_num_draft_tokens on the result): the",
-                "per-step controller (its load rule measured: speculate per batch-size bucket",
-                "while accept length x plain step time > speculative step time, timed on the",
-                "host), the server-start refusal of unsupported modes, target",
-                "DECODE CUDA graphs on a second attention backend, and the disabled step whose",
-                "GenerationBatchResult still carries next_draft_input (verified_id,",
-                "new_seq_lens = seq_lens + 1, verify_done, topk_p/topk_index/hidden_states),",
-                "accept_lens of ones and spec_disabled = True, plus one draft decode token.",
-            ],
-            REQUIRES,
-            "SPEC2-DISABLED-NDI",
-        ),
-        (
-            "0002-server-args-dynamic-disable",
-            ["sglang/srt/server_args.py"],
-            [
-                "Server arguments for dynamic speculation disable; refuse unsupported modes",
-                "--speculative-dynamic-disable, --speculative-disable-above-bs (24),",
-                "--speculative-enable-below-bs (16), --speculative-disable-below-accept-len",
-                "(1.5), --speculative-disable-load-rule measured|static (measured).  At the",
-                "end of _handle_speculative_decoding the server refuses to",
-                "start with the v1 worker (overlap off), topk > 1, DP attention, PP, TBO,",
-                "PD disaggregation, or (unless SGLANG_SPEC_DISABLE_ALLOW_UNVERIFIED=1) a",
-                "mode outside EAGLE/EAGLE3, triton attention, page size 1, tp 1.",
-            ],
-            "",
-            "",
-        ),
-        (
-            "0003-eagle-worker-v2-disabled-step",
-            WORKER_V2_FILES,
-            [
-                "EAGLEWorkerV2: run the disabled step when the controller says so",
-                "forward_batch_generation decides once per decode step, before drafting;",
-                "a disabled step returns SpecDisableRuntime.forward_disabled's result; a",
-                "prefill step calls note_other_step (no step-cost sample across it).",
-                "on_spec_step_done_cpu feeds the accept-length rule; spec_disable_status",
-                "reports the mode for the decode log line.",
-                *SUBCLASS_NOTE,
-            ],
-            REQUIRES,
-            "SPEC2-DISABLED-NDI",
-        ),
-        (
-            "0004-output-processor-disabled-stride",
-            ["sglang/srt/managers/scheduler_output_processor_mixin.py"],
-            [
-                "Output processor: stride 1 for a disabled step's tokens; accept statistics",
-                "0.5.9 slices next_token_ids with the worker's speculative_num_draft_tokens;",
-                "a result marked spec_disabled holds one token per request.  The per-request",
-                "accept lengths are handed to the worker (on_spec_step_done_cpu).",
-            ],
-            REQUIRES,
-            "SPEC2-DISABLED-STRIDE",
-        ),
-        (
-            "0005-decode-log-spec-mode",
-            ["sglang/srt/managers/scheduler_metrics_mixin.py"],
-            [
-                "Decode log line: which speculation mode ran and why",
-                "Appends the worker's spec_disable_status() after 'accept len'.",
-            ],
-            "",
-            "",
-        ),
+        ("0001-speculative-dynamic-disable-module", [MODULE]),
+        ("0002-server-args-dynamic-disable", ["sglang/srt/server_args.py"]),
+        ("0003-eagle-worker-v2-disabled-step", WORKER_V2_FILES),
+        ("0004-output-processor-disabled-stride", ["sglang/srt/managers/scheduler_output_processor_mixin.py"]),
+        ("0005-decode-log-spec-mode", ["sglang/srt/managers/scheduler_metrics_mixin.py"]),
     ],
 }
-
-
 VERIFIED = {
     "0.5.12": [
         "spec-v2 overlap, EAGLE3, topk=1, triton attention, page_size 1, tp 1 (GPU: H200, see "
-        "docs/results/patch-0.5.12.md)",
+        "docs/results.md)",
         "spec-v2 overlap, EAGLE, topk=1 (same code path as EAGLE3; not run on the GPU)",
     ],
     "0.5.9": [
@@ -234,94 +82,355 @@ VERIFIED = {
         "0.5.9; same design as the GPU-verified 0.5.12 series",
     ],
 }
+DESCRIPTION = (
+    "Spec v2 (EAGLEWorkerV2, overlap scheduler): per decode step, run a plain one-token target decode "
+    "instead of draft/verify/draft-extend while the running batch is large (hysteresis) or drafts are "
+    "rarely accepted; next_draft_input (new_seq_lens) is returned on every path."
+)
+SERVER_ARGS_FILE = "sglang/srt/server_args.py"
+SKIP_NAMES = {"__pycache__"}
 
+
+class MakeSeriesError(Exception):
+    pass
+
+
+def src_dir(version: str) -> Path:
+    return HERE / "src" / version
+
+
+def edits_dir(version: str) -> Path:
+    return HERE / "edits" / version
+
+
+def layout(version: str) -> list[tuple[str, list[str]]]:
+    if version not in PATCHES:
+        raise MakeSeriesError(f"no entry for {version} in PATCHES (make_series.py): which patch adds or edits which file")
+    return PATCHES[version]
+
+
+# ---- derived manifest fields ----------------------------------------------------------------
 
 def environment(patch_texts: list[str]) -> list[str]:
-    """The variables the patches read, in order of first appearance (the manifest's list: derived,
-    so that a new switch cannot be missing from it)."""
+    """The variables the patches read, in order of first appearance (derived, so that a new switch
+    cannot be missing from the manifest)."""
     added = (line for text in patch_texts for line in text.splitlines() if line.startswith("+"))
     return list(dict.fromkeys(n for line in added for n in re.findall(r"[\"'](SGLANG_SPEC_DISABLE_[A-Z_]+)[\"']", line)))
 
 
-def file_diff(pristine: Path, edited: Path, rel: str) -> str:
-    old = pristine / rel
-    new = edited / rel
-    old_arg = str(old) if old.exists() else "/dev/null"
-    old_label = f"a/{rel}" if old.exists() else "/dev/null"
+def server_args(patch_texts: list[str]) -> list[str]:
+    """The options of the ``parser.add_argument("--...")`` calls the patches add to server_args.py,
+    in order (the first string of each call, which may sit on the next line)."""
+    added = []
+    for text in patch_texts:
+        current = None
+        for line in text.splitlines():
+            if line.startswith("+++ "):
+                current = line[4:].split("\t", 1)[0].removeprefix("b/")
+            elif line.startswith("+") and current == SERVER_ARGS_FILE:
+                added.append(line[1:])
+    return list(dict.fromkeys(re.findall(r"parser\.add_argument\(\s*[\"'](--[A-Za-z0-9-]+)[\"']", "\n".join(added))))
+
+
+# ---- diffs ----------------------------------------------------------------------------------
+
+def new_file_diff(rel: str, data: bytes) -> str:
+    """What ``diff -u --label /dev/null --label b/REL /dev/null FILE`` prints for a new file."""
+    text = data.decode("utf-8")
+    lines = split_keepends(text)
+    if not lines:
+        raise MakeSeriesError(f"src/{rel}: empty file (a patch cannot create it)")
+    count = f"1,{len(lines)}" if len(lines) != 1 else "1"
+    out = ["--- /dev/null\n", f"+++ b/{rel}\n", f"@@ -0,0 +{count} @@\n"]
+    out += ["+" + line for line in lines]
+    if not lines[-1].endswith("\n"):
+        out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def split_diff(text: str, where: str) -> dict[str, str]:
+    """{path: that file's section} of a unified diff of existing files (a/ b/ prefixes); hunk line
+    counts decide where a section ends, so a removed line starting with '-- ' cannot split one."""
+    sections: dict[str, str] = {}
+    lines = split_keepends(text)
+    i = 0
+    while i < len(lines):
+        if not (lines[i].startswith("--- a/") and i + 1 < len(lines) and lines[i + 1].startswith("+++ b/")):
+            raise MakeSeriesError(f"{where}: line {i + 1} is not the start of a file diff: {lines[i].rstrip()}")
+        rel = lines[i + 1][6:].split("\t", 1)[0].rstrip("\n")
+        start = i
+        i += 2
+        while i < len(lines) and lines[i].startswith("@@"):
+            m = HUNK_RE.match(lines[i])
+            if not m:
+                raise MakeSeriesError(f"{where}: malformed hunk header at line {i + 1}")
+            old = 1 if m.group(2) is None else int(m.group(2))
+            new = 1 if m.group(4) is None else int(m.group(4))
+            i += 1
+            while (old > 0 or new > 0) and i < len(lines):
+                tag = lines[i][:1]
+                if not lines[i].startswith("\\"):
+                    old -= tag in " -"
+                    new -= tag in " +"
+                i += 1
+            while i < len(lines) and lines[i].startswith("\\"):
+                i += 1
+        if rel in sections:
+            raise MakeSeriesError(f"{where}: {rel} appears twice")
+        sections[rel] = "".join(lines[start:i])
+    return sections
+
+
+def gnu_diff(pristine: Path, edited: Path, rel: str) -> str:
     proc = subprocess.run(
-        ["diff", "-u", "--label", old_label, "--label", f"b/{rel}", old_arg, str(new)],
-        capture_output=True,
-        text=True,
+        ["diff", "-u", "--label", f"a/{rel}", "--label", f"b/{rel}", str(pristine / rel), str(edited / rel)],
+        capture_output=True, text=True,
     )
     if proc.returncode not in (0, 1):
-        raise SystemExit(f"diff failed for {rel}: {proc.stderr}")
-    if proc.returncode == 0:
-        raise SystemExit(f"{rel}: no change between the trees")
+        raise MakeSeriesError(f"diff failed for {rel}: {proc.stderr.strip()}")
     return proc.stdout
 
 
-def header(desc: list[str], requires: str, adds: str, today: str) -> str:
-    lines = [f"Description: {desc[0]}"] + [f" {line}" for line in desc[1:]]
-    lines.append(f"Author: {AUTHOR}")
-    lines.append(f"Requires-Contracts: {requires}")
-    lines.append(f"Adds-Contracts: {adds}")
-    lines.append("Forwarded: no")
-    lines.append(f"Last-Update: {today}")
-    lines.append("---")
-    return "\n".join(lines) + "\n"
+# ---- generation -----------------------------------------------------------------------------
+
+def patch_texts(version: str) -> dict[str, str]:
+    """{patch file name: its bytes as text}, built from src/ and edits/ only."""
+    src, edits = src_dir(version), edits_dir(version)
+    out = {}
+    for stem, files in layout(version):
+        header_path = edits / f"{stem}.header"
+        if not header_path.is_file():
+            raise MakeSeriesError(f"{header_path} is missing (the patch's Description, contracts, Last-Update)")
+        header = header_path.read_text()
+        if not header.endswith("---\n"):
+            raise MakeSeriesError(f"{header_path}: must end with a '---' line")
+        diff_path = edits / f"{stem}.diff"
+        sections = split_diff(diff_path.read_text(), str(diff_path)) if diff_path.is_file() else {}
+        body = []
+        for rel in files:
+            if (src / rel).is_file():
+                if rel in sections:
+                    raise MakeSeriesError(f"{rel}: both new (src/{version}) and edited ({diff_path.name})")
+                body.append(new_file_diff(rel, (src / rel).read_bytes()))
+            elif rel in sections:
+                body.append(sections.pop(rel))
+            else:
+                raise MakeSeriesError(f"{rel} ({stem}): neither in src/{version}/ nor in {diff_path.name}")
+        if sections:
+            raise MakeSeriesError(f"{diff_path}: edits {', '.join(sections)}, which PATCHES does not give to {stem}")
+        out[f"{stem}.patch"] = header + "".join(body)
+    stray = sorted(str(p.relative_to(src)) for p in src.rglob("*") if p.is_file() and not SKIP_NAMES & set(p.parts)) \
+        if src.is_dir() else []
+    listed = {rel for _, files in layout(version) for rel in files}
+    if set(stray) - listed:
+        raise MakeSeriesError(f"src/{version}/ holds files no patch adds: {', '.join(sorted(set(stray) - listed))}")
+    return out
 
 
-def main() -> None:
-    version = sys.argv[1]
-    pristine, edited, out = (Path(a).resolve() for a in sys.argv[2:5])
-    spec = PATCHES[version]
+def default_pristine(version: str) -> Path | None:
+    """spectrace's cached copy of the release (never downloads here)."""
+    try:
+        from spectrace.source import fetch_version
+
+        return fetch_version(version, offline=True).root
+    except Exception:  # not cached, or no spectrace install: hashes come from the manifest
+        return None
+
+
+def carried_hashes(version: str) -> dict[str, str]:
+    manifest = HERE / version / "manifest.toml"
+    if not manifest.is_file():
+        return {}
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return {f["path"]: f["original_sha256"] for f in tomllib.loads(manifest.read_text()).get("files", [])}
+
+
+def generate(version: str, out: Path, pristine: Path | None = None) -> list[str]:
+    """Write VERSION's patches, series and manifest.toml into ``out``; return the patch names."""
+    texts = patch_texts(version)
     out.mkdir(parents=True, exist_ok=True)
-    today = datetime.date.today().isoformat()
-    names = []
-    touched = []
-    for stem, files, desc, requires, adds in spec:
-        body = "".join(file_diff(pristine, edited, rel) for rel in files)
-        name = f"{stem}.patch"
-        (out / name).write_text(header(desc, requires, adds, today) + body)
-        names.append(name)
-        touched += files
+    for name, text in texts.items():
+        (out / name).write_bytes(text.encode("utf-8"))
+    names = list(texts)
     (out / "series").write_text(
-        "# dynamic-disable for SGLang " + version + ": apply in this order (patch -p1 from the dir holding sglang/)\n"
+        f"# {SERIES} for SGLang {version}: apply in this order (patch -p1 from the dir holding sglang/)\n"
         + "".join(n + "\n" for n in names)
     )
-
-    # the informational keys; spectrace's own manifest writer adds the patch and pristine-file hashes
+    src = src_dir(version)
+    touched = [rel for _, files in layout(version) for rel in files]
     info = {
-        "description": "Spec v2 (EAGLEWorkerV2, overlap scheduler): per decode step, run a plain one-token "
-        "target decode instead of draft/verify/draft-extend while the running batch is large (hysteresis) "
-        "or drafts are rarely accepted; next_draft_input (new_seq_lens) is returned on every path.",
-        "verified_modes": VERIFIED[version],
-        "server_args": ["--speculative-dynamic-disable", "--speculative-disable-above-bs",
-                        "--speculative-enable-below-bs", "--speculative-disable-below-accept-len"],
-        "environment": environment([(out / n).read_text() for n in names]),
-        "adds_files": [rel for rel in touched if not (pristine / rel).exists()],
+        "description": DESCRIPTION,
+        "verified_modes": VERIFIED.get(version, []),
+        "server_args": server_args(list(texts.values())),
+        "environment": environment(list(texts.values())),
+        "adds_files": [rel for rel in touched if (src / rel).is_file()],
     }
-    series = Series(name="dynamic-disable", version=version, directory=out,
+    series = Series(name=SERIES, version=version, directory=out,
                     patches=[load_patch(out / n) for n in names], manifest=info)
-    (out / "manifest.toml").write_text(render_manifest(series, pristine))
+    if pristine is not None:
+        manifest = render_manifest(series, pristine)
+    else:
+        hashes = carried_hashes(version)
+        missing = [rel for rel in touched if not (src / rel).is_file() and rel not in hashes]
+        if missing:
+            raise MakeSeriesError(f"no pristine {version} tree (--pristine) and no hash in the manifest "
+                                  f"for: {', '.join(missing)}")
+        manifest = render_manifest(series, None, original_sha=hashes)
+    (out / "manifest.toml").write_text(manifest)
+    return names
 
-    # check: dry run and real apply on a fresh copy of the pristine tree
+
+def trial_apply(version: str, directory: Path, pristine: Path, expected: Path | None = None) -> None:
+    """Apply the series with ``patch -p1`` to a copy of the pristine files it touches; the result must
+    equal ``expected`` (an edited tree) or, for added files, src/."""
+    touched = [rel for _, files in layout(version) for rel in files]
     with tempfile.TemporaryDirectory() as tmp:
-        fresh = Path(tmp) / "tree"
-        shutil.copytree(pristine / "sglang", fresh / "sglang")
-        for n in names:
-            for dry in (True, False):
-                cmd = ["patch", "-p1", "--forward", "--batch", "-d", str(fresh), "-i", str(out / n)]
-                if dry:
-                    cmd.insert(1, "--dry-run")
-                proc = subprocess.run(cmd, capture_output=True, text=True)
-                if proc.returncode != 0:
-                    raise SystemExit(f"{n} does not apply (dry_run={dry}):\n{proc.stdout}{proc.stderr}")
+        fresh = Path(tmp)
         for rel in touched:
-            if (fresh / rel).read_bytes() != (edited / rel).read_bytes():
-                raise SystemExit(f"{rel}: patched result differs from the edited tree")
-    print(f"{out}: {len(names)} patches, apply cleanly, result equals the edited tree")
+            if (pristine / rel).is_file():
+                (fresh / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(pristine / rel, fresh / rel)
+        for name in (directory / "series").read_text().split():
+            if name.startswith("#") or not name.endswith(".patch"):
+                continue
+            proc = subprocess.run(["patch", "-p1", "--forward", "--batch", "-s", "-d", str(fresh), "-i", str(directory / name)],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise MakeSeriesError(f"{name} does not apply to the pristine {version}:\n{proc.stdout}{proc.stderr}")
+        for rel in touched:
+            want = expected / rel if expected is not None else src_dir(version) / rel
+            if want.is_file() and (fresh / rel).read_bytes() != want.read_bytes():
+                raise MakeSeriesError(f"{rel}: the patched file differs from {want}")
+
+
+def _files(root: Path) -> set[str]:
+    base = root / "sglang"
+    return {str(p.relative_to(root)) for p in base.rglob("*")
+            if p.is_file() and not SKIP_NAMES & set(p.parts) and p.suffix != ".pyc"}
+
+
+def import_tree(version: str, pristine: Path, edited: Path) -> None:
+    """Take EDITED's changes against PRISTINE into src/<version>/ and edits/<version>/."""
+    if not (edited / "sglang").is_dir():
+        raise MakeSeriesError(f"{edited}: holds no sglang/")
+    old_files, new_files = _files(pristine), _files(edited)
+    deleted = sorted(old_files - new_files)
+    if deleted:
+        raise MakeSeriesError(f"{edited}: deletes {', '.join(deleted[:5])} (the series only adds and edits files)")
+    added = sorted(new_files - old_files)
+    changed = sorted(rel for rel in old_files & new_files
+                     if not filecmp.cmp(pristine / rel, edited / rel, shallow=False))
+    if version not in PATCHES:
+        guess = "".join(f"        (\"000?-...\", [\"{rel}\"]),\n" for rel in added + changed)
+        raise MakeSeriesError(f"add {version} to PATCHES in make_series.py, e.g.\n    \"{version}\": [\n{guess}    ],")
+    assigned = {rel: stem for stem, files in PATCHES[version] for rel in files}
+    unassigned = [rel for rel in added + changed if rel not in assigned]
+    unchanged = [rel for rel in assigned if rel not in added and rel not in changed]
+    if unassigned or unchanged:
+        raise MakeSeriesError("PATCHES[%r] does not match the edited tree: %s" % (version, "; ".join(
+            filter(None, [unassigned and "changed but in no patch: " + ", ".join(unassigned),
+                          unchanged and "in a patch but unchanged: " + ", ".join(unchanged)]))))
+
+    before = _stem_bodies(version)
+    src, edits = src_dir(version), edits_dir(version)
+    if src.exists():
+        shutil.rmtree(src)
+    for rel in added:
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(edited / rel, src / rel)
+    edits.mkdir(parents=True, exist_ok=True)
+    today = datetime.date.today().isoformat()
+    for stem, files in PATCHES[version]:
+        diff = "".join(gnu_diff(pristine, edited, rel) for rel in files if rel in changed)
+        diff_path = edits / f"{stem}.diff"
+        if diff:
+            diff_path.write_text(diff)
+        elif diff_path.exists():
+            diff_path.unlink()
+        header_path = edits / f"{stem}.header"
+        if not header_path.exists():
+            header_path.write_text(stub_header(stem, today))
+    for path in edits.iterdir():  # stems PATCHES no longer has
+        if path.suffix in (".header", ".diff") and path.stem not in {s for s, _ in PATCHES[version]}:
+            path.unlink()
+    after = _stem_bodies(version)
+    for stem, _ in PATCHES[version]:
+        if before.get(stem) != after.get(stem):  # the patch's content changed: it is updated today
+            header_path = edits / f"{stem}.header"
+            header_path.write_text(re.sub(r"(?m)^Last-Update: .*$", f"Last-Update: {today}", header_path.read_text()))
+
+
+def _stem_bodies(version: str) -> dict[str, str]:
+    """{stem: its diffs without the header}, to tell which patches an import changed."""
+    try:
+        texts = patch_texts(version)
+    except MakeSeriesError:
+        return {}
+    bodies = {}
+    for name, text in texts.items():
+        header = (edits_dir(version) / name.replace(".patch", ".header")).read_text()
+        bodies[name.removesuffix(".patch")] = text[len(header):]
+    return bodies
+
+
+def stub_header(stem: str, today: str) -> str:
+    return (f"Description: {stem.split('-', 1)[-1].replace('-', ' ')}\n"
+            " TODO: what the patch changes and why (continuation lines start with a space).\n"
+            "Author: spectrace\nRequires-Contracts: \nAdds-Contracts: \nForwarded: no\n"
+            f"Last-Update: {today}\n---\n")
+
+
+def stale_files(version: str, pristine: Path | None) -> list[str]:
+    """The files of VERSION/ that differ from a fresh generation (missing or extra ones too)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp)
+        generate(version, fresh, pristine)
+        shipped = HERE / version
+        names = {p.name for p in fresh.iterdir()} | ({p.name for p in shipped.iterdir()} if shipped.is_dir() else set())
+        return sorted(n for n in names if not (shipped / n).is_file() or not (fresh / n).is_file()
+                      or (shipped / n).read_bytes() != (fresh / n).read_bytes())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("version")
+    parser.add_argument("--pristine", type=Path, help="directory holding the release's sglang/ (default: spectrace's cache)")
+    parser.add_argument("--from-tree", type=Path, metavar="EDITED_DIR", help="import an edited copy of the release first")
+    parser.add_argument("--out", type=Path, help="write here instead of patches/dynamic-disable/VERSION")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when VERSION/ is not what the sources give")
+    args = parser.parse_args(argv)
+    version = args.version
+    pristine = args.pristine.resolve() if args.pristine else default_pristine(version)
+    if pristine is not None and not (pristine / "sglang").is_dir():
+        raise MakeSeriesError(f"{pristine}: holds no sglang/")
+    if args.check:
+        stale = stale_files(version, pristine)
+        if stale:
+            print(f"{SERIES}/{version} is out of date with src/ and edits/: {', '.join(stale)}; "
+                  f"run: python {os.path.relpath(__file__)} {version}")
+            return 1
+        print(f"{SERIES}/{version}: up to date")
+        return 0
+    if args.from_tree:
+        if pristine is None:
+            raise MakeSeriesError(f"--from-tree needs the pristine {version} tree (--pristine DIR)")
+        import_tree(version, pristine, args.from_tree.resolve())
+    out = args.out.resolve() if args.out else HERE / version
+    names = generate(version, out, pristine)
+    if pristine is not None:
+        trial_apply(version, out, pristine, args.from_tree.resolve() if args.from_tree else None)
+        print(f"{out}: {len(names)} patches; they apply to {pristine} and give "
+              + ("the edited tree" if args.from_tree else "src/ for the added files"))
+    else:
+        print(f"{out}: {len(names)} patches (no pristine tree: not trial-applied; hashes from the manifest)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        sys.exit(main())
+    except MakeSeriesError as exc:
+        sys.exit(f"make_series: {exc}")
