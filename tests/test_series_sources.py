@@ -66,9 +66,21 @@ def test_manifest_arguments_and_added_files_come_from_the_code(version, make_ser
     manifest = load_series("dynamic-disable", version, ROOT / "patches").manifest
     texts = list(make_series.patch_texts(version).values())
     assert manifest["server_args"] == make_series.server_args(texts)
-    assert {"--speculative-dynamic-disable", "--speculative-disable-load-rule"} <= set(manifest["server_args"])
-    assert ("--speculative-disable-draft" in manifest["server_args"]) == (version != "0.5.9")
+    assert "--speculative-dynamic-disable" in manifest["server_args"]
+    if version in ("0.5.9", "0.5.12"):
+        assert "--speculative-disable-load-rule" in manifest["server_args"]
+        assert ("--speculative-disable-draft" in manifest["server_args"]) == (version == "0.5.12")
+    else:  # the core: at most three new server arguments
+        assert manifest["server_args"] == ["--speculative-dynamic-disable", "--speculative-disable-above-bs",
+                                           "--speculative-enable-below-bs"]
     assert set(manifest["adds_files"]) == {str(p.relative_to(SRC / version)) for p in (SRC / version).rglob("*.py")}
+
+
+def test_server_args_are_read_from_added_annotated_fields_too(make_series):
+    """0.5.17 declares an option as an annotated ServerArgs field, not a parser call."""
+    diff = ("--- a/sglang/srt/server_args.py\n+++ b/sglang/srt/server_args.py\n@@ -1,2 +1,6 @@\n"
+            "     kept: A[int, \"old\"] = 1\n+    speculative_new_flag: A[\n+        bool,\n+        \"help\",\n+    ] = False\n")
+    assert make_series.server_args([diff]) == ["--speculative-new-flag"]
 
 
 def test_server_args_are_read_from_the_added_parser_lines_only(make_series):

@@ -62,6 +62,14 @@ PATCHES = {
                                                    "sglang/srt/observability/scheduler_metrics_mixin.py"]),
         ("0005-overlap-utils-fused-future-map", ["sglang/srt/managers/overlap_utils.py"]),
     ],
+    "0.5.17": [
+        ("0001-core-module", [MODULE]),
+        ("0002-server-args", ["sglang/srt/server_args.py", "sglang/srt/arg_groups/speculative_hook.py",
+                              "sglang/srt/environ.py"]),
+        ("0003-worker-disabled-step", ["sglang/srt/speculative/eagle_worker_v2.py", "sglang/srt/managers/utils.py"]),
+        ("0004-metrics-log", ["sglang/srt/managers/scheduler_components/batch_result_processor.py",
+                              "sglang/srt/managers/scheduler_components/metrics_reporter.py"]),
+    ],
     "0.5.9": [
         ("0001-speculative-dynamic-disable-module", [MODULE]),
         ("0002-server-args-dynamic-disable", ["sglang/srt/server_args.py"]),
@@ -71,6 +79,10 @@ PATCHES = {
     ],
 }
 VERIFIED = {
+    "0.5.17": [
+        "spec-v2 overlap, EAGLE3, topk=1, triton attention, page_size 1, tp 1 (GPU: H200, dummy and accepted "
+        "drafts, see docs/results.md)",
+    ],
     "0.5.12": [
         "spec-v2 overlap, EAGLE3, topk=1, triton attention, page_size 1, tp 1 (GPU: H200, see "
         "docs/results.md)",
@@ -82,7 +94,15 @@ VERIFIED = {
         "0.5.9; same design as the GPU-verified 0.5.12 series",
     ],
 }
-DESCRIPTION = (
+DESCRIPTION = {
+    "0.5.17": (
+        "Spec v2 (EAGLEWorkerV2): per decode step, run a plain target decode through SGLang's own DECODE "
+        "CUDA graphs instead of draft/verify/draft-extend while the running batch is large (hysteresis, "
+        "the same on every TP rank); next_draft_input (new_seq_lens) is returned on every path and the "
+        "draft KV is caught up before speculation resumes."
+    ),
+}
+DEFAULT_DESCRIPTION = (
     "Spec v2 (EAGLEWorkerV2, overlap scheduler): per decode step, run a plain one-token target decode "
     "instead of draft/verify/draft-extend while the running batch is large (hysteresis) or drafts are "
     "rarely accepted; next_draft_input (new_seq_lens) is returned on every path."
@@ -115,12 +135,16 @@ def environment(patch_texts: list[str]) -> list[str]:
     """The variables the patches read, in order of first appearance (derived, so that a new switch
     cannot be missing from the manifest)."""
     added = (line for text in patch_texts for line in text.splitlines() if line.startswith("+"))
-    return list(dict.fromkeys(n for line in added for n in re.findall(r"[\"'](SGLANG_SPEC_DISABLE_[A-Z_]+)[\"']", line)))
+    # raw names before 0.5.17 ("SGLANG_SPEC_DISABLE_X" read with os.environ); from 0.5.17, entries of
+    # SGLang's envs registry (`SGLANG_SPEC_DYNAMIC_DISABLE_X = EnvBool(...)` in environ.py)
+    pattern = r"[\"'](SGLANG_SPEC_DISABLE_[A-Z_]+)[\"']|^\+\s*(SGLANG_SPEC_DYNAMIC_DISABLE_[A-Z_]+)\s*=\s*Env"
+    return list(dict.fromkeys(a or b for line in added for a, b in re.findall(pattern, line)))
 
 
 def server_args(patch_texts: list[str]) -> list[str]:
-    """The options of the ``parser.add_argument("--...")`` calls the patches add to server_args.py,
-    in order (the first string of each call, which may sit on the next line)."""
+    """The options the patches add to server_args.py, in order: the first string of each
+    ``parser.add_argument("--...")`` call (which may sit on the next line), or the annotated
+    ``ServerArgs`` fields that 0.5.17 turns into options."""
     added = []
     for text in patch_texts:
         current = None
@@ -129,7 +153,11 @@ def server_args(patch_texts: list[str]) -> list[str]:
                 current = line[4:].split("\t", 1)[0].removeprefix("b/")
             elif line.startswith("+") and current == SERVER_ARGS_FILE:
                 added.append(line[1:])
-    return list(dict.fromkeys(re.findall(r"parser\.add_argument\(\s*[\"'](--[A-Za-z0-9-]+)[\"']", "\n".join(added))))
+    text = "\n".join(added)
+    options = re.findall(r"parser\.add_argument\(\s*[\"'](--[A-Za-z0-9-]+)[\"']", text)
+    # from 0.5.17 an argument is an annotated field of ServerArgs: `name: A[type, help, ...] = default`
+    options += ["--" + name.replace("_", "-") for name in re.findall(r"^\s{4}(\w+): A\[", text, flags=re.M)]
+    return list(dict.fromkeys(options))
 
 
 # ---- diffs ----------------------------------------------------------------------------------
@@ -262,7 +290,7 @@ def generate(version: str, out: Path, pristine: Path | None = None) -> list[str]
     src = src_dir(version)
     touched = [rel for _, files in layout(version) for rel in files]
     info = {
-        "description": DESCRIPTION,
+        "description": DESCRIPTION.get(version, DEFAULT_DESCRIPTION),
         "verified_modes": VERIFIED.get(version, []),
         "server_args": server_args(list(texts.values())),
         "environment": environment(list(texts.values())),
