@@ -61,3 +61,11 @@ def sglang_copy(sglang_source, tmp_path):
 
     return copy
 
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that need a real SGLang release (fetched and analysed whole) are `slow`:
+    `pytest -m "not slow"` runs the fast unit tests alone."""
+    for item in items:
+        if {"sglang_source", "sglang_copy"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

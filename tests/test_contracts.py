@@ -103,6 +103,7 @@ def test_drift_0_5_9_to_0_5_23(extractions):
     assert any(c.change == "field-renamed" and c.field == "num_accepted_tokens -> num_correct_drafts" for c in d12.changes)
 
 
+@pytest.mark.slow  # fetches 0.5.9 through the CLI, not the fixture
 def test_cli_extract_json_and_check(tmp_path):
     runner = CliRunner()
     out = tmp_path / "x.json"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 pytest_plugins = ["pytester"]
 
 CATALOG = __import__("pathlib").Path(__file__).resolve().parents[1] / "contracts" / "catalog"
 
 
+@pytest.mark.slow  # the plugin analyses 0.5.9 whole
 def test_contracts_become_items(pytester):
     result = pytester.runpytest("--spectrace-sglang", "0.5.9",
                                 "--spectrace-catalog", str(CATALOG), "-v")
@@ -24,6 +27,7 @@ def test_contracts_become_items(pytester):
     assert not any(line.startswith(("::", "[location]")) for line in lines)
 
 
+@pytest.mark.slow  # the plugin analyses 0.5.9 whole
 def test_contracts_beside_other_tests_and_k_selection(pytester):
     pytester.makepyfile(test_other="def test_plain():\n    pass\n")
     result = pytester.runpytest("--spectrace-sglang", "0.5.9", "--spectrace-catalog", str(CATALOG),
