@@ -160,3 +160,19 @@ def test_installed_sglang_is_found_without_importing_it(sglang_source, monkeypat
     assert "sglang" not in sys.modules  # found through the import system, never imported
     r = run("map", "--sglang", "installed", "Scheduler.run_batch", "--depth", "0", "--format", "text")
     assert r.exit_code == 0 and "using SGLang 0.5.9 (installed:" in r.output
+
+
+def test_collapse_and_node_budget_shape_drawings_and_text_not_json(tmp_path):
+    from pathlib import Path
+
+    program = str(Path(__file__).parent / "programs" / "decorators.py")
+    base = ("map", "--source", program, "decorators.main", "--depth", "2")
+    run(*base, "--max-nodes", "2", "--collapse", "class", "-o", str(tmp_path / "g.json"))
+    whole = json.loads((tmp_path / "g.json").read_text())
+    assert len(whole["nodes"]) == 9 and not any(n["kind"] in ("more", "group") for n in whole["nodes"])
+    text = run(*base, "--format", "text", "--max-nodes", "3").output
+    assert "+2 more" in text and "retry.decorator.again" not in text
+    dot = run(*base, "--format", "dot", "--collapse", "module").output
+    assert "decorators  (" in dot and "×" not in dot  # one module: every call is inside it
+    r = run(*base, "--format", "dot", "--collapse", "file")
+    assert r.exit_code != 0 and "'file' is not one of" in r.output

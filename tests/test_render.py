@@ -334,3 +334,86 @@ def test_mermaid_escapes_quotes_and_brackets():
     text = render(g, "mermaid")
     node_line = next(line for line in text.splitlines() if ":::unresolved" in line)
     assert node_line.strip() == 'n1>"d[#quot;k#quot;] #lt;x#gt;#124;y"]:::unresolved'
+
+
+# --------------------------------------------------------------------------- views: collapse and fold
+
+
+def small_tree():
+    """m.r -> K.a, K.b, L.c (in call order); K.a -> m.d, m.e; L.c -> an unresolved call."""
+    from spectrace.tracer.render import summary_line
+
+    g = nx.DiGraph()
+    for qn, cls in (("m.r", None), ("m.K.a", "m.K"), ("m.K.b", "m.K"), ("m.L.c", "m.L"), ("m.d", None), ("m.e", None)):
+        g.add_node(qn, kind="method" if cls else "function", file="m.py", line=1, module="m", cls=cls,
+                   side="scheduler", label=qn[2:])
+    g.add_node("?m.L.c@9:0", kind="unresolved", file="m.py", line=9, module=None, cls=None, side="other", label="x.y()")
+    for i, (u, v) in enumerate((("m.r", "m.K.a"), ("m.r", "m.K.b"), ("m.r", "m.L.c"), ("m.K.a", "m.d"),
+                                ("m.K.a", "m.e"), ("m.K.a", "m.K.b"), ("m.L.c", "?m.L.c@9:0"))):
+        g.add_edge(u, v, file="m.py", line=i + 1, sites=[i + 1], polymorphic=False, cross=False, call="f()",
+                   resolution="unresolved" if v.startswith("?") else "import")
+    g.graph.update(roots=["m.r"], unresolved=1, depth=2, source="m", version=None)
+    return g, summary_line(g)
+
+
+def test_fold_keeps_the_nodes_nearest_the_roots_and_counts_the_rest_per_caller():
+    from spectrace.tracer.views import fold
+
+    g, whole = small_tree()
+    shown = fold(g, 4)
+    assert set(shown) == {"m.r", "m.K.a", "m.K.b", "m.L.c", "?m.L.c@9:0", "+more:m.K.a"}
+    assert shown.nodes["+more:m.K.a"]["label"] == "+2 more"
+    assert shown.nodes["+more:m.K.a"]["members"] == ["m.d", "m.e"]
+    assert shown.graph["folded"] == {"drawn": 4, "of": 6, "max_nodes": 4}
+    assert render_mod.summary_line(shown) == whole  # the legend counts the whole graph
+    assert fold(g, 6) is g
+
+
+def test_collapse_by_class_and_module_counts_calls_per_arrow():
+    from spectrace.tracer.views import collapse
+
+    g, whole = small_tree()
+    by_class = collapse(g, "class")
+    assert set(by_class) == {"m.r", "m.K", "m.L", "m.d", "m.e", "?m.L"}
+    assert by_class.edges["m.r", "m.K"]["count"] == 2  # r -> a, r -> b
+    assert by_class.edges["m.K", "m.d"]["count"] == 1
+    assert not by_class.has_edge("m.K", "m.K")  # a -> b stays inside K
+    assert by_class.nodes["?m.L"]["label"] == "1 unresolved"
+    by_module = collapse(g, "module")
+    assert set(by_module) == {"m", "?m"} and by_module.graph["roots"] == ["m"]
+    assert render_mod.summary_line(by_module) == whole
+    dot = render(by_class, "dot")
+    assert "×2" in dot
+
+
+def test_json_keeps_everything_and_drawings_get_the_default_budget():
+    from spectrace.tracer.views import DEFAULT_MAX_NODES, for_display
+
+    g, _ = small_tree()
+    assert for_display(g, "json", "class", 2) is g
+    assert for_display(g, "text") is g  # text: no budget unless asked
+    assert len(for_display(g, "text", None, 2)) < len(g)
+    big = nx.DiGraph(roots=["n0"])
+    for i in range(DEFAULT_MAX_NODES + 10):
+        big.add_node(f"n{i}", kind="function", module="m", side="other", cls=None, file="m.py", line=i)
+        if i:
+            big.add_edge("n0", f"n{i}", line=i, resolution="import")
+    shown = for_display(big, "svg")
+    assert shown.graph["folded"]["drawn"] == DEFAULT_MAX_NODES
+    assert shown.nodes["+more:n0"]["label"] == "+10 more"
+
+
+@needs_dot
+def test_a_large_drawing_fits_one_screen():
+    from spectrace.tracer.views import for_display
+
+    big = nx.DiGraph(roots=["m.n0"], source="m")
+    for i in range(120):
+        big.add_node(f"m.n{i}", kind="function", module="m", side="scheduler", cls=None, file="m.py", line=i,
+                     label=f"n{i}")
+    for i in range(1, 120):
+        big.add_edge(f"m.n{(i - 1) // 6}", f"m.n{i}", line=i, sites=[i], resolution="import", call="f()",
+                     polymorphic=False, cross=False, file="m.py")
+    svg = render(for_display(big, "svg"), "svg").decode()
+    width, height = (float(x) for x in re.search(r'width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups())
+    assert width <= 2000 and height <= 1400

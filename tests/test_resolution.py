@@ -149,6 +149,7 @@ def test_loop_over_an_object_yields_what_its_next_returns():
     proj = project("protocols.py")
     assert edges(proj, "protocols.walk") == {
         ("walk", "Items", "constructor"), ("walk", "Item.use", "attr-type"),
+        ("walk", "Items.__iter__", "protocol"), ("walk", "Items.__next__", "protocol"),
     }
 
 
@@ -170,3 +171,70 @@ def test_container_methods_are_external_calls_of_the_builtin_type():
     proj = project("elements.py")
     g = call_graph(proj, ["elements.views"], depth=1, external=True)
     assert ("elements.views", "builtins.dict.items") in g.edges
+
+
+def test_arguments_flow_into_parameters():
+    proj = project("arguments.py")
+    assert edges(proj, "arguments.call_it") == {("call_it", "target", "argument")}
+    # a bound method passed where the annotation names no class
+    assert edges(proj, "arguments.call_typed") == {("call_typed", "Worker.step", "argument")}
+    assert edges(proj, "arguments.call_kw") == {("call_kw", "other", "argument")}
+    assert edges(proj, "arguments.call_kwargs") == {("call_kwargs", "target", "argument")}
+    assert edges(proj, "arguments.call_args") == {("call_args", "other", "argument")}
+    # a class passed and called: its instance's methods resolve
+    assert edges(proj, "arguments.use_made") == {("use_made", "make", "import"),
+                                                  ("use_made", "Worker.step", "attr-type")}
+    assert proj.return_types("arguments.make") == {("inst", "arguments.Worker")}
+    assert proj.param_types("arguments.call_it", "fn") == {("func", "arguments.target")}
+    assert proj.param_types("arguments.Engine.__init__", "name") == set()  # only its default
+
+
+def test_attribute_typed_by_constructor_arguments():
+    proj = project("arguments.py")
+    assert edges(proj, "arguments.Engine.run") == {("Engine.run", "Worker.step", "attr-type")}
+    assert proj.attr_types("arguments.Engine", "worker") == {("inst", "arguments.Worker")}
+
+
+def test_a_parameter_no_caller_passes_stays_unresolved():
+    proj = project("arguments.py")
+    assert {r for _u, _v, r in edges(proj, "arguments.never_called")} == {"unresolved"}
+
+
+def test_decorators_are_calls_and_calls_of_decorated_functions_reach_the_wrapper():
+    proj = project("decorators.py")
+    assert edges(proj, "decorators.<module>") == {
+        ("<module>", "traced", "import"), ("<module>", "register", "import"), ("<module>", "retry", "import"),
+        ("<module>", "retry.decorator", "decorator"),  # what @retry(3) applies
+    }
+    assert edges(proj, "decorators.main") == {
+        ("main", "traced.wrapper", "decorator"),  # work() and Service().handle()
+        ("main", "plain", "import"),  # register returns the function itself
+        ("main", "retry.decorator.again", "decorator"),
+        ("main", "Service", "constructor"),
+    }
+    # the wrapper calls what its decorator decorates (every such function: context-insensitive)
+    assert edges(proj, "decorators.traced.wrapper") == {
+        ("traced.wrapper", "log", "import"),
+        ("traced.wrapper", "work", "polymorphic"), ("traced.wrapper", "Service.handle", "polymorphic"),
+    }
+    assert edges(proj, "decorators.retry.decorator.again") == {("retry.decorator.again", "flaky", "argument")}
+
+
+def test_lambdas_call_what_their_body_calls():
+    proj = project("lambdas.py")
+    assert edges(proj, "lambdas.Holder.fire") == {("Holder.fire", "g", "lambda")}
+    g = call_graph(proj, ["lambdas.direct"], depth=1)  # written and called in one function: one edge
+    assert set(g.edges) == {("lambdas.direct", "lambdas.g")} and g.edges["lambdas.direct", "lambdas.g"]["sites"] == [13, 14]
+    assert edges(proj, "lambdas.apply") == {("apply", "h", "argument")}
+    # a lambda's own parameter is not the module's function of that name
+    assert {(u, v) for u, v, _r in edges(proj, "lambdas.own_param")} == {("own_param", "?lambdas.own_param@19:4")}
+
+
+def test_for_and_with_call_the_protocol_methods():
+    proj = project("contexts.py")
+    assert edges(proj, "contexts.uses") == {
+        ("uses", "Span", "constructor"), ("uses", "Span.__enter__", "protocol"), ("uses", "Span.__exit__", "protocol"),
+        ("uses", "Numbers", "constructor"), ("uses", "Numbers.__iter__", "protocol"),
+        ("uses", "NumberIter.__next__", "protocol"),
+    }
+    assert edges(proj, "contexts.plain") == set()  # builtins: no protocol edge, nothing unresolved

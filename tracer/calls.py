@@ -10,7 +10,19 @@
   calls ``E``;
 * a method missing from every in-tree class of the receiver's MRO, when that MRO has a base from
   outside the tree, is that base's method (an external call);
-* methods of lists, dicts and tuples are external calls of the builtin type.
+* methods of lists, dicts and tuples are external calls of the builtin type;
+* a callee that is a parameter (or a receiver that is one) is typed by the arguments the callers
+  pass (``inference``): resolution ``argument``;
+* calling a function by its name, when its decorators replace it with a wrapper they define, calls
+  the wrapper (resolution ``decorator``); the wrapper reaches the original through the argument
+  flow into the decorator's parameter (to every function the decorator decorates: the flow is
+  context-insensitive). A call through a parameter is never rerouted to a wrapper, since what the
+  decorator received is the original;
+* a variable holding ``lambda ...: g(...)`` called is a call of ``g`` (resolution ``lambda``); the
+  lambda's own calls are also the defining function's, where it is written;
+* ``for x in obj`` and ``with obj`` call ``__iter__``/``__next__`` and ``__enter__``/``__exit__``
+  (their async forms likewise) of obj's classes when the tree defines them (resolution ``protocol``,
+  ``protocol_calls``); nothing is recorded when it does not.
 """
 
 from __future__ import annotations
@@ -25,6 +37,8 @@ from spectrace.tracer.inference import CONTAINERS, INSTANCE, TypeInference
 BUILTINS = frozenset(dir(builtins))
 # Which builtin type a container's method belongs to, by the container tag; the first that has it.
 CONTAINER_TYPES = {"seq": (list, set, collections.deque), "map": (dict,), "tup": (tuple,)}
+PROTOCOLS = {"iter": ("__iter__", "__next__"), "aiter": ("__aiter__", "__anext__"),
+             "with": ("__enter__", "__exit__"), "awith": ("__aenter__", "__aexit__")}
 
 
 @dataclass
@@ -33,7 +47,8 @@ class ResolvedCall:
     col: int
     text: str
     targets: list[str]  # function/class qualnames (in the tree) or external dotted names
-    # self, super, local, import, attr-type, constructor, polymorphic, cha, external, unresolved
+    # self, super, local, import, attr-type, constructor, polymorphic, cha, argument, decorator,
+    # lambda, protocol, external, unresolved
     resolution: str
     external: bool = False
     via: dict[str, list[str]] = field(default_factory=dict)  # target -> receiver classes (inherited methods)
@@ -55,7 +70,39 @@ class CallResolver:
         f = mod.functions.get(local) if mod else None
         if f is None:
             return []
-        return [self.resolve_call(mod.module, f, callee, line, col, cha) for line, col, callee, _kw in f.calls]
+        out = []
+        for line, col, callee, _kw in f.calls:
+            call = self.resolve_call(mod.module, f, callee, line, col, cha)
+            if (line, col) in f.deco_sites:  # `@factory(...)` applied: kept only when it reaches the tree
+                if call.external or call.resolution == "unresolved":
+                    continue
+                call.text = ir_text(callee) + "(<decorated>)"
+                call.resolution = "decorator" if len(call.targets) == 1 else call.resolution
+            out.append(call)
+        return out + self.protocol_calls(mod.module, f)
+
+    def protocol_calls(self, module: str, f: FuncInfo) -> list[ResolvedCall]:
+        """``for``/``with`` over objects whose classes define the protocol's methods in the tree."""
+        out = []
+        for line, col, kind, ir in f.protocols:
+            targets = []
+            for t in sorted(self.types.expr_types_in(module, f, ir), key=repr):
+                if t[0] not in INSTANCE:
+                    continue
+                for m in PROTOCOLS[kind]:
+                    found = self.symbols.lookup_method(t[1], m)
+                    if found:
+                        targets.append(found)
+                if kind in ("iter", "aiter"):  # __next__ of what __iter__ returns
+                    it = self.symbols.lookup_method(t[1], PROTOCOLS[kind][0])
+                    for r in (self.types.return_types(it) if it else ()):
+                        nxt = self.symbols.lookup_method(r[1], PROTOCOLS[kind][1]) if r[0] in INSTANCE else None
+                        if nxt:
+                            targets.append(nxt)
+            targets = list(dict.fromkeys(targets))
+            if targets:
+                out.append(ResolvedCall(line, col, f"{kind.lstrip('a')} {ir_text(ir)}", targets, "protocol"))
+        return out
 
     def closure_calls(self, func_qn: str, cha: bool = True) -> list[ResolvedCall]:
         """The call sites of every function nested in ``func_qn`` (closures, local helpers), deepest last."""
@@ -99,20 +146,32 @@ class CallResolver:
         else:
             types = self.types.expr_types_in(module, f, callee)
         targets = []
-        constructor = False
+        constructor = decorated = through_lambda = False
+        argument = self._through_parameter(module, f, callee)
         for t in sorted(types, key=repr):
-            if t[0] == "func":
-                targets.append(t[1])
-            elif t[0] == "cls":
-                constructor = True
-                init = self.symbols.lookup_method(t[1], "__init__")
-                targets.append(t[1] if init is None else init)
-            elif t[0] == "ext":
-                external.append(t[1])
+            if t[0] == "lambda":
+                through_lambda = True
+                inner = t[1]
+            else:
+                inner = (t,)
+            for t in sorted(inner, key=repr):
+                if t[0] == "func":
+                    wrappers = None if argument else self.types.decorated(t[1])
+                    decorated |= bool(wrappers)
+                    targets += sorted(w[1] for w in wrappers) if wrappers else [t[1]]
+                elif t[0] == "cls":
+                    constructor = True
+                    init = self.symbols.lookup_method(t[1], "__init__")
+                    targets.append(t[1] if init is None else init)
+                elif t[0] == "ext":
+                    external.append(t[1])
         exact = list(dict.fromkeys(targets))
         targets = list(dict.fromkeys(exact + expanded))
         if targets:
             how = "cha" if len(targets) > len(exact) else self._how(callee, f, targets, constructor)
+            if len(targets) == 1 and how != "cha":
+                how = ("argument" if argument else "decorator" if decorated else "lambda" if through_lambda
+                       else how)
             return ResolvedCall(line, col, text, targets, how,
                                 via={t: sorted(via[t]) for t in targets if t in via})
         if external:
@@ -120,6 +179,28 @@ class CallResolver:
         if callee[0] == "n" and callee[1] in BUILTINS:
             return ResolvedCall(line, col, text, [f"builtins.{callee[1]}"], "external", external=True)
         return ResolvedCall(line, col, text, [], "unresolved")
+
+    def _through_parameter(self, module: str, f: FuncInfo, callee, hops: int = 0) -> bool:
+        """The callee, or its receiver's root name, is a parameter typed by its arguments."""
+        root = callee
+        while root[0] in ("a", "s", "it", "ix"):
+            root = root[1]
+        if root[0] != "n" or root[1] in ("self", "cls") or hops > 4:
+            return False
+        scope = f
+        summary = self.symbols.store.module(module)
+        while scope is not None:
+            for pname, pann in scope.params:
+                if pname.lstrip("*") == root[1]:
+                    return pann is None or (self.types._vague(pann) and not
+                                            self.types.annotation_types(module, pann, scope))
+            values = [v for t, v, *_ in scope.assigns if t == root]
+            if values:  # a local: from a parameter when every value it is assigned comes from one
+                return all(self._through_parameter(module, scope, v, hops + 1) for v in values)
+            if root[1] in scope.nested:
+                return False
+            scope = summary.functions.get(scope.parent) if scope.parent else None
+        return False
 
     def _overrides(self, class_qn: str, meth: str, via: dict) -> list[str]:
         """The ``meth`` each subclass of ``class_qn`` resolves to, where that differs from ``class_qn``'s."""

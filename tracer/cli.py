@@ -78,12 +78,19 @@ def resolve_roots(proj, specs) -> list[str]:
 @click.option("--exact", is_flag=True, help="Only calls resolved to one target: no expansion, no polymorphic call sites.")
 @click.option("--closures", type=click.Choice(("fold", "separate")), default="fold", show_default=True,
               help="Count the calls of nested functions as the enclosing function's, or draw them apart.")
+@click.option("--collapse", "collapse_by", type=click.Choice(("class", "module")),
+              help="Draw one node per class or per module, each arrow labelled with the calls it stands for "
+                   "(not json: json holds every node and edge).")
+@click.option("--max-nodes", "max_nodes", type=click.IntRange(min=0), metavar="N",
+              help="Draw at most N nodes, those nearest the roots; the rest become '+N more' nodes per caller "
+                   "(default 60 for svg, png, dot and mermaid, none for text; 0: no limit; json: never).")
 def map_command(roots, sglang, source_path, package, depth, fmt, output, include, exclude, external, field, owner,
-                no_cha, exact, closures):
+                no_cha, exact, closures, collapse_by, max_nodes):
     """Draw the call graph below ROOTS (Class.method, module:Class.method or a full name),
     or with --field every producer and consumer of a field."""
     from spectrace.tracer.graph import call_graph, field_graph
     from spectrace.tracer.render import render, summary_line
+    from spectrace.tracer.views import for_display
 
     if not roots and not field:
         raise SpectraceError("give a root (e.g. Scheduler.run_batch) or --field NAME")
@@ -104,7 +111,7 @@ def map_command(roots, sglang, source_path, package, depth, fmt, output, include
                                closures=closures)
     proj.save()
     ui.detail(f"spectrace: graph built in {time.perf_counter() - t0:.1f} s")
-    data = render(graph, fmt)
+    data = render(for_display(graph, fmt, collapse_by, max_nodes), fmt)
     if output:
         write_output(output, data)
     elif isinstance(data, bytes):

@@ -16,6 +16,16 @@ An edge's ``resolution`` says how its call was resolved:
   class), so the call reaches the base's method and every override in its subclasses;
 * ``closure``     a call written in a function nested in the caller (closures, local helpers),
   folded into the caller; ``closure`` names the nested function and ``inner`` its own resolution;
+* ``argument``    the callee (or its receiver) is a parameter, typed by the arguments every caller
+  passes to it (context-insensitive: ``def f(a): a()`` called as ``f(g)`` gives ``f -> g``);
+  callbacks, bound methods, classes, keywords, ``*args`` and ``**kwargs`` included;
+* ``decorator``   a call of a function whose decorator returns a wrapper it defines reaches the
+  wrapper (the wrapper reaches the originals through ``argument``); also ``@factory(...)`` applying
+  what the factory returns, from the decorated definition's scope;
+* ``lambda``      a call of a variable or attribute holding ``lambda ...: g(...)`` reaches ``g`` (the
+  lambda's calls are also edges of the function that writes it, where it is written);
+* ``protocol``    ``for x in obj`` / ``with obj`` reach ``__iter__``/``__next__`` /
+  ``__enter__``/``__exit__`` (and the async forms) of obj's classes, when the tree defines them;
 * ``external``    outside the tree (stdlib, torch, builtins, methods of list/dict/tuple, methods
   inherited from an external base class);
 * ``unresolved``  no target found; ``reads``/``writes`` are field-map edges.

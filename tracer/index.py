@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from spectrace.source import module_name
 
@@ -37,6 +38,9 @@ from spectrace.source import module_name
 # ("bi", name, (args...))     a call of a builtin that passes elements on (list(x), zip(a, b), ...)
 # ("it", iterable)            an element of iterable (loop and comprehension targets)
 # ("ix", value, i)            the i-th item of value (tuple unpacking targets)
+# ("lam", body, params)       a lambda (its body's IR and parameter names)
+# ("def", qualname)           the function defined at a decorator's site (the decorator's argument)
+# ("*", value), ("**", value) starred arguments of a call
 # ("?",)                      anything else
 
 UNKNOWN = ("?",)
@@ -97,6 +101,12 @@ def _expr_ir(node: ast.AST | None, depth: int = 0):
         return ("t|", tuple(expr_ir(v, depth + 1) for v in node.values))
     if t is ast.Await:
         return expr_ir(node.value, depth + 1)
+    if t is ast.Lambda:
+        a = node.args
+        names = tuple(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x)
+        return ("lam", expr_ir(node.body, depth + 1), names)
+    if t is ast.Starred:
+        return ("*", expr_ir(node.value, depth + 1))
     return UNKNOWN
 
 
@@ -123,6 +133,8 @@ def ir_text(ir) -> str:
         return f"{ir[1]}(...)"
     if tag == "it":
         return f"<element of {ir_text(ir[1])}>"
+    if tag == "lam":
+        return f"(lambda: {ir_text(ir[1])})"
     if tag == "ix":
         return f"{ir_text(ir[1])}[{ir[2]}]"
     return "<expr>"
@@ -147,6 +159,11 @@ class FuncInfo:
     writes: dict = field(default_factory=dict)  # attr -> [lines]
     nested: list = field(default_factory=list)  # names of nested functions
     parent: str | None = None  # enclosing function qualname for nested functions
+    # (line, col) of a call -> (positional arg IRs, ((keyword, IR), ...)); calls without arguments left out
+    args: dict = field(default_factory=dict)
+    protocols: list = field(default_factory=list)  # [(line, col, "iter"|"aiter"|"with"|"awith", value IR)]
+    deco_sites: set = field(default_factory=set)  # (line, col) of `@factory(...)` applications
+    npos: int = -1  # how many leading params take positional arguments (the rest are keyword-only)
 
     @property
     def kind(self) -> str:
@@ -205,9 +222,40 @@ class _Extractor(ast.NodeVisitor):
         self.class_stack: list[ClassInfo] = []
         self.func_stack: list[FuncInfo] = []
         self.hidden = 0  # inside a class body nested in a function: no scope records its calls
+        self.lambda_params: list[set] = []  # parameter names of the lambdas being visited
         # Calls made by module-level code (class bodies and decorators included).
         self.module_func = FuncInfo(qualname=MODULE_FUNC, name=MODULE_FUNC, line=1, end=1, cls=None,
                                     params=[], returns=None, decorators=[])
+
+    # A faster walk than NodeVisitor's: one handler lookup per node type, and no visits of the
+    # leaves that hold nothing (load/store contexts, operators, constants); parsing a cold tree's
+    # modules is most of a cold map's time.
+    _SKIP = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Constant)
+    _handlers: ClassVar[dict] = {}
+
+    def visit(self, node):
+        t = type(node)
+        handler = self._handlers.get(t)
+        if handler is None:
+            handler = getattr(type(self), "visit_" + t.__name__, None)
+            if handler is None:
+                handler = _Extractor._skip if issubclass(t, self._SKIP) else _Extractor.generic_visit
+            self._handlers[t] = handler
+        return handler(self, node)
+
+    def _skip(self, node):
+        pass
+
+    def generic_visit(self, node):
+        visit = self.visit
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item)
+            elif isinstance(value, ast.AST):
+                visit(value)
 
     def scope(self) -> FuncInfo | None:
         """The function whose calls the current statement makes (the module's pseudo-function at top level)."""
@@ -215,10 +263,17 @@ class _Extractor(ast.NodeVisitor):
             return self.func_stack[-1]
         return None if self.hidden else self.module_func
 
-    def add_call(self, node, func_ir, kwnames=()):
+    def add_call(self, node, func_ir, kwnames=(), args=None):
         f = self.scope()
+        root = func_ir
+        while root[0] in ("a", "c", "s"):
+            root = root[1]
+        if root[0] == "n" and any(root[1] in names for names in self.lambda_params):
+            return  # a call of a lambda's parameter: nothing the enclosing function can resolve
         if f is not None:
             f.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
+            if args is not None and (args[0] or args[1]):
+                f.args[(node.lineno, node.col_offset)] = args
 
     # -- scopes
     def visit_ClassDef(self, node: ast.ClassDef):
@@ -239,7 +294,7 @@ class _Extractor(ast.NodeVisitor):
         saved_funcs, self.func_stack = self.func_stack, []
         hide = bool(saved_funcs)
         self.hidden += hide
-        self._decorators(node)
+        self._decorators(node, info.qualname)
         for stmt in node.body:
             if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name:
                 info.annotations[stmt.target.id] = expr_ir(stmt.annotation)
@@ -255,11 +310,23 @@ class _Extractor(ast.NodeVisitor):
         self.hidden -= hide
         self.class_stack.pop()
 
-    def _decorators(self, node):
-        """Decorators run where the definition is: ``@d`` calls ``d``; ``@d(...)`` is a visited call."""
-        for d in node.decorator_list:
+    def _decorators(self, node, qualname: str):
+        """Decorators run where the definition is: ``@d`` calls ``d`` with the function defined (or
+        the next decorator's result); ``@d(...)`` is a visited call whose result is applied likewise."""
+        applied = ("def", qualname)
+        for d in reversed(node.decorator_list):  # the innermost decorator is applied first
+            func_ir = expr_ir(d)
             if type(d) in (ast.Name, ast.Attribute):
-                self.add_call(d, expr_ir(d))
+                self.add_call(d, func_ir, (), ((applied,), ()))
+            elif type(d) is ast.Call:
+                site = (d.lineno, d.end_col_offset)
+                f = self.scope()
+                if f is not None:
+                    f.calls.append((site[0], site[1], func_ir, ()))
+                    f.args[site] = ((applied,), ())
+                    f.deco_sites.add(site)
+            applied = ("c", func_ir, ())
+        for d in node.decorator_list:
             self.visit(d)
 
     def _function(self, node):
@@ -289,8 +356,9 @@ class _Extractor(ast.NodeVisitor):
             returns=expr_ir(node.returns) if node.returns is not None else None,
             decorators=[expr_ir(d) for d in node.decorator_list],
             parent=parent.qualname if parent is not None else None,
+            npos=len(args.posonlyargs) + len(args.args),
         )
-        self._decorators(node)  # decorators are calls made at definition time
+        self._decorators(node, qn)  # decorators are calls made at definition time
         if cls is not None:
             cls.methods[node.name] = qn
         if parent is not None:
@@ -330,7 +398,9 @@ class _Extractor(ast.NodeVisitor):
 
     # -- facts inside functions
     def visit_Call(self, node: ast.Call):
-        self.add_call(node, expr_ir(node.func), tuple(k.arg for k in node.keywords if k.arg))
+        args = (tuple(expr_ir(a) for a in node.args),
+                tuple((k.arg, expr_ir(k.value)) if k.arg else ("**", expr_ir(k.value)) for k in node.keywords))
+        self.add_call(node, expr_ir(node.func), tuple(k.arg for k in node.keywords if k.arg), args)
         self.generic_visit(node)
 
     def visit_Raise(self, node: ast.Raise):
@@ -338,8 +408,14 @@ class _Extractor(ast.NodeVisitor):
             self.add_call(node.exc, expr_ir(node.exc))
         self.generic_visit(node)
 
+    def _protocol(self, node, kind: str, value):
+        f = self.scope()
+        if f is not None:
+            f.protocols.append((node.lineno, node.col_offset, kind, expr_ir(value)))
+
     def visit_For(self, node):
         self._record_assign(node.target, ("it", expr_ir(node.iter)), None, node.lineno)
+        self._protocol(node.iter, "aiter" if type(node) is ast.AsyncFor else "iter", node.iter)
         self.generic_visit(node)
 
     visit_AsyncFor = visit_For
@@ -348,6 +424,7 @@ class _Extractor(ast.NodeVisitor):
         if self.func_stack:  # module-level comprehension variables are no globals
             for gen in node.generators:
                 self._record_assign(gen.target, ("it", expr_ir(gen.iter)), None, node.lineno)
+                self._protocol(gen.iter, "aiter" if gen.is_async else "iter", gen.iter)
         self.generic_visit(node)
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
@@ -381,6 +458,7 @@ class _Extractor(ast.NodeVisitor):
 
     def visit_With(self, node):
         for item in node.items:
+            self._protocol(item.context_expr, "awith" if type(node) is ast.AsyncWith else "with", item.context_expr)
             if item.optional_vars is not None:
                 self._record_assign(item.optional_vars, UNKNOWN, None, node.lineno)
         self.generic_visit(node)
@@ -400,7 +478,10 @@ class _Extractor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Lambda(self, node):
+        a = node.args
+        self.lambda_params.append({x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x})
         self.generic_visit(node)
+        self.lambda_params.pop()
 
 
 def summarize_source(source: bytes, relpath: str) -> ModuleSummary:

@@ -19,7 +19,16 @@ set of every type its subject can hold. Internal tags, never returned by ``Proje
 
 * ``("decl", qn)``  an instance known only from an annotation (class-hierarchy expansion applies);
 * ``("seq", elems)``, ``("map", keys, values)``, ``("tup", (items...))``  containers, each part a
-  frozenset of types.
+  frozenset of types;
+* ``("lambda", targets, results)``  a lambda whose body is a call: what that call reaches and returns.
+
+Parameters without a usable annotation (none, ``Any``, ``Callable``...) are typed by the arguments
+their callers pass (context-insensitive: every caller's arguments together). The callers are the
+call sites, in the modules whose text names the function (its class for ``__init__``, the outermost
+enclosing function for nested ones), that resolve to it; beyond ``MAX_CALLER_MODULES`` such modules
+the parameter stays untyped, which keeps the search cheap. Arguments bind by position (after
+``self``/``cls`` where the call binds them) and by keyword; extra positional arguments make
+``*args`` a sequence, extra keywords make ``**kwargs`` a dict; starred arguments bind nothing.
 """
 
 from __future__ import annotations
@@ -38,6 +47,10 @@ SEQ_NAMES = {"List", "list", "Sequence", "MutableSequence", "Iterable", "Iterato
 MAP_NAMES = {"Dict", "dict", "Mapping", "MutableMapping", "DefaultDict", "defaultdict", "OrderedDict"}
 INSTANCE = ("inst", "decl")
 CONTAINERS = ("seq", "map", "tup")
+HIDDEN = CONTAINERS + ("lambda",)  # internal tags Project never answers
+# Annotations that say nothing about a callable's target: such parameters are typed by their arguments.
+VAGUE_ANNOTATIONS = {"Callable", "Any", "object", "Awaitable", "Coroutine"}
+MAX_CALLER_MODULES = 32  # a parameter whose function's name is in more modules than this stays untyped
 EMPTY = frozenset()
 
 
@@ -51,7 +64,7 @@ def map_of(keys, values) -> set:
 
 def public(types: set) -> set:
     """Types as ``Project`` answers them: declared instances are instances, containers left out."""
-    return {("inst", t[1]) if t[0] == "decl" else t for t in types if t[0] not in CONTAINERS}
+    return {("inst", t[1]) if t[0] == "decl" else t for t in types if t[0] not in HIDDEN}
 
 
 def prefer_concrete(types: set) -> set:
@@ -72,6 +85,9 @@ class TypeInference:
         self._returns: dict = {}  # func_qn -> types
         self._names: dict = {}  # (module, func qualname, name) -> types of a name in that function
         self._locals: dict = {}  # id(FuncInfo) -> name -> [(value_ir, annotation_ir)]
+        self._params: dict = {}  # (func_qn, param) -> types of the arguments passed to it
+        self._sites: dict = {}  # func_qn -> the call sites that reach it, with their arguments
+        self._decorated: dict = {}  # func_qn -> what its decorators turn it into
         # Shared by the three memoised queries above, which recurse into one another.
         self._cycle_hits = 0
         self._active = 0
@@ -270,7 +286,29 @@ class TypeInference:
             return out
         if tag in ("t", "l", "d", "lc", "dc", "it", "ix", "s", "bi"):
             return self._element_expr(module, f, ir, depth)
+        if tag == "def":  # the function (or class) a decorator is applied to
+            summary = self.store.module(module)
+            return {("cls" if ir[1] in summary.classes else "func", f"{module}.{ir[1]}")}
+        if tag == "lam":
+            return self._lambda_types(module, f, ir, depth)
         return set()
+
+    def _lambda_types(self, module: str, f: FuncInfo | None, ir, depth: int) -> set:
+        """A lambda whose body is a call: the call's targets and results (its own parameters unknown)."""
+        body, params = ir[1], ir[2]
+        if body[0] != "c":
+            return set()
+        root = body[1]
+        while root[0] in ("a", "c"):
+            root = root[1]
+        if root[0] == "n" and root[1] in params:
+            return set()
+        targets = self.expr_types_in(module, f, body[1], depth + 1)
+        targets = frozenset(t for t in targets if t[0] in ("func", "cls"))
+        if not targets:
+            return set()
+        results = frozenset(self.expr_types_in(module, f, body, depth + 1))
+        return {("lambda", targets, results)}
 
     # -- containers and their elements
     def _element_expr(self, module: str, f: FuncInfo | None, ir, depth: int) -> set:
@@ -394,8 +432,11 @@ class TypeInference:
             if name == "cls" and scope.cls is not None:
                 return {("cls", f"{module}.{scope.cls}")}
             for pname, pann in scope.params:
-                if pname == name:
-                    return self.annotation_types(module, pann, scope) if pann is not None else set()
+                if pname.lstrip("*") == name:
+                    declared = self.annotation_types(module, pann, scope) if pann is not None else set()
+                    if declared or not self._vague(pann):
+                        return declared
+                    return self.param_types(f"{module}.{scope.qualname}", pname, depth + 1)
             local = self._local_assigns(scope, name)
             if local:
                 out = set()
@@ -416,6 +457,159 @@ class TypeInference:
         if t[0] == "global":
             return self._global_types(t, depth)
         return {t}
+
+    @staticmethod
+    def _vague(ann) -> bool:
+        """No annotation, or one naming no class a call could reach (``Callable[..]``, ``Any``)."""
+        if ann is None:
+            return True
+        head = ann[1] if ann[0] == "s" else ann
+        while head[0] == "s":
+            head = head[1]
+        name = head[1] if head[0] == "n" else (head[2] if head[0] == "a" else None)
+        if name in ("Optional",) and ann[0] == "s":
+            return all(TypeInference._vague(i) for i in ann[2])
+        return name in VAGUE_ANNOTATIONS
+
+    # -- argument flow
+    def param_types(self, func_qn: str, param: str, depth: int = 0) -> set:
+        """The types of the arguments every caller passes to ``param`` of ``func_qn``
+        (``*args``: a sequence of the extra positional ones, ``**kwargs``: a dict of the extra keywords)."""
+        return self._memo(self._params, (func_qn, param), lambda: self._param_types(func_qn, param, depth))
+
+    def _param_types(self, func_qn: str, param: str, depth: int) -> set:
+        if depth > MAX_DEPTH:
+            return set()
+        f = self.symbols.func(func_qn)
+        if f is None:
+            return set()
+        names = [p for p, _a in f.params]
+        npos = f.npos if f.npos >= 0 else len([p for p in names if not p.startswith("*")])
+        positional = names[:npos]
+        named = {p for p in names if not p.startswith("*")}
+        out: set = set()
+        extra_pos: set = set()
+        extra_kw: set = set()
+        for module, caller, pos, kws, offset in self.call_sites(func_qn, depth):
+            def types(x, module=module, caller=caller):
+                return self.expr_types_in(module, caller, x, depth + 1)
+
+            starred = False
+            for i, a in enumerate(pos):
+                if a[0] == "*":
+                    starred = True  # positions after a *args are unknown
+                if starred:
+                    break
+                j = i + offset
+                if j < len(positional):
+                    if positional[j] == param:
+                        out |= types(a)
+                elif param.startswith("*") and not param.startswith("**"):
+                    extra_pos |= types(a)
+            for key, a in kws:
+                if key == param and key in named:
+                    out |= types(a)
+                elif key != "**" and key not in named and param.startswith("**"):
+                    extra_kw |= types(a)
+        if param.startswith("**"):
+            return map_of(set(), extra_kw)
+        if param.startswith("*"):
+            return seq_of(extra_pos)
+        out.discard(("none",))
+        return out
+
+    def call_sites(self, func_qn: str, depth: int = 0) -> list:
+        """(module, caller FuncInfo, positional IRs, keyword IRs, how many params the call binds
+        itself) for each call with arguments that resolves to ``func_qn``."""
+        hit = self._sites.get(func_qn)
+        if hit is not None:
+            return hit
+        self._sites[func_qn] = []  # a search that reaches itself finds nothing more
+        mod, local = self.symbols.split(func_qn)
+        f = mod.functions.get(local) if mod else None
+        if f is None:
+            return []
+        top = f
+        while top.parent:
+            top = mod.functions[top.parent]
+        word = f.cls.rsplit(".", 1)[-1] if f.name == "__init__" and f.cls else top.name
+        modules = self.symbols.texts.mentions(word)
+        found = []
+        if len(modules) <= MAX_CALLER_MODULES:
+            for m in modules:
+                summary = self.store.module(m)
+                for caller in (summary.functions.values() if summary else ()):
+                    for line, col, callee, _kw in caller.calls:
+                        args = caller.args.get((line, col))
+                        if args is None:
+                            continue
+                        last = callee[1] if callee[0] == "n" else (callee[2] if callee[0] == "a" else None)
+                        if last is not None and last != f.name and not (f.name == "__init__" and last == word):
+                            continue
+                        offset = self._binds(m, caller, callee, func_qn, f, depth)
+                        if offset is not None:
+                            found.append((m, caller, args[0], args[1], offset))
+        self._sites[func_qn] = found
+        return found
+
+    def _binds(self, module: str, caller: FuncInfo, callee, func_qn: str, f: FuncInfo, depth: int) -> int | None:
+        """None when the call does not reach ``func_qn``, else how many of its params the call binds
+        before the arguments (``self`` of a bound method, ``cls``)."""
+        method = f.cls is not None and f.kind != "staticmethod"
+        if callee[0] == "a":
+            for base in self.expr_types_in(module, caller, callee[1], depth + 1):
+                if base[0] in INSTANCE:
+                    cq = func_qn.rsplit(".", 1)[0]
+                    if (self.symbols.lookup_method(base[1], f.name) == func_qn
+                            or (base[1] in self.symbols.mro(cq) and self.symbols.lookup_method(cq, f.name) == func_qn)):
+                        return 1 if method else 0  # the receiver's method, or an override of it
+                elif base[0] == "cls" and ("func", func_qn) in self.member_types(base, callee[2], depth + 1):
+                    return 1 if f.kind == "classmethod" else 0
+                elif base[0] == "mod" and ("func", func_qn) in self.member_types(base, callee[2], depth + 1):
+                    return 0
+            return None
+        for t in self.expr_types_in(module, caller, callee, depth + 1):
+            if t == ("func", func_qn):
+                return 1 if f.kind == "classmethod" else 0
+            if t[0] == "cls" and f.name == "__init__" and self.symbols.lookup_method(t[1], "__init__") == func_qn:
+                return 1
+        return None
+
+    # -- decorators
+    def decorated(self, func_qn: str) -> set | None:
+        """What calling ``func_qn`` by its name calls when its decorators replace it with a wrapper
+        (a function they define and return); None when they leave it as it is."""
+        if func_qn in self._decorated:
+            return self._decorated[func_qn]
+        self._decorated[func_qn] = None  # a decorator that decorates itself: leave it
+        mod, local = self.symbols.split(func_qn)
+        f = mod.functions.get(local) if mod else None
+        result = None
+        if f is not None and f.decorators:
+            where = mod.functions.get(f.parent) if f.parent else None
+            current = {("func", func_qn)}
+            for d in reversed(f.decorators):
+                for dt in self.expr_types_in(mod.module, where, d):
+                    wrappers = self._wrappers(dt[1]) if dt[0] == "func" else None
+                    if wrappers:
+                        current = wrappers
+                        break
+            if current != {("func", func_qn)}:
+                result = current
+        self._decorated[func_qn] = result
+        return result
+
+    def _wrappers(self, deco_qn: str) -> set | None:
+        """The functions decorator ``deco_qn`` returns that it defines itself (its wrappers)."""
+        mod, local = self.symbols.split(deco_qn)
+        d = mod.functions.get(local) if mod else None
+        if d is None:
+            return None
+        out = set()
+        for r in d.return_exprs:
+            if r[0] == "n" and r[1] in d.nested:
+                out.add(("func", f"{deco_qn}.{r[1]}"))
+        return out or None
 
     def _local_assigns(self, f: FuncInfo, name: str):
         table = self._locals.get(id(f))
@@ -471,4 +665,6 @@ class TypeInference:
             return self.return_types(t[1], depth)
         if t[0] == "ext":  # an object made outside SGLang: its methods are external calls too
             return {("ext", t[1] + "()")}
+        if t[0] == "lambda":
+            return set(t[2])
         return set()

@@ -125,6 +125,10 @@ class Project:
     def return_types(self, func_qn: str) -> set:
         return public(self.types.return_types(func_qn))
 
+    def param_types(self, func_qn: str, param: str) -> set:
+        """What the callers pass to ``param`` (``*args``/``**kwargs`` spelled with their stars)."""
+        return public(self.types.param_types(func_qn, param))
+
     def expr_types(self, func_qn: str, ir) -> set:
         return public(self.types.expr_types(func_qn, ir))
 

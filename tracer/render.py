@@ -119,7 +119,7 @@ def class_label(data: dict) -> str:
 def display_name(node: str, data: dict) -> str:
     """What a reader calls a node: ``Scheduler.run_batch``, ``empty_context``, the call text."""
     kind = data.get("kind")
-    if kind in ("unresolved", "external", "field"):
+    if kind in ("unresolved", "external", "field", "more", "group"):
         return short_call(data.get("label") or node)
     if data.get("cls") and kind in ("method", "function"):
         return f"{class_label(data)}.{node.rsplit('.', 1)[-1]}"
@@ -195,7 +195,10 @@ def count(graph: nx.DiGraph) -> GraphCounts:
 
 def summary_line(graph: nx.DiGraph) -> str:
     """``82 functions, 109 calls, 9 polymorphic, 16 crossing scheduler/worker, 19 unresolved``:
-    the one wording of a graph's counts (see ``GraphCounts`` for what each counts)."""
+    the one wording of a graph's counts (see ``GraphCounts`` for what each counts). A graph made
+    for display (``views``) answers the counts of the graph it was made from."""
+    if graph.graph.get("summary"):
+        return graph.graph["summary"]
     n = count(graph)
     if is_field_map(graph):
         return f"{n.functions} functions, {n.writing} writing, {n.reading} reading"
@@ -327,7 +330,7 @@ def _cluster_key(graph: nx.DiGraph, node: str) -> tuple[str, str | None, str | N
     kind = data.get("kind")
     if kind in ("external", "field"):
         return None
-    if kind == "unresolved":
+    if kind in ("unresolved", "more"):
         # Drawn next to its caller, inside the caller's module, so the grey text stays close.
         callers = list(graph.predecessors(node))
         if len(callers) == 1 and _cluster_key(graph, callers[0]) is not None:
@@ -335,6 +338,8 @@ def _cluster_key(graph: nx.DiGraph, node: str) -> tuple[str, str | None, str | N
             return side, module, None
         return None
     side = data.get("side") if data.get("side") in SIDE_STYLE else "other"
+    if kind == "group" and graph.graph.get("collapsed") == "module":
+        return side, None, None  # a module drawn as one node sits in its side's box
     return side, data.get("module") or "?", data.get("cls")
 
 
@@ -368,7 +373,22 @@ def _node_attrs(graph: nx.DiGraph, node: str, roots: set[str], in_class: bool) -
     kind = data.get("kind")
     tooltip = _esc(f"{node}\n{location(data)}".strip())
     attrs = {"tooltip": tooltip, "class": f"node-{kind or 'unknown'}"}
-    if kind == "unresolved":
+    if kind == "more":
+        members = data.get("members") or []
+        names = ", ".join(display_name(m, {"kind": "?"}) if m.startswith("?") else m.rsplit(".", 1)[-1]
+                          for m in members[:12])
+        attrs.update(shape="box", style="dashed,rounded", fontsize="9", fontcolor="#555555", color="#9a9a9a",
+                     label=_esc(data.get("label") or "more"), height="0.2",
+                     tooltip=_esc(f"not drawn (--max-nodes): {names}" + (" …" if len(members) > 12 else "")))
+        attrs["class"] += " more"
+    elif kind == "group":
+        n = len(data.get("members") or [])
+        attrs["label"] = _esc(f"{data.get('label') or node}  ({n})")
+        attrs["tooltip"] = _esc(f"{node}: {n} functions")
+        if node in roots:
+            attrs.update(fillcolor=ROOT_FILL, penwidth="2.2", fontsize="12", color="#8a6d00")
+            attrs["class"] += " root"
+    elif kind == "unresolved":
         attrs.update(shape="plaintext", style="", fontsize="9", fontcolor="#757575",
                      label=_esc(short_call(data.get("label") or node)), height="0.2", margin="0.02")
         attrs["class"] += " unresolved"
@@ -423,6 +443,10 @@ def _edge_attrs(graph: nx.DiGraph, src: str, dst: str) -> dict:
         # Crossing the boundary wins the colour; a polymorphic one keeps its dashes and label.
         attrs.update(color=CROSS_COLOR, penwidth="2.6")
         classes.append("cross")
+    if resolution == "folded":
+        attrs.update(style="dotted", color="#9a9a9a", arrowsize="0.5")
+    elif (data.get("count") or 1) > 1:  # a collapsed edge: how many calls it stands for
+        attrs["label"] = _esc(" ".join(x for x in (attrs.get("label", ""), f"×{data['count']}") if x))
     attrs["class"] = " ".join(classes)
     return attrs
 
@@ -458,6 +482,13 @@ def _legend(graph: nx.DiGraph) -> str:
         rows.append(f'<TR><TD BGCOLOR="{EXTERNAL_FILL}"> </TD><TD ALIGN="LEFT">external (not analysed)</TD></TR>')
     if not is_field_map(graph):
         rows.append(f'<TR><TD BGCOLOR="{ROOT_FILL}"> </TD><TD ALIGN="LEFT">root</TD></TR>')
+    if graph.graph.get("collapsed"):
+        rows.append(f'<TR><TD>&#215;N</TD><TD ALIGN="LEFT">one node per {graph.graph["collapsed"]}; '
+                    'an arrow stands for N calls</TD></TR>')
+    folded = graph.graph.get("folded")
+    if folded:
+        rows.append(f'<TR><TD>+N</TD><TD ALIGN="LEFT">{folded["drawn"]} of {folded["of"]} nodes drawn '
+                    f'(--max-nodes {folded["max_nodes"]})</TD></TR>')
     return ('<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="2" CELLPADDING="2" COLOR="#bbbbbb" BGCOLOR="white">'
             '<TR><TD COLSPAN="2"><B>legend</B></TD></TR>' + "".join(rows) +
             f'<TR><TD COLSPAN="2"><FONT POINT-SIZE="9" COLOR="#555555">{summary_line(graph)}</FONT></TD></TR>'
@@ -465,17 +496,34 @@ def _legend(graph: nx.DiGraph) -> str:
 
 
 BUNDLE_UNRESOLVED_OVER = 2  # a caller with more unresolved calls than this gets one grey list
+BUNDLE_LINES = 8  # lines of a grey list before "… N more" (the rest are in its tooltip)
+# Leaves of a wide graph are staggered over this many columns (as Graphviz's `unflatten -l`): a
+# caller with 40 callees otherwise stacks them in one column many screens tall.
+STAGGER = 3
+STAGGER_FROM = 25  # nodes
+STAGGER_OVER = 6  # callees of one caller
+# A larger drawing keeps only the side boxes (module and class boxes stacked in one column made
+# the 0.5.23 run_batch picture 12,000 pt tall), names nodes Class.method, shrinks each caller's
+# unresolved calls to one "N unresolved" node and is scaled to fit FIT_INCHES at most.
+CLUSTER_UP_TO = 30  # nodes
+FIT_INCHES = "27.5,19.4"  # 1980 x 1400 pt
+
+
+def _is_large(graph: nx.DiGraph) -> bool:
+    return graph.number_of_nodes() > CLUSTER_UP_TO and not is_field_map(graph)
 
 
 def _unresolved_bundles(graph: nx.DiGraph) -> dict[str, list[str]]:
-    """caller -> its unresolved call nodes, for callers with many (drawn as one plaintext list)."""
+    """caller -> its unresolved call nodes, for callers with many (drawn as one plaintext list);
+    in a large drawing every caller's."""
+    over = 0 if _is_large(graph) else BUNDLE_UNRESOLVED_OVER
     per_caller = defaultdict(list)
     for node, data in graph.nodes(data=True):
         callers = list(graph.predecessors(node))
         if data.get("kind") == "unresolved" and len(callers) == 1 and graph.out_degree(node) == 0:
             per_caller[callers[0]].append(node)
     return {c: sorted(ns, key=lambda n: (graph.nodes[n].get("line") or 0, n))
-            for c, ns in per_caller.items() if len(ns) > BUNDLE_UNRESOLVED_OVER}
+            for c, ns in per_caller.items() if len(ns) > over}
 
 
 def _bundle_id(caller: str) -> str:
@@ -484,10 +532,32 @@ def _bundle_id(caller: str) -> str:
 
 def _bundle_node_attrs(graph: nx.DiGraph, caller: str, members: list[str]) -> dict:
     lines = [f"{short_call(graph.nodes[n].get('label') or n)}  :{graph.nodes[n].get('line') or '?'}" for n in members]
-    label = "".join(_esc(line) + "\\l" for line in lines)  # \l: left-justified lines
+    tooltip = _esc(f"{len(members)} unresolved calls in {caller}")
+    if _is_large(graph):
+        label = _esc(f"{len(members)} unresolved")
+        tooltip = _esc("\n".join(lines))
+    else:
+        if len(lines) > BUNDLE_LINES:
+            lines = lines[:BUNDLE_LINES - 1] + [f"… {len(lines) - BUNDLE_LINES + 1} more"]
+        label = "".join(_esc(line) + "\\l" for line in lines)  # \l: left-justified lines
     return {"shape": "plaintext", "style": "", "fontsize": "9", "fontcolor": "#757575", "label": label,
             "margin": "0.02", "class": "node-unresolved unresolved bundle",
-            "tooltip": _esc(f"{len(members)} unresolved calls in {caller}")}
+            "tooltip": tooltip}
+
+
+def _stagger(graph: nx.DiGraph, roots: set[str]) -> dict:
+    """(caller, callee) -> minlen 1..STAGGER, cycling over the callees of each caller with many,
+    in call order (callees reached from elsewhere too keep their rank)."""
+    if graph.number_of_nodes() < STAGGER_FROM:
+        return {}
+    out = {}
+    for caller in graph:
+        callees = [s for s in ordered_successors(graph, caller)
+                   if s not in roots and graph.in_degree(s) == 1 and s != caller]
+        if len(callees) > STAGGER_OVER:
+            for i, callee in enumerate(callees):
+                out[caller, callee] = 1 + i % STAGGER
+    return out
 
 
 def to_graphviz(graph: nx.DiGraph):
@@ -503,6 +573,9 @@ def to_graphviz(graph: nx.DiGraph):
     dot.attr("edge", fontname=FONT, fontsize="9", arrowsize="0.6", color=CALL_COLOR)
     roots = set(roots_of(graph))
     field_map = is_field_map(graph)
+    large = _is_large(graph)
+    if large:
+        dot.attr(newrank="true", size=FIT_INCHES)
     bundles = _unresolved_bundles(graph)
     bundled = {n: caller for caller, members in bundles.items() for n in members}
 
@@ -521,7 +594,12 @@ def to_graphviz(graph: nx.DiGraph):
                 side_graph.attr(label=_esc(style["label"]), style="filled,rounded", fillcolor=style["fill"],
                                 color=style["border"], penwidth="2", fontsize="16", fontcolor=style["border"],
                                 margin="14", tooltip=_esc(style["label"]))
-                for m_index, (module, classes) in enumerate(sorted(modules.items())):
+                for m_index, (module, classes) in enumerate(sorted(modules.items(), key=lambda kv: kv[0] or "")):
+                    if module is None or large:  # whole modules, or a drawing too large for boxes
+                        for members in classes.values():
+                            for n in members:
+                                add_node(side_graph, n, in_class=False)
+                        continue
                     named = [n for members in classes.values() for n in members
                              if graph.nodes[n].get("kind") != "unresolved"]
                     mod_title = module_label(graph.nodes[named[0]]) if named else module
@@ -560,9 +638,13 @@ def to_graphviz(graph: nx.DiGraph):
     for node in graph:
         if _cluster_key(graph, node) is None and graph.nodes[node].get("kind") != "field":
             add_node(dot, node, in_class=False)
+    stagger = _stagger(graph, roots) if not field_map else {}
     for src, dst in graph.edges():
         if dst not in bundled:
-            dot.edge(_dot_id(src), _dot_id(dst), **_edge_attrs(graph, src, dst))
+            attrs = _edge_attrs(graph, src, dst)
+            if (src, dst) in stagger:
+                attrs["minlen"] = str(stagger[src, dst])
+            dot.edge(_dot_id(src), _dot_id(dst), **attrs)
     for caller, members in bundles.items():
         dot.edge(_dot_id(caller), _bundle_id(caller), style="dashed", color=UNRESOLVED_COLOR, arrowhead="onormal",
                  arrowsize="0.5", penwidth="0.8", label=f"{len(members)} unresolved", fontcolor="#757575",
@@ -627,7 +709,10 @@ def render_mermaid(graph: nx.DiGraph) -> str:
         for side, modules in sorted(_group(graph, nodes).items(), key=lambda kv: SIDE_ORDER.index(kv[0])):
             side_id = f"{prefix}side_{side}"
             out.append(f'{indent}subgraph {side_id}["{SIDE_STYLE[side]["label"]}"]')
-            for m_index, (module, classes) in enumerate(sorted(modules.items())):
+            for m_index, (module, classes) in enumerate(sorted(modules.items(), key=lambda kv: kv[0] or "")):
+                if module is None:  # nodes that stand for whole modules
+                    out.extend(f"{indent}  {node_line(n, False)}" for n in classes[None])
+                    continue
                 named = [n for members in classes.values() for n in members if graph.nodes[n].get("kind") != "unresolved"]
                 mod_title = module_label(graph.nodes[named[0]]) if named else module
                 out.append(f'{indent}  subgraph {side_id}_m{m_index}["{_mermaid_text(mod_title)}"]')
@@ -669,8 +754,10 @@ def render_mermaid(graph: nx.DiGraph) -> str:
             arrow = f'-.->|"poly: {_mermaid_text(receiver(data.get("call")))}"|'
         elif resolution in ("reads", "writes"):
             arrow = f"-->|{resolution}|"
-        elif resolution == "unresolved" or graph.nodes[dst].get("kind") == "unresolved":
+        elif resolution in ("unresolved", "folded") or graph.nodes[dst].get("kind") == "unresolved":
             arrow = "-.->"
+        elif (data.get("count") or 1) > 1:
+            arrow = f'-->|"×{data["count"]}"|'
         else:
             arrow = "-->"
         out.append(f"  {ids[src]} {arrow} {ids[dst]}")
