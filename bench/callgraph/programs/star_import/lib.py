@@ -1,0 +1,14 @@
+__all__ = ["public", "Tool"]
+
+
+def public():
+    pass
+
+
+def hidden():
+    pass
+
+
+class Tool:
+    def use(self):
+        pass

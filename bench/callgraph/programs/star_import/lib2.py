@@ -1,0 +1,6 @@
+def util():
+    pass
+
+
+def _private():
+    pass

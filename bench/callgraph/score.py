@@ -1,0 +1,355 @@
+#!/usr/bin/env python3
+"""Score call-graph tools against hand-written keys, one small program per Python construct.
+
+Each folder of ``bench/callgraph/programs/`` is a tiny package (``<construct>/__init__.py``,
+``main.py``, sometimes more modules) with a ``key.json``: the caller -> callee edges Python runs,
+as dotted names relative to the package (``main.f``, ``main.C.m``, ``main.<module>`` for
+module-level code; the harness prefixes ``<construct>.``).
+
+Runs spectrace, pyan3, code2flow, jarviscg and PyCG (the last four each from its own venv,
+``.bench-venvs/<tool>``), turns each tool's output into dotted edges, keeps the edges whose two
+ends are functions, methods or module bodies of the program, and prints precision / recall per
+construct and overall (micro-averaged over all edges).
+
+    python bench/callgraph/score.py --json /tmp/callgraph-bench.json
+
+Conventions shared by the keys and the normalisation:
+  * a call of a class is an edge to the ``__init__`` it runs when the program defines one
+    (own or inherited from a program class); otherwise no edge;
+  * lambdas and comprehensions are not nodes: their calls count as their enclosing function's;
+    a call of a lambda is no edge;
+  * class bodies count as the module body (decorating a method is a call from ``<module>``);
+  * nested functions are nodes of their own (``outer.inner``);
+  * calls into external code, and external code calling back, are not edges;
+  * self edges are dropped (no program recurses).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PROGRAMS = HERE / "programs"
+REPO = HERE.parent.parent
+TOOLS = ("spectrace", "pyan3", "code2flow", "jarviscg", "pycg")
+PYPI_NAME = {"pyan3": "pyan3", "code2flow": "code2flow", "jarviscg": "jarviscg", "pycg": "pycg"}
+SCOPES = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
+
+
+# --------------------------------------------------------------------------- the program
+
+
+class Program:
+    """Modules, functions and classes of one program, read with ast."""
+
+    def __init__(self, construct: str):
+        self.name = construct
+        self.root = PROGRAMS / construct
+        self.modules: set[str] = set()
+        self.functions: set[str] = set()
+        self.classes: dict[str, list[str]] = {}  # qualname -> base names as written
+        self.class_defines: dict[str, set[str]] = {}
+        for path in sorted(self.root.glob("*.py")):
+            module = construct if path.stem == "__init__" else f"{construct}.{path.stem}"
+            self.modules.add(module)
+            tree = ast.parse(path.read_text())
+            self._walk(tree, module, module)
+        key = json.loads((self.root / "key.json").read_text())
+        self.description = key.get("description", "")
+        self.key = {(f"{construct}.{a}", f"{construct}.{b}") for a, b in key["edges"]}
+        unknown = {n for e in self.key for n in e} - self.nodes
+        if unknown:
+            raise SystemExit(f"{construct}/key.json names unknown nodes: {sorted(unknown)}")
+
+    def _walk(self, node, prefix, module):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.add(f"{prefix}.{child.name}")
+                self._walk(child, f"{prefix}.{child.name}", module)
+            elif isinstance(child, ast.ClassDef):
+                qual = f"{prefix}.{child.name}"
+                self.classes[qual] = [ast.unparse(b).split(".")[-1] for b in child.bases]
+                self.class_defines[qual] = {
+                    c.name for c in child.body if isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef))
+                }
+                self._walk(child, qual, module)
+            else:
+                self._walk(child, prefix, module)
+
+    @property
+    def nodes(self) -> set[str]:
+        return self.functions | {f"{m}.<module>" for m in self.modules}
+
+    def init_of(self, cls: str, seen=()) -> str | None:
+        if "__init__" in self.class_defines.get(cls, ()):
+            return f"{cls}.__init__"
+        for base in self.classes.get(cls, []):
+            matches = [c for c in self.classes if c.rsplit(".", 1)[-1] == base and c not in seen]
+            for match in matches[:1]:
+                found = self.init_of(match, seen + (cls,))
+                if found:
+                    return found
+        return None
+
+    def canon(self, name: str, callee: bool) -> str | None:
+        name = name.replace("<locals>.", "")
+        parts = name.split(".")
+        for i, part in enumerate(parts):
+            if part.startswith("<lambda") or part in SCOPES or part == "lambda":
+                if callee:
+                    return None
+                name = ".".join(parts[:i])
+                break
+        if name in self.modules:
+            return f"{name}.<module>"
+        if name in self.classes:
+            if callee:
+                return self.init_of(name)
+            if name.rsplit(".", 1)[0] in self.modules:
+                return f"{name.rsplit('.', 1)[0]}.<module>"
+            parent = name.rsplit(".", 1)[0]
+            return self.canon(parent, callee=False)
+        return name if name in self.nodes else None
+
+    def normalise(self, raw) -> set[tuple[str, str]]:
+        edges = set()
+        for caller, callee in raw:
+            caller, callee = caller.replace("<locals>.", ""), callee.replace("<locals>.", "")
+            if callee in self.modules or callee.endswith(".<module>"):
+                continue  # importing a module is no call
+            if caller in self.classes and callee.startswith(caller + "."):
+                continue  # a class node pointing at its own methods: the tool's constructor proxy
+            if caller in self.modules and callee in self.classes and callee.rsplit(".", 1)[0] == caller:
+                continue  # the module defining the class, not calling it
+            a, b = self.canon(caller, callee=False), self.canon(callee, callee=True)
+            if a and b and a != b:
+                edges.add((a, b))
+        return edges
+
+
+# --------------------------------------------------------------------------- running the tools
+
+
+class ToolFailed(Exception):
+    def __init__(self, status, detail=""):
+        super().__init__(status)
+        self.status, self.detail = status, detail
+
+
+def run(cmd, cwd, timeout, env=None):
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ToolFailed(f"timeout ({timeout} s)")
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()
+        raise ToolFailed(f"crash (exit {proc.returncode})", tail[-1][:200] if tail else "")
+    return proc
+
+
+def files_of(prog: Program) -> list[str]:
+    return [f"{prog.name}/{p.name}" for p in sorted(prog.root.glob("*.py"))]
+
+
+def edges_spectrace(prog, out, args):
+    # spectrace has a <module> node only where module-level code calls something: a root it calls
+    # unknown is dropped and the run repeated
+    roots = sorted(prog.nodes)
+    while True:
+        try:
+            proc = run(
+                [args.spectrace, "map", "--source", str(prog.root), *roots, "--depth", "1", "--format", "json",
+                 "--closures", "separate"],
+                PROGRAMS, args.timeout,
+            )
+            break
+        except ToolFailed as exc:
+            m = re.search(r"unknown root '([^']+)'", exc.detail)
+            if not m or m.group(1) not in roots:
+                raise
+            roots.remove(m.group(1))
+    graph = json.loads(proc.stdout)
+    return [(e["source"], e["target"]) for e in graph["edges"]]
+
+
+def edges_pycg_like(prog, out, args, tool):
+    venv = Path(args.venvs) / tool
+    env = dict(os.environ)
+    if tool == "pycg":
+        # The PyPI wheel ships its package as PyCG/ but imports `pycg`: expose it under that name.
+        shim = Path(args.venvs) / "pycg-shim"
+        shim.mkdir(exist_ok=True)
+        link = shim / "pycg"
+        if not link.exists():
+            link.symlink_to(next((venv / "lib").glob("python3*/site-packages/PyCG")).resolve())
+        env["PYTHONPATH"] = str(shim.resolve())
+        cmd = [str(venv / "bin" / "python"), "-m", "pycg", "--package", ".", *files_of(prog), "-o", str(out)]
+    else:
+        cmd = [str(venv / "bin" / "jarviscg"), *files_of(prog), "--package", ".", "-o", str(out)]
+    run(cmd, PROGRAMS, args.timeout, env)
+    adjacency = json.loads(out.read_text())
+    return [(a, b) for a, targets in adjacency.items() for b in targets]
+
+
+def edges_pyan3(prog, out, args):
+    venv = Path(args.venvs) / "pyan3"
+    run([str(venv / "bin" / "pyan3"), *files_of(prog), "--root", ".", "--uses", "--no-defines", "--dot",
+         "--file", str(out)], PROGRAMS, args.timeout)
+    text = out.read_text()
+    names = dict(re.findall(r'^\s*"([^"]+)" \[label=.*?tooltip="([^"\\]+)', text, re.M))
+    return [(names.get(a, a), names.get(b, b)) for a, b in re.findall(r'^\s*"([^"]+)" -> "([^"]+)"', text, re.M)]
+
+
+def edges_code2flow(prog, out, args):
+    venv = Path(args.venvs) / "code2flow"
+    run([str(venv / "bin" / "code2flow"), prog.name, "--language", "py", "--skip-parse-errors", "--quiet",
+         "-o", str(out)], PROGRAMS, args.timeout)
+    graph = json.loads(out.read_text())["graph"]
+
+    def dotted(name):  # "main::C.m" -> "<construct>.main.C.m"; "(global)" is the module body
+        stem, _, rest = name.partition("::")
+        module = prog.name if stem == "__init__" else f"{prog.name}.{stem}"
+        return module if rest == "(global)" else f"{module}.{rest}"
+
+    nodes = {uid: dotted(n["name"]) for uid, n in graph["nodes"].items()}
+    return [(nodes[e["source"]], nodes[e["target"]]) for e in graph["edges"]]
+
+
+RUNNERS = {
+    "spectrace": edges_spectrace,
+    "pyan3": edges_pyan3,
+    "code2flow": edges_code2flow,
+    "jarviscg": lambda p, o, a: edges_pycg_like(p, o, a, "jarviscg"),
+    "pycg": lambda p, o, a: edges_pycg_like(p, o, a, "pycg"),
+}
+
+
+def tool_version(tool, args) -> str:
+    if tool == "spectrace":
+        try:
+            rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                                 text=True).stdout.strip()
+        except OSError:
+            rev = "?"
+        return f"commit {rev}"
+    pip = Path(args.venvs) / tool / "bin" / "pip"
+    if not pip.exists():
+        return "not installed"
+    out = subprocess.run([str(pip), "show", PYPI_NAME[tool]], capture_output=True, text=True).stdout
+    m = re.search(r"^Version: (\S+)", out, re.M)
+    return m.group(1) if m else "?"
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def ratio(a, b):
+    return a / b if b else None
+
+
+def fmt(x):
+    return "-" if x is None else f"{x:.2f}"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument("--programs", help="comma-separated constructs (default: all)")
+    parser.add_argument("--venvs", default=str(REPO / ".bench-venvs"))
+    parser.add_argument("--spectrace", default="spectrace", help="spectrace executable")
+    parser.add_argument("--timeout", type=int, default=120, help="seconds per tool per program")
+    parser.add_argument("--json", help="write per-construct edges and scores here")
+    parser.add_argument("--details", action="store_true", help="list missed and false edges")
+    args = parser.parse_args(argv)
+
+    tools = args.tools.split(",")
+    constructs = args.programs.split(",") if args.programs else sorted(
+        p.name for p in PROGRAMS.iterdir() if (p / "key.json").exists())
+    versions = {t: tool_version(t, args) for t in tools}
+    results: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for construct in constructs:
+            prog = Program(construct)
+            results[construct] = {"description": prog.description, "key": sorted(prog.key), "tools": {}}
+            for tool in tools:
+                out = Path(tmp) / f"{tool}-{construct}.{'txt' if tool == 'pyan3' else 'json'}"
+                started = time.monotonic()
+                entry = {"status": "ok"}
+                try:
+                    found = prog.normalise(RUNNERS[tool](prog, out, args))
+                except ToolFailed as exc:
+                    entry.update(status=exc.status, detail=exc.detail)
+                    found = None
+                except (ValueError, KeyError, OSError, StopIteration) as exc:
+                    entry.update(status="unreadable output", detail=f"{type(exc).__name__}: {exc}"[:200])
+                    found = None
+                entry["seconds"] = round(time.monotonic() - started, 2)
+                if found is not None:
+                    tp = found & prog.key
+                    entry.update(
+                        tp=len(tp), found=len(found), key=len(prog.key),
+                        precision=ratio(len(tp), len(found)), recall=ratio(len(tp), len(prog.key)),
+                        missed=sorted(prog.key - found), false=sorted(found - prog.key),
+                    )
+                results[construct]["tools"][tool] = entry
+                print(f"{construct:22} {tool:10} {entry['status']:8} "
+                      f"P={fmt(entry.get('precision'))} R={fmt(entry.get('recall'))}", file=sys.stderr, flush=True)
+
+    overall = {}
+    for tool in tools:
+        entries = [r["tools"][tool] for r in results.values()]
+        ok = [e for e in entries if e["status"] == "ok"]
+        tp, found = sum(e["tp"] for e in ok), sum(e["found"] for e in ok)
+        key = sum(len(r["key"]) for r in results.values())
+        overall[tool] = {
+            "precision": ratio(tp, found), "recall": ratio(tp, key), "tp": tp, "found": found, "key": key,
+            "failed_programs": len(entries) - len(ok),
+            "exact_programs": sum(1 for e in ok if not e["missed"] and not e["false"]),
+        }
+
+    head = "| construct | key edges | " + " | ".join(f"{t} P / R" for t in tools) + " |"
+    lines = [head, "|" + "---|" * (len(tools) + 2)]
+    for construct, r in results.items():
+        cells = []
+        for tool in tools:
+            e = r["tools"][tool]
+            cells.append(f"{fmt(e['precision'])} / {fmt(e['recall'])}" if e["status"] == "ok" else e["status"])
+        lines.append(f"| {construct} | {len(r['key'])} | " + " | ".join(cells) + " |")
+    lines.append(f"| **overall** (micro) | {overall[tools[0]]['key']} | " + " | ".join(
+        f"**{fmt(overall[t]['precision'])} / {fmt(overall[t]['recall'])}**" for t in tools) + " |")
+    lines.append("| programs exactly right | | " + " | ".join(
+        f"{overall[t]['exact_programs']} / {len(results)}" for t in tools) + " |")
+    table = "\n".join(lines)
+    print("Tool versions: " + ", ".join(f"{t} {versions[t]}" for t in tools) + "\n")
+    print(table)
+    if args.details:
+        for tool in tools:
+            print(f"\n### {tool}")
+            for construct, r in results.items():
+                e = r["tools"][tool]
+                if e["status"] != "ok":
+                    print(f"- {construct}: {e['status']} {e.get('detail', '')}")
+                    continue
+                strip = lambda edges: ", ".join(f"{a[len(construct) + 1:]} -> {b[len(construct) + 1:]}"
+                                                for a, b in edges)
+                if e["missed"]:
+                    print(f"- {construct} missed: {strip(e['missed'])}")
+                if e["false"]:
+                    print(f"- {construct} false: {strip(e['false'])}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(
+            {"versions": versions, "overall": overall, "constructs": results}, indent=1, default=list))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
