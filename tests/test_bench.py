@@ -410,8 +410,9 @@ def test_an_edited_regime_puts_the_drafts_boot_folder_after_the_shims_one(monkey
     common = {"drafts": "dummy", "catalog": None, "value_sample": None}
     cfg = {"name": "x", "drafts": "accepted", "env": {"PYTHONPATH": "tests/gpu/fault", "A": 1}}
     env = lifecycle.engine_environment(cfg, "warn", None, common)
+    assert drafts.BOOT_DIR == runtime.BOOT_DIR  # one start-up hook for the shims and the regimes
     assert env["PYTHONPATH"].split(os.pathsep) == [
-        str(runtime.BOOT_DIR), str(drafts.BOOT_DIR), os.path.abspath("tests/gpu/fault"), "/somewhere"]
+        str(runtime.BOOT_DIR), os.path.abspath("tests/gpu/fault"), "/somewhere"]
     assert env[drafts.ENV_DRAFTS] == "accepted" and env["A"] == "1"
     env = lifecycle.engine_environment({"name": "y"}, "off", None, common)
     assert env["PYTHONPATH"].split(os.pathsep) == [str(runtime.BOOT_DIR), "/somewhere"]
@@ -455,8 +456,8 @@ class ModelRunner:
 
 
 def test_the_boot_chain_edits_the_loaded_model_in_a_fresh_interpreter(tmp_path):
-    """The bench's engine PYTHONPATH: the shims' boot folder, the drafts' one, a test's hook folder
-    and a tree with a fake ModelRunner. Every sitecustomize runs once, in path order, and
+    """The bench's engine PYTHONPATH: spectrace's boot folder (shims and drafts), a test's hook
+    folder and a tree with a fake ModelRunner. Every sitecustomize runs once, in path order, and
     load_model is wrapped through spectrace's post-import hook (no torch needed for the fake)."""
     from spectrace.bench import drafts
     from spectrace.shims import runtime
@@ -474,7 +475,7 @@ def test_the_boot_chain_edits_the_loaded_model_in_a_fresh_interpreter(tmp_path):
               "m.ModelRunner().load_model()\n"
               "print(m.OPS)\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPECTRACE_")}
-    env.update(PYTHONPATH=os.pathsep.join([str(runtime.BOOT_DIR), str(drafts.BOOT_DIR), str(hook), str(tree)]),
+    env.update(PYTHONPATH=os.pathsep.join([str(runtime.BOOT_DIR), str(hook), str(tree)]),
                SPECTRACE_BENCH_DRAFTS="accepted", SPECTRACE_POOL_STATS="1")
     import subprocess
 

@@ -77,8 +77,7 @@ rm -rf /tmp/spt
 WHLS=$(ls "$WHEELS"/*.whl 2>/dev/null)
 $PY -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/spt $WHLS . \
   || die "installing spectrace from the checkout (and the wheels in $WHEELS) failed"
-# the drafts' boot folder is not in the package data of every checkout: copy it beside the install
-[ -f /tmp/spt/spectrace/bench/boot/sitecustomize.py ] || cp -r spectrace/bench/boot /tmp/spt/spectrace/bench/
+[ -f /tmp/spt/spectrace/boot/sitecustomize.py ] || die "the install lacks spectrace/boot (package data)"
 export PYTHONPATH=/tmp/spt:$SITE:/tmp/stubs-active
 export PYTHONSAFEPATH=1  # the checkout's spectrace/ must not shadow the installed one
 $PY -m spectrace bench --help >/dev/null || die "spectrace does not start: a dependency missing from $WHEELS?"

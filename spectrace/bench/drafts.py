@@ -33,7 +33,7 @@ from pathlib import Path
 REGIMES = ("dummy", "accepted", "half")
 ENV_DRAFTS = "SPECTRACE_BENCH_DRAFTS"
 ENV_SEED = "SPECTRACE_BENCH_DRAFTS_SEED"  # the pairing of ``half``
-BOOT_DIR = Path(__file__).resolve().parent / "boot"
+BOOT_DIR = Path(__file__).resolve().parent.parent / "boot"  # spectrace/boot: shared with the shims
 MODEL_RUNNER = "sglang.srt.model_executor.model_runner"
 ROW_CHUNK = 16384  # rows per gathered copy in ``half``: bounded scratch memory on the device
 

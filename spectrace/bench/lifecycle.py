@@ -51,19 +51,19 @@ def kill_group(proc) -> None:
         pass
 
 
-def drafts_boot_dir() -> Path:
-    """The boot folder of the draft regimes; an install without it would measure dummy drafts
-    under another name."""
+def boot_dir() -> Path:
+    """The start-up hook's folder; an install without it would run the regimes and the shims
+    nowhere and measure dummy drafts under another name."""
     if not (drafts.BOOT_DIR / "sitecustomize.py").is_file():
         raise SpectraceError(f"this spectrace install lacks {drafts.BOOT_DIR / 'sitecustomize.py'} "
-                             "(package data): --drafts accepted/half cannot reach the engine")
+                             "(package data): neither the shims nor --drafts accepted/half can reach the engine")
     return drafts.BOOT_DIR
 
 
 def engine_environment(cfg: dict, shims: str, report: Path | None, common: dict) -> dict:
-    """The engine's environment. PYTHONPATH starts with the shims' boot folder, then the drafts'
-    boot folder when the regime edits weights, then the configuration's own entries: each
-    sitecustomize chains the next one on the path."""
+    """The engine's environment. PYTHONPATH starts with spectrace's boot folder (the shims and
+    the draft regime, each switched by its variable), then the configuration's own entries: the
+    boot's sitecustomize chains the next one on the path."""
     from spectrace.shims import runtime
 
     env = runtime.child_environment(shims if shims != "off" else None, str(report) if report else None,
@@ -71,11 +71,10 @@ def engine_environment(cfg: dict, shims: str, report: Path | None, common: dict)
     if shims == "off":
         env[runtime.ENV_MODE] = "off"
     regime = cfg.get("drafts", common.get("drafts")) or "dummy"
-    rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)[1:] if p != str(drafts.BOOT_DIR)]
-    boot = [str(runtime.BOOT_DIR)]
+    rest = env.get("PYTHONPATH", "").split(os.pathsep)[1:]
+    boot = [str(boot_dir())]
     env.pop(drafts.ENV_DRAFTS, None)
     if regime != "dummy":
-        boot.append(str(drafts_boot_dir()))
         env[drafts.ENV_DRAFTS] = regime
     extra = []
     for key, value in (cfg.get("env") or {}).items():

@@ -45,7 +45,7 @@ ENV_SAMPLE = "SPECTRACE_SHIMS_VALUE_SAMPLE"  # value check every N-th eligible s
 ENV_POOL = "SPECTRACE_POOL_STATS"         # "1": add KV-pool counters to get_server_info()
 DEFAULT_VALUE_SAMPLE = 16
 
-BOOT_DIR = Path(__file__).resolve().parent / "boot"
+BOOT_DIR = Path(__file__).resolve().parent.parent / "boot"  # spectrace/boot: shared with the bench
 # boot/sitecustomize.py spells these out itself: it must decide before importing anything
 OFF_VALUES = ("", "0", "off", "false", "no")
 

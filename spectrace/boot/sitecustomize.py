@@ -1,9 +1,10 @@
-# spectrace runtime shims: start-up hook for every Python process that has this folder on
-# PYTHONPATH (`spectrace run` and `runtime.install()` put it there). SGLang starts its scheduler
-# with multiprocessing "spawn", a fresh interpreter that inherits the environment, so the hook
-# reaches it; coverage.py measures subprocesses the same way.
+# spectrace's start-up hook for every Python process that has this folder on PYTHONPATH
+# (`spectrace run`, `runtime.install()` and `spectrace bench` put it there). SGLang starts its
+# scheduler with multiprocessing "spawn", a fresh interpreter that inherits the environment, so
+# the hook reaches it; coverage.py measures subprocesses the same way.
 #
-# Nothing happens unless SPECTRACE_SHIMS (warn|raise|record) or SPECTRACE_POOL_STATS=1 is set.
+# Nothing happens unless SPECTRACE_SHIMS (warn|raise|record) or SPECTRACE_POOL_STATS=1 is set (the
+# runtime shims), or SPECTRACE_BENCH_DRAFTS is accepted or half (the bench's draft regimes).
 # Whatever sitecustomize this file shadows (the next one on sys.path) still runs afterwards.
 import os
 import sys
@@ -12,13 +13,13 @@ _OFF = ("", "0", "off", "false", "no")
 
 
 def _spectrace_package_beside():
-    """The `spectrace` package this folder belongs to (spectrace/shims/boot), imported by its path
+    """The `spectrace` package this folder belongs to (spectrace/boot), imported by its path
     alone: the interpreter may be another environment's (SGLang's) that does not have spectrace
     installed. Only that package becomes importable, none of the packages around it; the shims
     need nothing else but the standard library."""
     import importlib.util
 
-    package_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    package_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for name in [n for n in sys.modules if n == "spectrace" or n.startswith("spectrace.")]:
         del sys.modules[name]  # another spectrace, without the shims, imported just now by us
     spec = importlib.util.spec_from_file_location(
@@ -28,18 +29,29 @@ def _spectrace_package_beside():
     spec.loader.exec_module(package)
 
 
-def _spectrace_boot():
-    if os.environ.get("SPECTRACE_SHIMS", "").strip().lower() in _OFF \
-            and os.environ.get("SPECTRACE_POOL_STATS", "").strip().lower() in _OFF:
-        return
+def _import(module: str, name: str):
     try:
-        from spectrace.shims import runtime
+        return getattr(__import__(module, fromlist=[name]), name)
     except ImportError as exc:
         if (exc.name or "spectrace").split(".")[0] != "spectrace":
             raise  # spectrace is there but a module it needs is not (tomli on Python 3.10)
         _spectrace_package_beside()
-        from spectrace.shims import runtime
-    runtime.install_from_environment()
+        return getattr(__import__(module, fromlist=[name]), name)
+
+
+def _spectrace_boot():
+    shims = any(os.environ.get(v, "").strip().lower() not in _OFF for v in ("SPECTRACE_SHIMS", "SPECTRACE_POOL_STATS"))
+    drafts = os.environ.get("SPECTRACE_BENCH_DRAFTS", "").strip().lower() not in ("", "dummy")
+    if shims:
+        try:
+            _import("spectrace.shims", "runtime").install_from_environment()
+        except Exception as exc:  # never break interpreter start-up
+            print(f"[spectrace] runtime shims not installed: {exc!r}", file=sys.stderr)
+    if drafts:
+        try:
+            _import("spectrace.bench", "drafts").install_from_environment()
+        except Exception as exc:  # the bench refuses to time a regime it could not set up
+            print(f"[spectrace bench] drafts regime not installed: {exc!r}", file=sys.stderr)
 
 
 def _chain_shadowed_sitecustomize():
@@ -68,8 +80,5 @@ def _chain_shadowed_sitecustomize():
 # other until the recursion limit.
 if not getattr(sys, "_spectrace_boot_ran", False):
     sys._spectrace_boot_ran = True
-    try:
-        _spectrace_boot()
-    except Exception as _exc:  # never break interpreter start-up
-        print(f"[spectrace] runtime shims not installed: {_exc!r}", file=sys.stderr)
+    _spectrace_boot()
     _chain_shadowed_sitecustomize()
