@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Contract extraction over SGLang 0.5.23 (scheduler + speculative packages and every file naming
-# GenerationBatchResult): cold (empty spectrace cache: index and libcst facts) and warm, whole process.
-# Usage: bench/contracts_extract.sh [SGLANG_ROOT]   (default: $SPECTRACE_CACHE_DIR/sglang/0.5.23)
+# Contract extraction and the catalog check over an SGLang release (default 0.5.23): cold (an empty
+# spectrace cache: index and libcst facts; the release's source already unpacked) and warm, whole
+# process, wall time and peak memory.
+# Usage: bash bench/contracts_check.sh [VERSION]
 set -euo pipefail
-ROOT="${1:-${SPECTRACE_CACHE_DIR:-$HOME/.cache/spectrace}/sglang/0.5.23}"
-SPECTRACE="${SPECTRACE:-$(command -v spectrace || echo spectrace)}"
-COLD_CACHE="$(mktemp -d)"
-trap 'rm -rf "$COLD_CACHE"' EXIT
-run() { /usr/bin/time -f "%e s wall, %M KiB max RSS" env SPECTRACE_CACHE_DIR="$COLD_CACHE" \
-        "$SPECTRACE" contracts extract --sglang "$ROOT" --format json -o /dev/null 2>&1 | grep -E "s wall|rror"; }
-echo "cores: $(nproc)"
+version="${1:-0.5.23}"
+spectrace="${SPECTRACE:-spectrace}"
+src_cache="${SPECTRACE_CACHE_DIR:-$HOME/.cache/spectrace}"
+"$spectrace" -q contracts check --sglang "$version" -o /dev/null || true   # make sure the source is unpacked
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/c" && ln -s "$src_cache/sglang" "$work/c/sglang"
+run() { /usr/bin/time -f "%e s wall, %M KiB max RSS" env SPECTRACE_CACHE_DIR="$work/c" \
+        "$spectrace" -q contracts check --sglang "$version" -o /dev/null 2>&1 | grep -E "s wall|rror"; }
+echo "SGLang $version, $(nproc) cores"
 echo -n "cold: "; run
 for i in 1 2 3; do echo -n "warm $i: "; run; done
