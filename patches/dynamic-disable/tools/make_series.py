@@ -70,6 +70,14 @@ PATCHES = {
         ("0004-metrics-log", ["sglang/srt/managers/scheduler_components/batch_result_processor.py",
                               "sglang/srt/managers/scheduler_components/metrics_reporter.py"]),
     ],
+    "0.5.23": [
+        ("0001-core-module", [MODULE]),
+        ("0002-server-args", ["sglang/srt/arg_groups/fields/spec.py", "sglang/srt/arg_groups/memory_hook.py",
+                              "sglang/srt/arg_groups/speculative_hook.py", "sglang/srt/environ.py"]),
+        ("0003-worker-disabled-step", ["sglang/srt/speculative/eagle_worker_v2.py", "sglang/srt/managers/utils.py"]),
+        ("0004-metrics-log", ["sglang/srt/managers/scheduler_components/batch_result_processor.py",
+                              "sglang/srt/managers/scheduler_components/metrics_reporter.py"]),
+    ],
     "0.5.9": [
         ("0001-speculative-dynamic-disable-module", [MODULE]),
         ("0002-server-args-dynamic-disable", ["sglang/srt/server_args.py"]),
@@ -79,6 +87,10 @@ PATCHES = {
     ],
 }
 VERIFIED = {
+    "0.5.23": [
+        "statically and on the CPU only: SGLang 0.5.23 needs torch 2.13+, which the GPU machine lacks; same "
+        "design as the GPU-verified 0.5.17 core",
+    ],
     "0.5.17": [
         "spec-v2 overlap, EAGLE3, topk=1, triton attention, page_size 1, tp 1 (GPU: H200, dummy and accepted "
         "drafts, see docs/results.md)",
@@ -95,6 +107,13 @@ VERIFIED = {
     ],
 }
 DESCRIPTION = {
+    "0.5.23": (
+        "Spec v2 (EAGLEWorkerV2): per decode step, run a plain target decode through SGLang's own DECODE "
+        "CUDA graphs instead of draft/verify/draft-extend while the running batch is large (hysteresis, "
+        "the same on every TP rank); next_draft_input (new_seq_lens) is returned on every path and the "
+        "draft KV is caught up before speculation resumes. The options are fields of the spec namespace "
+        "(arg_groups/fields/spec.py)."
+    ),
     "0.5.17": (
         "Spec v2 (EAGLEWorkerV2): per decode step, run a plain target decode through SGLang's own DECODE "
         "CUDA graphs instead of draft/verify/draft-extend while the running batch is large (hysteresis, "
@@ -108,6 +127,8 @@ DEFAULT_DESCRIPTION = (
     "rarely accepted; next_draft_input (new_seq_lens) is returned on every path."
 )
 SERVER_ARGS_FILE = "sglang/srt/server_args.py"
+# where a release declares its server options: ServerArgs itself, or from 0.5.23 its field namespaces
+SERVER_ARGS_FILES = (SERVER_ARGS_FILE, "sglang/srt/arg_groups/fields/spec.py")
 SKIP_NAMES = {"__pycache__"}
 
 
@@ -151,7 +172,7 @@ def server_args(patch_texts: list[str]) -> list[str]:
         for line in text.splitlines():
             if line.startswith("+++ "):
                 current = line[4:].split("\t", 1)[0].removeprefix("b/")
-            elif line.startswith("+") and current == SERVER_ARGS_FILE:
+            elif line.startswith("+") and current in SERVER_ARGS_FILES:
                 added.append(line[1:])
     text = "\n".join(added)
     options = re.findall(r"parser\.add_argument\(\s*[\"'](--[A-Za-z0-9-]+)[\"']", text)
