@@ -238,3 +238,40 @@ def test_for_and_with_call_the_protocol_methods():
         ("uses", "NumberIter.__next__", "protocol"),
     }
     assert edges(proj, "contexts.plain") == set()  # builtins: no protocol edge, nothing unresolved
+
+
+def test_dataclass_fields_are_typed_by_the_constructor_arguments():
+    proj = project("factories.py")
+    # `allocator: object` set from a parameter annotated Allocator: every override (cha)
+    assert edges(proj, "factories.Owner.step") == {
+        ("Owner.step", "PagedAllocator.flush", "cha"), ("Owner.step", "RingAllocator.flush", "cha"),
+    }
+    # `cache: object` set from a factory returning RadixCache or ChunkCache
+    assert edges(proj, "factories.Owner.clear") == {
+        ("Owner.clear", "Cache.reset", "polymorphic"), ("Owner.clear", "RadixCache.reset", "polymorphic"),
+        ("Owner.clear", "RadixCache.backup", "attr-type"),
+    }
+    # NamedTuple fields bound by position
+    assert edges(proj, "factories.Owner.positional") == {
+        ("Owner.positional", "RadixCache.backup", "attr-type"), ("Owner.positional", "PagedAllocator.flush", "attr-type"),
+    }
+    assert proj.attr_types("factories.BuildResult", "size") == set()  # annotated with a type: no flow
+
+
+def test_partial_objects_call_their_function_through_keyword_dicts():
+    proj = project("factories.py")
+    assert edges(proj, "factories.Worker.forward") == {
+        ("Worker.forward", "Counter.publish", "argument"),  # partial(...) stored in a dict passed as **kwargs
+        ("Worker.forward", "done", "argument"),  # functools.partial(...) passed by keyword
+    }
+    assert proj.param_types("factories.Worker.forward", "on_publish") == {("func", "factories.Counter.publish")}
+
+
+def test_property_returning_an_attribute_takes_the_receivers_assigned_types():
+    proj = project("factories.py")
+    assert edges(proj, "factories.FastSpec.forward") == {("FastSpec.forward", "FastDraft.draft", "attr-type")}
+    # nothing assigned on the receiver: the property's annotation, expanded
+    assert edges(proj, "factories.PlainSpec.forward") == {
+        ("PlainSpec.forward", "Draft.draft", "cha"), ("PlainSpec.forward", "FastDraft.draft", "cha"),
+        ("PlainSpec.forward", "SlowDraft.draft", "cha"),
+    }

@@ -39,6 +39,7 @@ from spectrace.source import module_name
 # ("it", iterable)            an element of iterable (loop and comprehension targets)
 # ("ix", value, i)            the i-th item of value (tuple unpacking targets)
 # ("lam", body, params)       a lambda (its body's IR and parameter names)
+# ("pa", func, first)         a call of `partial`/`functools.partial` with its first argument
 # ("def", qualname)           the function defined at a decorator's site (the decorator's argument)
 # ("*", value), ("**", value) starred arguments of a call
 # ("?",)                      anything else
@@ -74,6 +75,9 @@ def _expr_ir(node: ast.AST | None, depth: int = 0):
         f = node.func
         if type(f) is ast.Name and f.id in ITER_BUILTINS and not node.keywords:
             return ("bi", f.id, tuple(expr_ir(a, depth + 1) for a in node.args))
+        if (node.args and type(node.args[0]) is not ast.Starred
+                and (f.id if type(f) is ast.Name else f.attr if type(f) is ast.Attribute else None) == "partial"):
+            return ("pa", expr_ir(f, depth + 1), expr_ir(node.args[0], depth + 1))
         kw = tuple(k.arg for k in node.keywords if k.arg)
         return ("c", expr_ir(node.func, depth + 1), kw)
     if t is ast.Subscript:
@@ -117,7 +121,7 @@ def ir_text(ir) -> str:
         return ir[1]
     if tag == "a":
         return f"{ir_text(ir[1])}.{ir[2]}"
-    if tag == "c":
+    if tag in ("c", "pa"):
         return f"{ir_text(ir[1])}(...)"
     if tag == "s":
         return f"{ir_text(ir[1])}[{', '.join(ir_text(i) for i in ir[2])}]"
@@ -152,7 +156,8 @@ class FuncInfo:
     returns: tuple | None
     decorators: list
     calls: list = field(default_factory=list)  # [(line, col, func_ir, keyword names)]
-    assigns: list = field(default_factory=list)  # [(target_ir, value_ir, annotation_ir, line)]
+    # [(target_ir, value_ir, annotation_ir, line)]; targets: names, `name.attr`, `name["key"]`
+    assigns: list = field(default_factory=list)
     return_exprs: list = field(default_factory=list)
     imports: dict = field(default_factory=dict)  # local imports: name -> ("mod", m) | ("from", m, n)
     reads: dict = field(default_factory=dict)  # attr -> [lines]
@@ -430,7 +435,11 @@ class _Extractor(ast.NodeVisitor):
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
     def _record_assign(self, target, value_ir, annotation_ir, line):
-        if type(target) is ast.Name or (type(target) is ast.Attribute and type(target.value) is ast.Name):
+        if (type(target) is ast.Subscript and type(target.value) is ast.Name and type(target.slice) is ast.Constant
+                and type(target.slice.value) is str):  # `d["key"] = v`: a dict's entry (`**d` binds it)
+            if self.func_stack:
+                self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
+        elif type(target) is ast.Name or (type(target) is ast.Attribute and type(target.value) is ast.Name):
             if self.func_stack:
                 self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
             elif not self.class_stack and type(target) is ast.Name:

@@ -6,7 +6,11 @@
 * a function returns what its ``return`` expressions are, else what its annotation says: a
   factory that returns class objects (``return EAGLEWorkerV2``) yields those classes, and
   calling its result yields their instances;
-* inside a mixin, ``self.x`` is typed by the classes that mix it in.
+* inside a mixin, ``self.x`` is typed by the classes that mix it in;
+* a property that returns ``self.x`` is the receiver class's ``x`` (its annotation where that is unknown);
+* a field of a class without ``__init__`` (dataclass, NamedTuple) annotated vaguely (``object``,
+  ``Any``) is typed by what its constructor's callers pass;
+* ``partial(f, ...)`` is called like ``f``; ``**d`` binds the string keys of a local dict ``d``.
 
 * where both are known, the concrete types of assigned values win over annotations (an
   attribute annotated with a base class and assigned a subclass is that subclass);
@@ -141,12 +145,16 @@ class TypeInference:
                 f = mod.functions[info.methods[attr]]
                 fq = f"{mod.module}.{f.qualname}"
                 if f.kind == "property":
-                    types |= self.return_types(fq, depth + 1)
+                    types |= self._property_types(class_qn, f, fq, mod.module, depth + 1)
                 else:
                     types.add(("func", fq))
                 break
             if attr in info.annotations:
-                types |= self.annotation_types(mod.module, info.annotations[attr])
+                declared = self.annotation_types(mod.module, info.annotations[attr])
+                if (not declared and self._vague(info.annotations[attr]) and attr in info.field_order
+                        and sym.lookup_method(c, "__init__") is None):
+                    declared = self.field_args(c, attr, depth + 1)
+                types |= declared
             if attr in info.assigns:
                 types |= self.expr_types_in(mod.module, None, info.assigns[attr], depth + 1)
             for fqn in info.methods.values():
@@ -165,6 +173,61 @@ class TypeInference:
             for sub in sym.subclasses(class_qn):
                 types |= self.attr_types(sub, attr, depth + 1)
         return types
+
+    def _property_types(self, class_qn: str, f: FuncInfo, fq: str, module: str, depth: int) -> set:
+        """A property read on an instance of ``class_qn``: ``return self.x`` is that class's ``x``;
+        the annotation only where the returns say nothing."""
+        inferred: set = set()
+        for r in f.return_exprs:
+            if r[0] == "a" and r[1] == ("n", "self"):
+                inferred |= self.attr_types(class_qn, r[2], depth + 1)
+            else:
+                inferred |= self.expr_types_in(module, f, r, depth + 1)
+        inferred.discard(("none",))
+        return inferred or self.return_types(fq, depth)
+
+    def field_args(self, class_qn: str, attr: str, depth: int = 0) -> set:
+        """A field of a class without ``__init__`` (dataclass, NamedTuple): what its constructor's
+        callers pass for it, by keyword or by position (fields in MRO order, bases first)."""
+        order: list = []
+        for c in reversed(self.symbols.mro(class_qn)):
+            info = self.symbols.cls(c)
+            order += [n for n in (info.field_order if info else ()) if n not in order]
+        index = order.index(attr) if attr in order else -1
+        out: set = set()
+        for module, caller, pos, kws in self.constructor_sites(class_qn, depth):
+            for i, a in enumerate(pos):
+                if a[0] == "*":
+                    break
+                if i == index:
+                    out |= self.expr_types_in(module, caller, a, depth + 1)
+            for key, a in kws:
+                if key == attr:
+                    out |= self.expr_types_in(module, caller, a, depth + 1)
+        out.discard(("none",))
+        return out
+
+    def constructor_sites(self, class_qn: str, depth: int = 0) -> list:
+        """(module, caller FuncInfo, positional IRs, keyword IRs) for each call of ``class_qn`` with arguments."""
+        key = ("ctor", class_qn)
+        hit = self._sites.get(key)
+        if hit is not None:
+            return hit
+        self._sites[key] = []
+        word = class_qn.rsplit(".", 1)[-1]
+        modules = self.symbols.texts.mentions(word)
+        found = []
+        if len(modules) <= MAX_CALLER_MODULES:
+            for m in modules:
+                summary = self.store.module(m)
+                for caller in (summary.functions.values() if summary else ()):
+                    for line, col, callee, _kw in caller.calls:
+                        last = callee[1] if callee[0] == "n" else (callee[2] if callee[0] == "a" else None)
+                        args = caller.args.get((line, col)) if last == word else None
+                        if args is not None and ("cls", class_qn) in self.expr_types_in(m, caller, callee, depth + 1):
+                            found.append((m, caller, args[0], args[1]))
+        self._sites[key] = found
+        return found
 
     def _is_mixin(self, class_qn: str) -> bool:
         """A class that defines no __init__ of its own anywhere in its MRO (e.g. Scheduler*Mixin)."""
@@ -286,6 +349,14 @@ class TypeInference:
             return out
         if tag in ("t", "l", "d", "lc", "dc", "it", "ix", "s", "bi"):
             return self._element_expr(module, f, ir, depth)
+        if tag == "pa":  # partial(f, ...) is called like f
+            callee = self.expr_types_in(module, f, ir[1], depth + 1)
+            if ("ext", "functools.partial") in callee:
+                return {t for t in self.expr_types_in(module, f, ir[2], depth + 1) if t[0] in ("func", "cls", "lambda")}
+            out = set()
+            for t in callee:
+                out |= self._call_result(t, depth + 1)
+            return out
         if tag == "def":  # the function (or class) a decorator is applied to
             summary = self.store.module(module)
             return {("cls" if ir[1] in summary.classes else "func", f"{module}.{ir[1]}")}
@@ -507,7 +578,11 @@ class TypeInference:
                 elif param.startswith("*") and not param.startswith("**"):
                     extra_pos |= types(a)
             for key, a in kws:
-                if key == param and key in named:
+                if key == "**" and a[0] == "n" and param in named:  # `**d`: the entries d is given
+                    for k, v in self._dict_entries(caller, a[1]):
+                        if k == param:
+                            out |= types(v)
+                elif key == param and key in named:
                     out |= types(a)
                 elif key != "**" and key not in named and param.startswith("**"):
                     extra_kw |= types(a)
@@ -516,6 +591,17 @@ class TypeInference:
         if param.startswith("*"):
             return seq_of(extra_pos)
         out.discard(("none",))
+        return out
+
+    @staticmethod
+    def _dict_entries(f: FuncInfo | None, name: str) -> list:
+        """(key, value IR) of local dict ``name``: string keys of its displays and of `name["key"] = v`."""
+        out = []
+        for target, value, _annot, _line in (f.assigns if f is not None else ()):
+            if target[0] == "s" and target[1] == ("n", name) and target[2][0][0] == "k":
+                out.append((target[2][0][1], value))
+            elif target == ("n", name) and value[0] == "d":
+                out += [(k[1], v) for k, v in zip(value[1], value[2]) if k[0] == "k" and type(k[1]) is str]
         return out
 
     def call_sites(self, func_qn: str, depth: int = 0) -> list:

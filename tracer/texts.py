@@ -118,7 +118,7 @@ class SourceTexts:
             rx = re.compile(rb"\b" + re.escape(word.encode()) + rb"\b")
             literal = word.encode()
             self._mentions[word] = self.cached_scan(
-                f"mentions-{word}", lambda: [m for m, data in self._all().items() if literal in data and rx.search(data)])
+                f"modules-naming-{word}", lambda: [m for m, data in self._all().items() if literal in data and rx.search(data)])
         return self._mentions[word]
 
     def _all(self) -> dict[str, bytes]:
