@@ -38,8 +38,9 @@ from dataclasses import asdict, dataclass, field, replace
 from spectrace.contracts import conditions as C
 from spectrace.contracts.catalog import CatalogContract, load_catalog
 from spectrace.contracts.cache_warnings import warn_cache_unusable
-from spectrace.contracts.extract import extract, follow_producers
+from spectrace.contracts.extract import extract, follow_producers, follow_relay
 from spectrace.contracts.records import Extraction
+from spectrace.contracts.undeclared import failing
 from spectrace.source import SglangSource
 
 HOLDING = {"present", "moved", "relaxed", "not-applicable"}
@@ -70,10 +71,12 @@ class CheckReport:
     extraction: Extraction | None = None
     unknowns: list = field(default_factory=list)  # obligations not decided (unresolved producer calls)
     strict: bool = False  # an unknown fails the check
+    undeclared: list = field(default_factory=list)  # reads of attributes the owner does not declare
 
     @property
     def ok(self) -> bool:
-        return all(r.ok for r in self.results) and not self.violations and not (self.strict and self.unknowns)
+        return (all(r.ok for r in self.results) and not self.violations and not self.undeclared
+                and not (self.strict and self.unknowns))
 
     @property
     def counts(self) -> dict:
@@ -86,6 +89,7 @@ class CheckReport:
             "unknown": by.count("unknown"),
             "violations": len(self.violations),
             "unknown_obligations": len(self.unknowns),
+            "undeclared": len(self.undeclared),
         }
 
     @property
@@ -100,6 +104,7 @@ class CheckReport:
             "results": [asdict(r) for r in self.results],
             "violations": self.violations,
             "unknowns": self.unknowns,
+            "undeclared": self.undeclared,
             "strict": self.strict,
             "counts": self.counts,
         }
@@ -116,6 +121,20 @@ def _conjuncts(text: str) -> set[str]:
     f = C.parse(text)
     items = f[1] if f[0] == "and" else [f]
     return {repr(i) for i in items}
+
+
+def _method(consumer: str) -> str:
+    return consumer.rsplit(".", 1)[-1] if consumer else ""
+
+
+def _read_condition(r: dict) -> str:
+    """A read's interprocedural path condition: the call into its helper's, then its own."""
+    parts = [c for c in (r.get("call_condition", ""), r["path_condition"]) if c]
+    return " and ".join(f"({c})" if len(parts) > 1 else c for c in parts)
+
+
+def _read_conjuncts(r: dict) -> set[str]:
+    return _conjuncts(r.get("call_condition", "")) | _conjuncts(r["path_condition"])
 
 
 def _site(read: dict) -> str:
@@ -189,17 +208,59 @@ def _return_found(contract: CatalogContract, path: dict) -> dict:
             "sets": path.get("sets")}
 
 
+_CALL_SHAPE = re.compile(r"^\s*([A-Za-z_]\w*)\((.*)\)\s*$")
+
+
+def _check_relay(contract: CatalogContract, extraction: Extraction, callback: str) -> ContractResult:
+    """A ``relation`` whose shape is a call ``cb(x.field)``: the consumer passes ``cb`` to the worker
+    method and every return path of a worker method taking ``cb`` calls it with the field (relays.py)."""
+    method = contract.runtime.get("producer", "forward_batch_generation")
+    base = dict(id=contract.id, field=contract.field, consumer=contract.consumer, shape=contract.shape,
+                expected_condition=contract.path_condition, rationale=contract.rationale)
+    found = follow_relay(extraction, method, callback, contract.field, contract.consumer)
+    if not found["wiring"]:
+        return ContractResult(status="gone", ok=False, **base,
+                              message=f"{contract.consumer} no longer passes {callback} to the worker's {method}")
+    wire = found["wiring"][0]
+    if not found["workers"]:
+        return ContractResult(status="gone", ok=False, **base,
+                              message=f"no worker's {method} takes {callback} (passed at {wire['file']}:{wire['line']})")
+    site = {"file": wire["file"], "line": wire["line"], "consumer": contract.consumer, "shape": wire["text"],
+            "path_condition": "", "guards": [], "read_id": "", "kind": "relay"}
+    for w in found["workers"]:
+        for p in w["paths"]:
+            if not p["relayed"]:
+                cls = w["worker"].rsplit(".", 1)[-1]
+                when = f" when {p['branch']}" if p["branch"] else ""
+                return ContractResult(
+                    status="violated", ok=False, **base,
+                    found={**site, "file": p["file"], "line": p["line"], "consumer": f"{cls}.{method}", "shape": p["shape"],
+                           "path_condition": p["branch"], "kind": "return"},
+                    message=(f"{cls}.{method} returns at {p['file']}:{p['line']} (`{p['shape']}`){when} without calling "
+                             f"{callback}({contract.field}): {contract.consumer} relays {contract.field} through it "
+                             f"({wire['file']}:{wire['line']})"))
+    n = sum(len(w["paths"]) for w in found["workers"])
+    return ContractResult(status="present", ok=True, found=site, **base,
+                          message=(f"{contract.consumer} passes {callback} at {wire['file']}:{wire['line']}; all {n} return "
+                                   f"paths of {len(found['workers'])} workers call it with {contract.field}"))
+
+
 def _check_contract(contract: CatalogContract, extraction: Extraction, projects: dict) -> ContractResult:
     if contract.kind == "producer-sets":
         return _check_producer(contract, extraction)
+    call = _CALL_SHAPE.match(contract.shape) if contract.kind == "relation" else None
+    if call:
+        return _check_relay(contract, extraction, call.group(1))
     version = extraction.version
     expected = contract.versions
     applies = not expected or version in expected or version == "unknown"
     reads = [r for r in extraction.reads if r["owner"] == contract.owner and r["field"] == contract.field
              and r["attribute_path"][: len(contract.attribute_path)] == contract.attribute_path]
     method = contract.consumer.rsplit(".", 1)[-1]
-    same_consumer = [r for r in reads if r["consumer"] == contract.consumer]
-    renamed = [r for r in reads if r["consumer"].rsplit(".", 1)[-1] == method and r["consumer"] != contract.consumer]
+    # the consumer itself, or a helper it passes the result to (reached from it, under the call's condition)
+    same_consumer = [r for r in reads if contract.consumer in (r["consumer"], r.get("caller"))]
+    renamed = [r for r in reads if method in (_method(r["consumer"]), _method(r.get("caller") or ""))
+               and contract.consumer not in (r["consumer"], r.get("caller"))]
     base = dict(id=contract.id, field=contract.field, consumer=contract.consumer, shape=contract.shape,
                 expected_condition=contract.path_condition, rationale=contract.rationale)
     pool = same_consumer or renamed
@@ -209,7 +270,7 @@ def _check_contract(contract: CatalogContract, extraction: Extraction, projects:
         # attribute path, the consumer and the path condition, not the statement's text
         want_conds = _conjuncts(contract.path_condition)
         same = [r for r in pool if r["attribute_path"] == contract.attribute_path and r["kind"] != "check"
-                and want_conds <= _conjuncts(r["path_condition"])]
+                and want_conds <= _read_conjuncts(r)]
         exact = same if len(same) == 1 else []
     if not exact:
         successors, moved_on = _successors(contract, extraction, projects)
@@ -218,7 +279,7 @@ def _check_contract(contract: CatalogContract, extraction: Extraction, projects:
                                   message=f"not expected on {version} (catalog: {', '.join(expected)}) and absent"
                                   + (f"; {moved_on}" if moved_on else ""), **base)
         near = pool[0] if pool else None
-        msg = f"{contract.consumer} no longer has `{contract.shape}`"
+        msg = _drift_message(contract, extraction)
         if near:
             msg += f"; nearest read of {contract.field}: `{near['shape']}` at {_site(near)}"
         if moved_on:
@@ -228,7 +289,7 @@ def _check_contract(contract: CatalogContract, extraction: Extraction, projects:
     want = _conjuncts(contract.path_condition)
     # among several matches prefer one that keeps the catalog's condition and classification
     def score(r):
-        return (want <= _conjuncts(r["path_condition"]), (r["kind"] == "unconditional-read") == (contract.kind == "unconditional-read"))
+        return (want <= _read_conjuncts(r), (r["kind"] == "unconditional-read") == (contract.kind == "unconditional-read"))
     r = max(exact, key=score)
     found = _found(r)
     if contract.kind == "unconditional-read" and r["guarded"]:
@@ -240,18 +301,38 @@ def _check_contract(contract: CatalogContract, extraction: Extraction, projects:
     if contract.kind == "guarded-read" and not r["guarded"]:
         return ContractResult(status="unguarded", ok=False, found=found,
                               message=f"lost its guard at {_site(r)}: the read is unconditional now", **base)
-    if not want <= _conjuncts(r["path_condition"]):
+    if not want <= _read_conjuncts(r):
         return ContractResult(status="condition-changed", ok=False, found=found,
-                              message=f"path condition is now `{r['path_condition']}` (catalog: `{contract.path_condition}`) at {_site(r)}",
+                              message=f"path condition is now `{_read_condition(r)}` (catalog: `{contract.path_condition}`) at {_site(r)}",
                               **base)
     old = contract.sites.get(version)
     if r["consumer"] != contract.consumer:
+        called = f" (called from {r['caller']} at {r['caller_site']})" if r.get("caller") else ""
         return ContractResult(status="moved", ok=True, found=found, old_site=old,
-                              message=f"moved to {r['consumer']} at {_site(r)}", **base)
+                              message=f"moved to {r['consumer']} at {_site(r)}{called}", **base)
     if old and old != _site(r):
         return ContractResult(status="moved", ok=True, found=found, old_site=old,
                               message=f"moved from {old} to {_site(r)}", **base)
     return ContractResult(status="present", ok=True, found=found, message=f"holds at {_site(r)}", **base)
+
+
+def _drift_message(contract: CatalogContract, extraction: Extraction) -> str:
+    """Why a read contract's statement is not found: the field left the dataclass, the consumer reads
+    a name the owner does not declare, or the statement itself is gone."""
+    fields = {f["name"] for f in extraction.owner_fields}
+    mine = [u for u in extraction.undeclared
+            if _method(contract.consumer) == _method(u["consumer"]) and u["attribute"] == contract.field]
+    typo = [u for u in extraction.undeclared
+            if _method(contract.consumer) == _method(u["consumer"]) and u.get("suggestion") == contract.field]
+    if contract.field not in fields:
+        msg = (f"field {contract.field} is gone from {contract.owner} "
+               f"({extraction.owner_file}:{extraction.owner_line})")
+        if mine:
+            msg += f"; {mine[0]['consumer']} still reads it at {mine[0]['file']}:{mine[0]['line']}"
+        return msg
+    if typo:
+        return typo[0]["message"]
+    return f"{contract.consumer} no longer has `{contract.shape}`"
 
 
 def _successors(contract: CatalogContract, extraction: Extraction, projects: dict) -> tuple[list, str]:
@@ -279,8 +360,11 @@ def _successors(contract: CatalogContract, extraction: Extraction, projects: dic
 def _found(r: dict | None) -> dict | None:
     if r is None:
         return None
-    return {"file": r["file"], "line": r["line"], "consumer": r["consumer"], "shape": r["shape"],
-            "path_condition": r["path_condition"], "guards": r["guards"], "read_id": r["id"], "kind": r["kind"]}
+    found = {"file": r["file"], "line": r["line"], "consumer": r["consumer"], "shape": r["shape"],
+             "path_condition": _read_condition(r), "guards": r["guards"], "read_id": r["id"], "kind": r["kind"]}
+    if r.get("caller"):
+        found.update(caller=r["caller"], caller_site=r["caller_site"])
+    return found
 
 
 def catalog_producers(contracts: list[CatalogContract]) -> dict[str, list[str]]:
@@ -338,4 +422,5 @@ def check_catalog(source: SglangSource | Extraction, catalog: list[CatalogContra
         report.results.append(_obligations(check_contract(c, extraction, projects), extraction, strict))
     report.violations = list(extraction.violations)
     report.unknowns = list(extraction.unknowns)
+    report.undeclared = failing(extraction.undeclared)
     return report

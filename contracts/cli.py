@@ -64,7 +64,9 @@ def extract_command(sglang, fmt, output, no_cache):
     src = _source(sglang)
     x = _extracted(src, "extracting contracts from", lambda: extract(src, use_cache=not no_cache))
     _write(render_extraction(x, fmt), output)
-    sys.exit(1 if x.violations else 0)
+    from spectrace.contracts.undeclared import failing
+
+    sys.exit(1 if x.violations or failing(x.undeclared) else 0)
 
 
 @contracts_group.command("check")

@@ -41,6 +41,7 @@ from spectrace.contracts.return_paths import named_producer_paths, worker_return
 from spectrace.contracts.scope import SCOPE_PACKAGES, find_owner, scheduler_class, scope_files
 from spectrace.contracts.selection import WorkerSelection
 from spectrace.contracts.symbols import Symbols
+from spectrace.contracts.undeclared import UndeclaredFinder
 from spectrace.errors import SpectraceError
 from spectrace.contracts.violations import ViolationFinder, deep_wants, load_assumptions
 from spectrace.sides import SCHEDULER
@@ -104,7 +105,11 @@ def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project: Project |
 
     # reads and producers
     holder_finder = HolderFinder(a, scanned)
+    holder_finder.propagate([(symbols.module_of_file(rel), rel, f) for rel, flist in sorted(scanned.items())
+                             if a.side_of(symbols.module_of_file(rel)) == SCHEDULER for f in flist],
+                            f"returned by self.{POLYMORPHIC_ATTR}.")
     reads, found_producers, scheduler_writes, worker_calls = [], [], set(), set()
+    undeclared = UndeclaredFinder(a)
     for rel, flist in sorted(scanned.items()):
         module = symbols.module_of_file(rel)
         side = a.side_of(module)
@@ -112,9 +117,14 @@ def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project: Project |
             holders = holder_finder.of(module, f)
             worker_calls |= {c for c in holders.calls if c.startswith(f"self.{POLYMORPHIC_ATTR}.")}
             reads.extend(field_reads(a, rel, module, side, f, holders))
+            undeclared.scan(rel, side, f, holders)
             found_producers.extend(producers_in(a, rel, module, side, f, holders))
             if side == SCHEDULER:
                 scheduler_writes |= fields_set_on_worker_results(a, f, holders)
+    for r in reads:
+        for inbound in holder_finder.inbound.get((r.module, r.consumer), {}).values():
+            if r.holder == inbound.why:
+                r.caller, r.caller_site, r.call_condition = inbound.caller, inbound.site, C.render(inbound.conds)
     dedupe_ids(reads)
     dedupe_ids(found_producers)
 
@@ -134,7 +144,7 @@ def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project: Project |
                        + ", ".join(sorted(scheduler_writes)))
     _save_caches(symbols)
     _fail_on_unparsed(symbols)
-    return Extraction(
+    extraction = Extraction(
         source=source.describe(),
         version=source.version,
         root=str(Path(source.root)),
@@ -154,18 +164,41 @@ def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project: Project |
         return_paths=[asdict(p) for p in paths],
         violations=[asdict(v) for v in violations],
         unknowns=[asdict(u) for u in violation_finder.unknowns],
+        undeclared=undeclared.find(),
         producer_paths=producer_paths,
         notes=a.notes,
         stats={"files": len(files), "functions_parsed": symbols.facts.parsed, "functions_reused": symbols.facts.reused},
     )
+    # the tree's open index, for the check's later questions (not a field: never serialised)
+    extraction._analysis = a
+    return extraction
+
+
+def _analysis_of(extraction: Extraction) -> Analysis:
+    """The index the extraction was made with, else the tree's opened again (the caches make that
+    cheap; an Extraction read back from JSON has none)."""
+    a = getattr(extraction, "_analysis", None)
+    if a is None:
+        from spectrace.source import from_path
+
+        source = from_path(extraction.root)
+        symbols = _symbols(source, None, True, None)
+        a = Analysis(symbols, find_owner(symbols, extraction.owner, source.describe()))
+    return a
 
 
 def follow_producers(extraction: Extraction, producers: dict[str, list[str]]) -> dict:
     """``producer_paths`` for producers an Extraction was made without (read from its tree again;
     the facts are cached, so this parses at most the producers' own functions)."""
-    from spectrace.source import from_path
+    return named_producer_paths(_analysis_of(extraction), producers)
 
-    source = from_path(extraction.root)
-    symbols = _symbols(source, None, True, None)
-    a = Analysis(symbols, find_owner(symbols, extraction.owner, source.describe()))
-    return named_producer_paths(a, producers)
+
+def follow_relay(extraction: Extraction, method: str, callback: str, field_name: str, consumer: str) -> dict:
+    """Where ``consumer`` passes ``callback`` to the workers' ``method`` and whether each worker
+    return path calls it with ``field_name`` (relays.py), read from the extraction's tree."""
+    from spectrace.contracts.relays import relay_report
+
+    a = _analysis_of(extraction)
+    symbols = a.symbols
+    targets = extraction.polymorphic.get(POLYMORPHIC_ATTR, {}).get("targets", [])
+    return relay_report(a, scheduler_class(symbols), targets, method, callback, field_name, consumer)

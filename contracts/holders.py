@@ -25,6 +25,14 @@ class Holders:
         return name in self.why
 
 
+@dataclass
+class Inbound:
+    why: str
+    caller: str  # Class.method that passes the result
+    site: str  # file:line of the call
+    conds: list  # the call's path condition in the caller, [(text, positive)]
+
+
 class HolderFinder:
     def __init__(self, analysis: Analysis, scanned: dict[str, list[FunctionFacts]]):
         self.analysis = analysis
@@ -33,12 +41,17 @@ class HolderFinder:
         # fallback for calls the index cannot resolve: functions of the scope annotated to return the owner
         self.owner_returning_names = {f.name for flist in scanned.values() for f in flist
                                       if mentions(f.returns_annotation, self.owner_name)}
+        # (module, qualname) -> {param: Inbound}: unannotated parameters that a receiving function
+        # passes its worker result to (a relay moved into a helper keeps its identity)
+        self.inbound: dict[tuple[str, str], dict[str, Inbound]] = {}
 
     def of(self, module: str, f: FunctionFacts) -> Holders:
         holders = Holders()
         for name, ann in f.params:
             if mentions(ann, self.owner_name):
                 holders.why[name] = f"parameter annotated {ann}"
+        for name, inbound in self.inbound.get((module, f.qualname), {}).items():
+            holders.why.setdefault(name, inbound.why)
         changed = True
         rounds = 0
         while changed and rounds < 4:
@@ -84,3 +97,32 @@ class HolderFinder:
         if info is not None and info.returns is not None and mentions(ir_text(info.returns), self.owner_name):
             return True
         return any(t and t[1].endswith(f".{self.owner_name}") for t in project.return_types(func_qn))
+
+    def propagate(self, receivers: list[tuple[str, str, FunctionFacts]], prefix: str) -> None:
+        """Bind the parameters of the functions that each receiver (a function holding a result
+        ``returned by <prefix>...``) passes that result to, one call down: ``self._helper(batch_result)``.
+        Only unannotated parameters: an annotation naming another type says the argument is not a result."""
+        for module, rel, f in receivers:
+            holders = self.of(module, f)
+            poly = {h for h, why in holders.why.items() if why.startswith(prefix)}
+            if not poly:
+                continue
+            for c in f.calls:
+                pos = [i for i, a in enumerate(c.args) if a.get("kind") == "name" and a["name"] in poly]
+                kws = [k for k, a in c.keywords.items() if a.get("kind") == "name" and a["name"] in poly]
+                if not pos and not kws:
+                    continue
+                for target in self.symbols.resolve_callee(module, f, c.callee):
+                    got = self.symbols.function_facts(target)
+                    if got is None:
+                        continue
+                    rel2, g = got
+                    params = [p for p in g.params if not (g.cls and p[0] in ("self", "cls"))]
+                    names = [params[i] for i in pos if i < len(params)] + [p for p in params if p[0] in kws]
+                    for name, ann in names:
+                        if ann and not mentions(ann, self.owner_name):
+                            continue
+                        key = (self.symbols.module_of_file(rel2), g.qualname)
+                        self.inbound.setdefault(key, {}).setdefault(name, Inbound(
+                            why=f"parameter {name}, passed the result by {f.qualname} ({rel}:{c.line})",
+                            caller=f.qualname, site=f"{rel}:{c.line}", conds=[tuple(x) for x in c.conds]))

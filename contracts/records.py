@@ -36,6 +36,11 @@ class FieldRead:
     in_test: bool  # the read is a condition itself
     kind: str  # "unconditional-read", "guarded-read", "check"
     holder: str = ""  # how the read's root comes to hold the owner
+    # a read in a helper the receiving function passes its result to: that function, the call's
+    # site and path condition (the read's identity is the caller's, under both conditions)
+    caller: str = ""
+    caller_site: str = ""
+    call_condition: str = ""
 
 
 @dataclass
@@ -136,6 +141,8 @@ class Extraction:
     return_paths: list = field(default_factory=list)
     violations: list = field(default_factory=list)
     unknowns: list = field(default_factory=list)  # obligations not decided (an unresolved producer call)
+    # reads of an attribute the owner does not declare: {id, attribute, owner, file, line, consumer, shape, suggestion, message}
+    undeclared: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     stats: dict = field(default_factory=dict)
     # "Class.method" asked for by ``producers=`` -> [{"function", "file", "line", "paths": [ReturnPath]}]

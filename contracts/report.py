@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from spectrace.contracts.records import Extraction
+from spectrace.contracts.undeclared import failing
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_URI = "https://github.com/spectrace/spectrace"
@@ -40,6 +41,8 @@ def extraction_text(x: Extraction, verbose: bool = False) -> str:
     lines.append(f"\nunknown: {len(unknowns)}")
     for u in unknowns:
         lines.append(f"  UNKNOWN {u['id']}: {u['message']}")
+    for u in failing(getattr(x, "undeclared", [])):
+        lines.append(f"  UNDECLARED {u['id']}: {u['message']}")
     lines.append(f"\nviolations: {len(x.violations)}")
     for v in x.violations:
         lines.append(f"  VIOLATION {v['id']}: {v['message']}")
@@ -74,6 +77,9 @@ def sarif(x: Extraction, check=None) -> dict:
         {"id": "spectrace/unknown", "name": "ObligationUnknown",
          "shortDescription": {"text": "A worker return path could not be followed far enough to decide a scheduler read's obligation"},
          "defaultConfiguration": {"level": "warning"}},
+        {"id": "spectrace/undeclared-attribute", "name": "UndeclaredAttributeRead",
+         "shortDescription": {"text": "A consumer reads an attribute that no class on its path declares"},
+         "defaultConfiguration": {"level": "error"}},
     ]
     results = []
     for v in x.violations:
@@ -91,6 +97,13 @@ def sarif(x: Extraction, check=None) -> dict:
             "message": {"text": u["message"]},
             "locations": [_location(u["read"]["file"], u["read"]["line"], "scheduler read")],
             "relatedLocations": [dict(_location(u["producer"]["file"], u["producer"]["line"], "worker return path"), id=1)],
+            "partialFingerprints": {"spectraceId": u["id"]},
+        })
+    for u in failing(getattr(x, "undeclared", [])):
+        results.append({
+            "ruleId": "spectrace/undeclared-attribute", "ruleIndex": 4, "level": "error",
+            "message": {"text": u["message"]},
+            "locations": [_location(u["file"], u["line"], "read")],
             "partialFingerprints": {"spectraceId": u["id"]},
         })
     if check is not None:
@@ -155,6 +168,8 @@ def check_text(report) -> str:
         lines.append(f"FAIL VIOLATION {v['id']}: {v['message']}")
         lines.append(f"       scheduler read:     {v['read']['file']}:{v['read']['line']}  {v['read']['shape']}")
         lines.append(f"       worker return path: {v['producer']['file']}:{v['producer']['line']}  {v['producer']['shape']}")
+    for u in getattr(report, "undeclared", []):
+        lines.append(f"FAIL UNDECLARED {u['id']}: {u['message']}")
     for u in getattr(report, "unknowns", []):
         mark = "FAIL" if report.strict else "??  "
         lines.append(f"{mark} UNKNOWN {u['id']}: {u['message']}")
@@ -166,6 +181,8 @@ def check_text(report) -> str:
             lines.append(f"  -- {r.id:{width}}  {r.message}")
     n = report.counts
     lines.append(f"{n['hold']} contracts hold, {n['broken']} broken, {n['violations']} violations, "
-                 f"{n['unknown'] + n['unknown_obligations']} unknown, {n['not_applicable']} not applicable: "
+                 f"{n['unknown'] + n['unknown_obligations']} unknown, "
+                 + (f"{n['undeclared']} undeclared attribute reads, " if n.get("undeclared") else "")
+                 + f"{n['not_applicable']} not applicable: "
                  f"{'OK' if report.ok else 'BROKEN'}")
     return "\n".join(lines) + "\n"

@@ -47,7 +47,7 @@ def scope_files(symbols: Symbols, owner_name: str, classes: list[str],
         return [rel for mod, rel in sorted(project.files.items(), key=lambda kv: kv[1])
                 if word in (data := project.file_bytes(mod)) and pattern.search(data)]
 
-    files = set(project.cached_scan(f"mentions-{owner_name}", mentioning))
+    files = set(project.cached_scan(f"files-naming-{owner_name}", mentioning))
     for mod, rel in project.files.items():
         if in_package(mod, packages):
             files.add(rel)

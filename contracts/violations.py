@@ -95,9 +95,11 @@ class ViolationFinder:
         for r in checked:
             expand = expanders.setdefault((r.module, r.consumer), self._expander(r.module, r.consumer))
             local = [tuple(c) for c in r.conditions] + [(e, False) for e in r.early_exits]
-            for extra, rename, how in contexts[(r.module, r.consumer)]:
+            for extra, rename, how, caller in contexts[(r.module, r.consumer)]:
                 renamed = [(_rename_self_attrs(t, rename), pos) for t, pos in local]
-                read_f = C.conjunction(renamed + [tuple(c) for c in extra], expand)
+                # the call site's conditions are the caller's text: inline the caller's properties
+                outer = expanders.setdefault(caller, self._expander(*caller)) if caller else expand
+                read_f = ("and", [C.conjunction(renamed, expand), C.conjunction([tuple(c) for c in extra], outer)])
                 for p in paths:
                     missing, why = _obligation(r, p)
                     if missing is None and why is None:
@@ -157,7 +159,7 @@ class ViolationFinder:
     def _contexts(self, reads: list[FieldRead]) -> dict:
         """Where each checked consumer gets its result from the polymorphic call.
 
-        ``{(module, consumer): [(extra conditions, rename map, how)]}``: the direct consumer (the
+        ``{(module, consumer): [(extra conditions, rename map, how, caller (module, consumer) or None)]}``: the direct consumer (the
         function that binds ``self.model_worker.<m>(...)``) with no extra condition, and each
         function it passes that result to, one level down, under the call site's condition; a callee
         on a composed object (``self.future_map.store_to_map``) gets its ``self.<attr>`` names mapped
@@ -166,7 +168,7 @@ class ViolationFinder:
         """
         prefix = f"returned by self.{POLYMORPHIC_ATTR}."
         direct = {(r.module, r.consumer) for r in reads if r.holder.startswith(prefix)}
-        out: dict = {key: [([], {}, "direct")] for key in direct}
+        out: dict = {key: [([], {}, "direct", None)] for key in direct}
         for module, consumer in sorted(direct):
             got = self.symbols.indexed(f"{module}.{consumer}")
             if got is None:
@@ -186,7 +188,8 @@ class ViolationFinder:
                     rel2, g = got2
                     key = (self.symbols.module_of_file(rel2), g.qualname)
                     rename = self._constructor_renames(module, f, c.callee)
-                    out.setdefault(key, []).append((list(c.conds), rename, f"called from {consumer}:{c.line}"))
+                    out.setdefault(key, []).append((list(c.conds), rename, f"called from {consumer}:{c.line}",
+                                                    (module, consumer)))
         return out
 
     def _constructor_renames(self, module: str, f, callee: str) -> dict:

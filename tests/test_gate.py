@@ -180,3 +180,73 @@ def test_guard_added_is_relaxed_not_broken(copy_0512):
     r = _result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "relaxed" and r.ok and report.exit_code == 0
     assert "drift" in r.message
+
+
+def _function_text(root: Path, rel: str, header: str) -> str:
+    text = (root / rel).read_text()
+    start = text.index(header)
+    end = text.index("\n    def ", start + len(header))
+    return text[start:end]
+
+
+def test_renamed_local_keeps_identity(copy_0512):
+    body = _function_text(copy_0512, SCHED, "    def run_batch(")
+    assert body.count("batch_result") > 5
+    _edit(copy_0512, SCHED, body, body.replace("batch_result", "worker_out"))
+    report = _check(copy_0512, strict=True)
+    assert report.exit_code == 0, check_text(report)
+    for cid, line in (("SPEC2-NDI-SPECINFO", 3061), ("SPEC2-NDI-SEQLENS", 3066)):
+        r = _result(report, cid)
+        assert r.status in ("present", "moved") and r.ok
+        assert r.found["consumer"] == "Scheduler.run_batch" and r.found["line"] == line
+        assert "worker_out.next_draft_input" in r.found["shape"]
+
+
+RELAY = ("                    batch.spec_info = batch_result.next_draft_input\n"
+         "                    batch.spec_info.future_indices = future_indices\n")
+HELPER = ("    def _install_draft_input(self, batch, batch_result, future_indices):\n"
+          "        batch.spec_info = batch_result.next_draft_input\n"
+          "        batch.spec_info.future_indices = future_indices\n\n")
+
+
+def _move_relay_into_helper(root: Path) -> int:
+    _edit(root, SCHED, RELAY, "                    self._install_draft_input(batch, batch_result, future_indices)\n")
+    _edit(root, SCHED, "    def run_batch(", HELPER + "    def run_batch(")
+    lines = (root / SCHED).read_text().splitlines()
+    return lines.index("        batch.spec_info = batch_result.next_draft_input") + 1
+
+
+def test_relay_moved_into_a_helper_is_moved(copy_0512):
+    line = _move_relay_into_helper(copy_0512)
+    report = _check(copy_0512, strict=True)
+    assert report.exit_code == 0, check_text(report)
+    r = _result(report, "SPEC2-NDI-SPECINFO")
+    assert r.status == "moved" and r.ok
+    assert r.found["consumer"] == "Scheduler._install_draft_input" and (r.found["file"], r.found["line"]) == (SCHED, line)
+    assert r.found["caller"] == "Scheduler.run_batch" and r.found["caller_site"].startswith(f"{SCHED}:")
+    # the call's condition is part of the read's identity
+    assert "batch.is_spec_v2" in r.found["path_condition"] and "Scheduler.run_batch" in r.message
+    assert r.old_site == f"{SCHED}:3061"
+
+
+def test_relay_in_a_helper_still_checks_the_workers(copy_0512):
+    line = _move_relay_into_helper(copy_0512)
+    _insert_before_decode_return(copy_0512, "            batch_output.next_draft_input = None\n")
+    report = _check(copy_0512)
+    r = _result(report, "SPEC2-NDI-SPECINFO")
+    assert r.status == "violated" and report.exit_code == 1
+    v = [v for v in report.violations if v["read"]["line"] == line]
+    assert v and v[0]["producer"]["file"] == EAGLE2 and v[0]["read"]["consumer"] == "Scheduler._install_draft_input"
+    assert "called from Scheduler.run_batch" in v[0]["read"]["context"]
+
+
+def test_relay_in_a_helper_called_elsewhere_is_condition_changed(copy_0512):
+    _move_relay_into_helper(copy_0512)
+    _edit(copy_0512, SCHED, "                    self._install_draft_input(batch, batch_result, future_indices)\n",
+          "                    pass\n")
+    _edit(copy_0512, SCHED, "                future_indices_or_next_token_ids = -future_indices.indices\n",
+          "                future_indices_or_next_token_ids = -future_indices.indices\n"
+          "                self._install_draft_input(batch, batch_result, future_indices)\n")
+    report = _check(copy_0512)
+    r = _result(report, "SPEC2-NDI-SPECINFO")
+    assert r.status == "condition-changed" and not r.ok and "batch.is_spec_v2" not in r.found["path_condition"]
