@@ -12,26 +12,11 @@ from spectrace.contracts.catalog import load_catalog
 from spectrace.contracts.check import check_catalog
 from spectrace.contracts.report import check_text, sarif
 from spectrace.errors import SpectraceError
-from spectrace.source import from_path
-
-SUBDIRS = ("sglang/srt/managers", "sglang/srt/speculative")
-SCHED = "sglang/srt/managers/scheduler.py"
-EAGLE2 = "sglang/srt/speculative/eagle_worker_v2.py"
+from mutate import EAGLE2, SCHED, SUBDIRS, check, edit, result
 
 
-def _edit(root: Path, rel: str, old: str, new: str) -> None:
-    p = root / rel
-    text = p.read_text()
-    assert text.count(old) == 1, f"anchor not unique in {rel}: {old!r}"
-    p.write_text(text.replace(old, new))
 
 
-def _check(root: Path, strict: bool = False):
-    return check_catalog(from_path(root), load_catalog(), strict=strict)
-
-
-def _result(report, cid):
-    return next(r for r in report.results if r.id == cid)
 
 
 # the decode path's return of EAGLEWorkerV2.forward_batch_generation (the prefill one is deeper)
@@ -60,7 +45,7 @@ def copy_059(sglang_copy):
 def _insert_before_decode_return(root: Path, lines: str) -> None:
     body = _decode_anchor(root)
     new_body = body.replace(DECODE_RETURN, "\n" + lines + "            return batch_output\n")
-    _edit(root, EAGLE2, body, new_body)
+    edit(root, EAGLE2, body, new_body)
 
 
 # ---------------------------------------------------------------- A: honest summaries
@@ -84,9 +69,9 @@ def test_summary_counts_not_applicable_apart(sglang_source):
 # ---------------------------------------------------------------- B: files that do not parse
 
 def test_syntax_error_in_scheduler_names_the_file(copy_0512):
-    _edit(copy_0512, SCHED, "import signal\n", "import signal (\n")
+    edit(copy_0512, SCHED, "import signal\n", "import signal (\n")
     with pytest.raises(SpectraceError) as info:
-        _check(copy_0512)
+        check(copy_0512)
     assert info.value.exit_code == 2
     assert f"{SCHED}:" in str(info.value) and "syntax error" in str(info.value)
 
@@ -95,7 +80,7 @@ def test_syntax_error_in_a_worker_module_names_the_file(copy_0512):
     (copy_0512 / "sglang/srt/managers/tp_worker.py").write_text(
         (copy_0512 / "sglang/srt/managers/tp_worker.py").read_text() + "\ndef broken(:\n")
     with pytest.raises(SpectraceError) as info:
-        _check(copy_0512)
+        check(copy_0512)
     assert info.value.exit_code == 2 and "sglang/srt/managers/tp_worker.py:" in str(info.value)
 
 
@@ -103,20 +88,20 @@ def test_syntax_error_in_a_worker_module_names_the_file(copy_0512):
 
 def test_unresolved_producer_call_is_unknown(copy_0512):
     body = _decode_anchor(copy_0512)
-    _edit(copy_0512, EAGLE2, body, body.replace(DECODE_RETURN, "\n            return dataclasses.replace(batch_output)\n"))
-    report = _check(copy_0512)
+    edit(copy_0512, EAGLE2, body, body.replace(DECODE_RETURN, "\n            return dataclasses.replace(batch_output)\n"))
+    report = check(copy_0512)
     assert report.unknowns and not report.violations
     u = report.unknowns[0]
     assert u["producer"]["file"] == EAGLE2 and "dataclasses.replace" in u["why"]
     assert u["read"]["file"] == SCHED
-    r = _result(report, "SPEC2-NDI-SPECINFO")
+    r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "unknown" and r.ok and report.exit_code == 0
     assert "unknown" in check_text(report) and f"{EAGLE2}:" in check_text(report)
     assert any(x["ruleId"] == "spectrace/unknown" for x in sarif(report.extraction, report)["runs"][0]["results"])
     assert json.dumps(report.to_json())  # serialisable, unknowns included
-    strict = _check(copy_0512, strict=True)
+    strict = check(copy_0512, strict=True)
     assert not strict.ok and strict.exit_code == 1
-    assert _result(strict, "SPEC2-NDI-SPECINFO").ok is False
+    assert result(strict, "SPEC2-NDI-SPECINFO").ok is False
 
 
 # ---------------------------------------------------------------- D: the whole dereferenced path
@@ -124,10 +109,10 @@ def test_unresolved_producer_call_is_unknown(copy_0512):
 def test_none_written_on_a_branch_before_the_return(copy_0512):
     _insert_before_decode_return(copy_0512, "            if len(model_worker_batch.seq_lens) > 8:\n"
                                             "                batch_output.next_draft_input = None\n")
-    report = _check(copy_0512)
+    report = check(copy_0512)
     assert report.exit_code == 1
     for cid in ("SPEC2-NDI-SPECINFO", "SPEC2-NDI-SEQLENS"):
-        r = _result(report, cid)
+        r = result(report, cid)
         assert r.status == "violated" and not r.ok
     v = [v for v in report.violations if v["producer"]["worker"].endswith(".EAGLEWorkerV2")]
     assert {v["read"]["line"] for v in v} == {3061, 3066}
@@ -137,21 +122,21 @@ def test_none_written_on_a_branch_before_the_return(copy_0512):
 
 
 def test_dropped_new_seq_lens_keyword(copy_059):
-    _edit(copy_059, EAGLE2, "            verified_id=verified_id,\n            new_seq_lens=new_seq_lens,\n",
+    edit(copy_059, EAGLE2, "            verified_id=verified_id,\n            new_seq_lens=new_seq_lens,\n",
           "            verified_id=verified_id,\n")
-    report = _check(copy_059)
+    report = check(copy_059)
     assert report.exit_code == 1
     v = [v for v in report.violations if v["attribute_path"] == ["next_draft_input", "new_seq_lens"]]
     assert v and all(x["read"]["line"] == 2357 and x["producer"]["file"] == EAGLE2 for x in v)
     assert "EagleDraftInput.new_seq_lens at its default None" in v[0]["message"]
-    assert _result(report, "SPEC2-NDI-SEQLENS").status == "violated"
-    assert _result(report, "SPEC2-NDI-SPECINFO").ok  # the draft input itself is still set
+    assert result(report, "SPEC2-NDI-SEQLENS").status == "violated"
+    assert result(report, "SPEC2-NDI-SPECINFO").ok  # the draft input itself is still set
 
 
 def test_none_in_a_conditional_expression(copy_0512):
-    _edit(copy_0512, EAGLE2, "            next_draft_input=next_draft_input,\n",
+    edit(copy_0512, EAGLE2, "            next_draft_input=next_draft_input,\n",
           "            next_draft_input=None if len(batch.seq_lens) > 8 else next_draft_input,\n")
-    report = _check(copy_0512)
+    report = check(copy_0512)
     assert report.exit_code == 1
     v = [v for v in report.violations if v["read"]["line"] == 3061]
     assert v and "len(batch.seq_lens) > 8" in v[0]["producer"]["branch"]
@@ -166,18 +151,18 @@ def test_releases_have_no_violation_and_no_unknown(sglang_source):
 # ---------------------------------------------------------------- E: harmless edits
 
 def test_consumer_in_parentheses_holds(copy_0512):
-    _edit(copy_0512, SCHED, "                    batch.spec_info = batch_result.next_draft_input\n",
+    edit(copy_0512, SCHED, "                    batch.spec_info = batch_result.next_draft_input\n",
           "                    batch.spec_info = (batch_result.next_draft_input)\n")
-    report = _check(copy_0512)
-    assert report.exit_code == 0 and _result(report, "SPEC2-NDI-SPECINFO").status in ("present", "moved")
+    report = check(copy_0512)
+    assert report.exit_code == 0 and result(report, "SPEC2-NDI-SPECINFO").status in ("present", "moved")
 
 
 def test_guard_added_is_relaxed_not_broken(copy_0512):
-    _edit(copy_0512, SCHED, "                    batch.spec_info = batch_result.next_draft_input\n",
+    edit(copy_0512, SCHED, "                    batch.spec_info = batch_result.next_draft_input\n",
           "                    assert batch_result.next_draft_input is not None\n"
           "                    batch.spec_info = batch_result.next_draft_input\n")
-    report = _check(copy_0512)
-    r = _result(report, "SPEC2-NDI-SPECINFO")
+    report = check(copy_0512)
+    r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "relaxed" and r.ok and report.exit_code == 0
     assert "drift" in r.message
 
@@ -192,11 +177,11 @@ def _function_text(root: Path, rel: str, header: str) -> str:
 def test_renamed_local_keeps_identity(copy_0512):
     body = _function_text(copy_0512, SCHED, "    def run_batch(")
     assert body.count("batch_result") > 5
-    _edit(copy_0512, SCHED, body, body.replace("batch_result", "worker_out"))
-    report = _check(copy_0512, strict=True)
+    edit(copy_0512, SCHED, body, body.replace("batch_result", "worker_out"))
+    report = check(copy_0512, strict=True)
     assert report.exit_code == 0, check_text(report)
     for cid, line in (("SPEC2-NDI-SPECINFO", 3061), ("SPEC2-NDI-SEQLENS", 3066)):
-        r = _result(report, cid)
+        r = result(report, cid)
         assert r.status in ("present", "moved") and r.ok
         assert r.found["consumer"] == "Scheduler.run_batch" and r.found["line"] == line
         assert "worker_out.next_draft_input" in r.found["shape"]
@@ -210,17 +195,17 @@ HELPER = ("    def _install_draft_input(self, batch, batch_result, future_indice
 
 
 def _move_relay_into_helper(root: Path) -> int:
-    _edit(root, SCHED, RELAY, "                    self._install_draft_input(batch, batch_result, future_indices)\n")
-    _edit(root, SCHED, "    def run_batch(", HELPER + "    def run_batch(")
+    edit(root, SCHED, RELAY, "                    self._install_draft_input(batch, batch_result, future_indices)\n")
+    edit(root, SCHED, "    def run_batch(", HELPER + "    def run_batch(")
     lines = (root / SCHED).read_text().splitlines()
     return lines.index("        batch.spec_info = batch_result.next_draft_input") + 1
 
 
 def test_relay_moved_into_a_helper_is_moved(copy_0512):
     line = _move_relay_into_helper(copy_0512)
-    report = _check(copy_0512, strict=True)
+    report = check(copy_0512, strict=True)
     assert report.exit_code == 0, check_text(report)
-    r = _result(report, "SPEC2-NDI-SPECINFO")
+    r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "moved" and r.ok
     assert r.found["consumer"] == "Scheduler._install_draft_input" and (r.found["file"], r.found["line"]) == (SCHED, line)
     assert r.found["caller"] == "Scheduler.run_batch" and r.found["caller_site"].startswith(f"{SCHED}:")
@@ -232,8 +217,8 @@ def test_relay_moved_into_a_helper_is_moved(copy_0512):
 def test_relay_in_a_helper_still_checks_the_workers(copy_0512):
     line = _move_relay_into_helper(copy_0512)
     _insert_before_decode_return(copy_0512, "            batch_output.next_draft_input = None\n")
-    report = _check(copy_0512)
-    r = _result(report, "SPEC2-NDI-SPECINFO")
+    report = check(copy_0512)
+    r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "violated" and report.exit_code == 1
     v = [v for v in report.violations if v["read"]["line"] == line]
     assert v and v[0]["producer"]["file"] == EAGLE2 and v[0]["read"]["consumer"] == "Scheduler._install_draft_input"
@@ -242,11 +227,11 @@ def test_relay_in_a_helper_still_checks_the_workers(copy_0512):
 
 def test_relay_in_a_helper_called_elsewhere_is_condition_changed(copy_0512):
     _move_relay_into_helper(copy_0512)
-    _edit(copy_0512, SCHED, "                    self._install_draft_input(batch, batch_result, future_indices)\n",
+    edit(copy_0512, SCHED, "                    self._install_draft_input(batch, batch_result, future_indices)\n",
           "                    pass\n")
-    _edit(copy_0512, SCHED, "                future_indices_or_next_token_ids = -future_indices.indices\n",
+    edit(copy_0512, SCHED, "                future_indices_or_next_token_ids = -future_indices.indices\n",
           "                future_indices_or_next_token_ids = -future_indices.indices\n"
           "                self._install_draft_input(batch, batch_result, future_indices)\n")
-    report = _check(copy_0512)
-    r = _result(report, "SPEC2-NDI-SPECINFO")
+    report = check(copy_0512)
+    r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "condition-changed" and not r.ok and "batch.is_spec_v2" not in r.found["path_condition"]

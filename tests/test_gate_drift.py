@@ -5,34 +5,17 @@ from the tree without a catalog entry."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from spectrace.contracts.catalog import load_catalog
 from spectrace.contracts.check import check_catalog
 from spectrace.contracts.report import check_text, sarif
-from spectrace.source import from_path
-
-SUBDIRS = ("sglang/srt/managers", "sglang/srt/speculative")
-SCHED = "sglang/srt/managers/scheduler.py"
-UTILS = "sglang/srt/managers/utils.py"
-EAGLE2 = "sglang/srt/speculative/eagle_worker_v2.py"
+from mutate import EAGLE2, SCHED, SUBDIRS, UTILS, check, edit, result
 
 
-def _edit(root: Path, rel: str, old: str, new: str) -> None:
-    p = root / rel
-    text = p.read_text()
-    assert text.count(old) == 1, f"anchor not unique in {rel}: {old!r}"
-    p.write_text(text.replace(old, new))
 
 
-def _check(root: Path, catalog=None, strict: bool = False):
-    return check_catalog(from_path(root), load_catalog() if catalog is None else catalog, strict=strict)
-
-
-def _result(report, cid):
-    return next(r for r in report.results if r.id == cid)
 
 
 @pytest.fixture
@@ -41,11 +24,11 @@ def copy_0512(sglang_copy):
 
 
 def test_field_removed_from_the_dataclass(copy_0512):
-    _edit(copy_0512, UTILS, "    next_draft_input: Optional[EagleDraftInput] = None\n", "")
-    report = _check(copy_0512)
+    edit(copy_0512, UTILS, "    next_draft_input: Optional[EagleDraftInput] = None\n", "")
+    report = check(copy_0512)
     assert report.exit_code == 1
     for cid in ("SPEC2-NDI-SPECINFO", "SPEC2-NDI-SEQLENS"):
-        r = _result(report, cid)
+        r = result(report, cid)
         assert r.status == "gone" and not r.ok
         assert r.message.startswith("field next_draft_input is gone from GenerationBatchResult (sglang/srt/managers/utils.py:")
         assert f"Scheduler.run_batch still reads it at {SCHED}:3061" in r.message
@@ -56,15 +39,15 @@ def test_field_removed_from_the_dataclass(copy_0512):
 
 
 def test_consumer_reads_a_misspelt_attribute(copy_0512):
-    _edit(copy_0512, SCHED, "                    batch.spec_info = batch_result.next_draft_input\n",
+    edit(copy_0512, SCHED, "                    batch.spec_info = batch_result.next_draft_input\n",
           "                    batch.spec_info = batch_result.next_draft_inptu\n")
-    report = _check(copy_0512)
+    report = check(copy_0512)
     assert report.exit_code == 1 and not report.ok
     [u] = [u for u in report.undeclared if u["attribute"] == "next_draft_inptu"]
     assert (u["file"], u["line"], u["consumer"]) == (SCHED, 3061, "Scheduler.run_batch")
     assert u["suggestion"] == "next_draft_input"
     assert "batch_result.next_draft_inptu" in u["message"] and "no class on its path declares" in u["message"]
-    r = _result(report, "SPEC2-NDI-SPECINFO")
+    r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "gone" and r.message.startswith("Scheduler.run_batch reads `batch_result.next_draft_inptu`")
     assert f"{SCHED}:3061" in r.message and "typo of next_draft_input" in r.message
     text = check_text(report)
@@ -95,16 +78,16 @@ def copy_0517(sglang_copy):
 
 
 def test_relay_holds_on_0517(copy_0517):
-    report = _check(copy_0517, strict=True)
-    r = _result(report, "SPEC2-SEQ-LENS-PUBLISH")
+    report = check(copy_0517, strict=True)
+    r = result(report, "SPEC2-SEQ-LENS-PUBLISH")
     assert r.status == "present" and r.ok and report.exit_code == 0
     assert (r.found["file"], r.found["line"]) == (SCHED, 3581) and "on_publish" in r.found["shape"]
 
 
 def test_dropped_relay_on_the_decode_path_is_a_violation(copy_0517):
-    _edit(copy_0517, EAGLE2, DECODE_PUBLISH, "")
-    report = _check(copy_0517)
-    r = _result(report, "SPEC2-SEQ-LENS-PUBLISH")
+    edit(copy_0517, EAGLE2, DECODE_PUBLISH, "")
+    report = check(copy_0517)
+    r = result(report, "SPEC2-SEQ-LENS-PUBLISH")
     assert r.status == "violated" and not r.ok and report.exit_code == 1
     assert r.found["file"] == EAGLE2 and r.found["shape"] == "return batch_output"
     assert r.found["consumer"] in ("EAGLEWorkerV2.forward_batch_generation", "StandaloneWorkerV2.forward_batch_generation")
@@ -114,14 +97,14 @@ def test_dropped_relay_on_the_decode_path_is_a_violation(copy_0517):
 
 def test_relay_under_a_helper_and_a_guard_still_holds(copy_0517):
     # the publish moved into a helper that the decode path calls: the relay holds through it
-    _edit(copy_0517, EAGLE2, DECODE_PUBLISH, "            self._publish(batch_output, on_publish)\n")
-    _edit(copy_0517, EAGLE2, "    def forward_batch_generation(\n",
+    edit(copy_0517, EAGLE2, DECODE_PUBLISH, "            self._publish(batch_output, on_publish)\n")
+    edit(copy_0517, EAGLE2, "    def forward_batch_generation(\n",
           "    def _publish(self, batch_output, on_publish):\n"
           "        if on_publish is not None:\n"
           "            on_publish(batch_output.new_seq_lens)\n\n"
           "    def forward_batch_generation(\n")
-    report = _check(copy_0517, strict=True)
-    assert _result(report, "SPEC2-SEQ-LENS-PUBLISH").status == "present" and report.exit_code == 0
+    report = check(copy_0517, strict=True)
+    assert result(report, "SPEC2-SEQ-LENS-PUBLISH").status == "present" and report.exit_code == 0
 
 
 def test_relay_contract_has_no_runtime_plan():

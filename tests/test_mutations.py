@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from spectrace.contracts.catalog import load_catalog
-from spectrace.contracts.check import check_catalog
-from spectrace.source import from_path
-
-SUBDIRS = ("sglang/srt/managers", "sglang/srt/speculative")
-SCHED = "sglang/srt/managers/scheduler.py"
-EAGLE2 = "sglang/srt/speculative/eagle_worker_v2.py"
+from mutate import EAGLE2, SCHED, SUBDIRS, check, edit, result
 
 
-def _edit(root: Path, rel: str, old: str, new: str) -> None:
-    p = root / rel
-    text = p.read_text()
-    assert text.count(old) == 1, f"anchor not unique in {rel}: {old!r}"
-    p.write_text(text.replace(old, new))
 
 
-def _check(root: Path, catalog=None):
-    return check_catalog(from_path(root), catalog if catalog is not None else load_catalog())
-
-
-def _result(report, cid):
-    return next(r for r in report.results if r.id == cid)
 
 
 @pytest.fixture
@@ -36,8 +19,8 @@ def copy_059(sglang_copy):
 
 
 def test_producer_path_stops_setting_next_draft_input(copy_059):
-    _edit(copy_059, EAGLE2, "batch_output.next_draft_input = (", "_dropped_draft_input = (")
-    report = _check(copy_059)
+    edit(copy_059, EAGLE2, "batch_output.next_draft_input = (", "_dropped_draft_input = (")
+    report = check(copy_059)
     assert not report.ok and report.exit_code == 1
     sites = {((v["read"]["file"], v["read"]["line"]), (v["producer"]["file"], v["producer"]["line"]))
              for v in report.violations}
@@ -47,12 +30,12 @@ def test_producer_path_stops_setting_next_draft_input(copy_059):
 
 
 def test_none_guard_added(copy_059):
-    _edit(copy_059, SCHED,
+    edit(copy_059, SCHED,
           "                    batch.spec_info = batch_result.next_draft_input\n",
           "                    if batch_result.next_draft_input is not None:\n"
           "                        batch.spec_info = batch_result.next_draft_input\n")
-    report = _check(copy_059)
-    r = _result(report, "SPEC2-NDI-SPECINFO")
+    report = check(copy_059)
+    r = result(report, "SPEC2-NDI-SPECINFO")
     # a None check added by the consumer is drift to note, not a break of the gate
     assert r.status == "relaxed" and r.ok and report.exit_code == 0
     assert r.found["file"] == SCHED and r.found["line"] == 2348
@@ -72,21 +55,21 @@ shape = "result.copy_done.synchronize()"
 attribute_path = ["copy_done"]
 kind = "guarded-read"
 ''')
-    assert _check(copy_059, load_catalog(catalog)).ok
-    _edit(copy_059, "sglang/srt/managers/scheduler_output_processor_mixin.py",
+    assert check(copy_059, load_catalog(catalog)).ok
+    edit(copy_059, "sglang/srt/managers/scheduler_output_processor_mixin.py",
           "        if result.copy_done is not None:\n            result.copy_done.synchronize()\n\n        logits_output, next_token_ids, can_run_cuda_graph",
           "        result.copy_done.synchronize()\n\n        logits_output, next_token_ids, can_run_cuda_graph")
-    report = _check(copy_059, load_catalog(catalog))
-    r = _result(report, "OUT-COPY-DONE-GUARDED")
+    report = check(copy_059, load_catalog(catalog))
+    r = result(report, "OUT-COPY-DONE-GUARDED")
     assert r.status == "unguarded" and r.found["line"] == 422
 
 
 def test_seq_lens_update_moved_out_of_its_branch(copy_059):
-    _edit(copy_059, SCHED,
+    edit(copy_059, SCHED,
           "                    batch.seq_lens = batch_result.next_draft_input.new_seq_lens\n",
           "                    pass\n                batch.seq_lens = batch_result.next_draft_input.new_seq_lens\n")
-    report = _check(copy_059)
-    r = _result(report, "SPEC2-NDI-SEQLENS")
+    report = check(copy_059)
+    r = result(report, "SPEC2-NDI-SEQLENS")
     assert r.status == "condition-changed" and r.found["line"] == 2358
     assert "batch.is_spec_v2" not in r.found["path_condition"]
     # and now the plain TpModelWorker (no next_draft_input) can reach it: a violation with both sites
@@ -95,11 +78,11 @@ def test_seq_lens_update_moved_out_of_its_branch(copy_059):
 
 
 def test_renamed_field(copy_059):
-    _edit(copy_059, "sglang/srt/managers/utils.py",
+    edit(copy_059, "sglang/srt/managers/utils.py",
           "    next_draft_input: Optional[EagleDraftInput] = None",
           "    next_draft_state: Optional[EagleDraftInput] = None")
-    report = _check(copy_059)
+    report = check(copy_059)
     for cid in ("SPEC2-NDI-SPECINFO", "SPEC2-NDI-SEQLENS"):
-        r = _result(report, cid)
+        r = result(report, cid)
         assert r.status == "gone" and not r.ok
     assert report.exit_code == 1
