@@ -215,17 +215,8 @@ class TypeInference:
             return hit
         self._sites[key] = []
         word = class_qn.rsplit(".", 1)[-1]
-        modules = self.symbols.texts.mentions(word)
-        found = []
-        if len(modules) <= MAX_CALLER_MODULES:
-            for m in modules:
-                summary = self.store.module(m)
-                for caller in (summary.functions.values() if summary else ()):
-                    for line, col, callee, _kw in caller.calls:
-                        last = callee[1] if callee[0] == "n" else (callee[2] if callee[0] == "a" else None)
-                        args = caller.args.get((line, col)) if last == word else None
-                        if args is not None and ("cls", class_qn) in self.expr_types_in(m, caller, callee, depth + 1):
-                            found.append((m, caller, args[0], args[1]))
+        found = [(m, caller, args[0], args[1]) for m, caller, callee, last, args in self._calls_with_args(word)
+                 if last == word and ("cls", class_qn) in self.expr_types_in(m, caller, callee, depth + 1)]
         self._sites[key] = found
         return found
 
@@ -619,24 +610,31 @@ class TypeInference:
         while top.parent:
             top = mod.functions[top.parent]
         word = f.cls.rsplit(".", 1)[-1] if f.name == "__init__" and f.cls else top.name
-        modules = self.symbols.texts.mentions(word)
         found = []
-        if len(modules) <= MAX_CALLER_MODULES:
-            for m in modules:
-                summary = self.store.module(m)
-                for caller in (summary.functions.values() if summary else ()):
-                    for line, col, callee, _kw in caller.calls:
-                        args = caller.args.get((line, col))
-                        if args is None:
-                            continue
-                        last = callee[1] if callee[0] == "n" else (callee[2] if callee[0] == "a" else None)
-                        if last is not None and last != f.name and not (f.name == "__init__" and last == word):
-                            continue
-                        offset = self._binds(m, caller, callee, func_qn, f, depth)
-                        if offset is not None:
-                            found.append((m, caller, args[0], args[1], offset))
+        for m, caller, callee, last, args in self._calls_with_args(word):
+            if last is not None and last != f.name and not (f.name == "__init__" and last == word):
+                continue
+            offset = self._binds(m, caller, callee, func_qn, f, depth)
+            if offset is not None:
+                found.append((m, caller, args[0], args[1], offset))
         self._sites[func_qn] = found
         return found
+
+    def _calls_with_args(self, word: str):
+        """(module, caller, callee IR, the callee's last name, (positional, keyword) IRs) of every
+        call with arguments in the modules that mention ``word``; none when too many modules do
+        (the answer must not depend on which modules happen to be loaded)."""
+        modules = self.symbols.texts.mentions(word)
+        if len(modules) > MAX_CALLER_MODULES:
+            return
+        for m in modules:
+            summary = self.store.module(m)
+            for caller in (summary.functions.values() if summary else ()):
+                for line, col, callee, _kw in caller.calls:
+                    args = caller.args.get((line, col))
+                    if args is not None:
+                        last = callee[1] if callee[0] == "n" else (callee[2] if callee[0] == "a" else None)
+                        yield m, caller, callee, last, args
 
     def _binds(self, module: str, caller: FuncInfo, callee, func_qn: str, f: FuncInfo, depth: int) -> int | None:
         """None when the call does not reach ``func_qn``, else how many of its params the call binds
