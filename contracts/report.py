@@ -54,8 +54,31 @@ def extraction_text(x: Extraction, verbose: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _location(file: str, line: int, message: str | None = None) -> dict:
-    loc = {"physicalLocation": {"artifactLocation": {"uri": file, "uriBaseId": "SRCROOT"},
+SRCROOT = "%SRCROOT%"
+
+
+def git_root(start: str | Path) -> Path | None:
+    """The nearest directory at or above ``start`` holding a ``.git`` entry (dir or file), else None."""
+    p = Path(start).resolve()
+    for d in (p, *p.parents):
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+def _sarif_base(root: str | Path) -> tuple[Path, str]:
+    """The SARIF base directory and the prefix that makes a python-root-relative path relative to it:
+    the git checkout's root when the tree lies in one, else the python root itself."""
+    root = Path(root).resolve()
+    top = git_root(root)
+    if top is None:
+        return root, ""
+    rel = root.relative_to(top).as_posix()
+    return top, "" if rel == "." else rel + "/"
+
+
+def _loc(file: str, line: int, message: str | None = None, prefix: str = "") -> dict:
+    loc = {"physicalLocation": {"artifactLocation": {"uri": prefix + file, "uriBaseId": SRCROOT},
                                 "region": {"startLine": max(int(line), 1)}}}
     if message:
         loc["message"] = {"text": message}
@@ -63,7 +86,18 @@ def _location(file: str, line: int, message: str | None = None) -> dict:
 
 
 def sarif(x: Extraction, check=None) -> dict:
-    """SARIF 2.1.0: violations and broken catalog contracts as results, both code sites as locations."""
+    """SARIF 2.1.0: violations and broken catalog contracts as results, both code sites as locations.
+
+    Paths are relative to the git checkout holding the tree (``python/sglang/...``) when there is
+    one, else to the directory holding ``sglang/``; ``%SRCROOT%`` names that base.
+    """
+    from spectrace import __version__
+
+    base, prefix = _sarif_base(x.root)
+
+    def _location(file, line, message=None):
+        return _loc(file, line, message, prefix)
+
     rules = [
         {"id": "spectrace/violation", "name": "WorkerLeavesFieldUnset",
          "shortDescription": {"text": "A worker return path leaves a field unset that the scheduler reads unconditionally"},
@@ -130,8 +164,9 @@ def sarif(x: Extraction, check=None) -> dict:
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "spectrace", "informationUri": TOOL_URI, "rules": rules}},
-            "originalUriBaseIds": {"SRCROOT": {"uri": Path(x.root).as_uri() + "/"}},
+            "tool": {"driver": {"name": "spectrace", "version": __version__, "semanticVersion": __version__,
+                                "informationUri": TOOL_URI, "rules": rules}},
+            "originalUriBaseIds": {SRCROOT: {"uri": base.as_uri() + "/"}},
             "results": results,
         }],
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import jsonschema
@@ -10,6 +11,7 @@ import jsonschema
 from spectrace.contracts.check import check_catalog
 from spectrace.contracts.extract import extract
 from spectrace.contracts.report import sarif
+from spectrace.source import from_path
 
 SCHEMA = Path(__file__).resolve().parents[1] / "contracts" / "schemas" / "sarif-schema-2.1.0.json"
 
@@ -41,3 +43,39 @@ def test_sarif_has_what_github_code_scanning_needs(sglang_source):
     seeds = [r for r in run["results"] if r["locations"][0]["physicalLocation"]["region"]["startLine"] in (2347, 2357)
              and r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("sglang/srt/managers/scheduler.py")]
     assert len(seeds) == 2
+
+
+def test_sarif_driver_version(sglang_source):
+    from spectrace import __version__
+
+    x = extract(sglang_source("0.5.9"))
+    driver = sarif(x, check_catalog(x))["runs"][0]["tool"]["driver"]
+    assert driver["version"] == __version__
+    assert driver["semanticVersion"] == __version__
+
+
+def test_sarif_paths_relative_to_git_checkout(sglang_copy, tmp_path):
+    """A tree under a git checkout's python/ is reported as python/sglang/..., based at the checkout."""
+    copy = sglang_copy("0.5.9", subdirs=("sglang/srt/managers",))
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    shutil.move(str(copy), str(repo / "python"))
+    x = extract(from_path(repo / "python"), use_cache=False)
+    doc = sarif(x, check_catalog(x))
+    run = doc["runs"][0]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == repo.resolve().as_uri() + "/"
+    uris = [loc["physicalLocation"]["artifactLocation"]["uri"]
+            for r in run["results"] for loc in r["locations"] + r.get("relatedLocations", [])]
+    assert uris
+    assert all(u.startswith("python/sglang/") for u in uris), uris[:5]
+    assert "python/sglang/srt/managers/scheduler.py" in uris
+    jsonschema.validate(doc, _schema())
+
+
+def test_sarif_paths_outside_git_stay_relative_to_python_root(sglang_copy):
+    copy = sglang_copy("0.5.9", subdirs=("sglang/srt/managers",))
+    x = extract(from_path(copy), use_cache=False)
+    run = sarif(x)["runs"][0]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == copy.resolve().as_uri() + "/"
+    assert all(loc["physicalLocation"]["artifactLocation"]["uri"].startswith("sglang/")
+               for r in run["results"] for loc in r["locations"])
