@@ -24,7 +24,7 @@ SRC = Path(__file__).resolve().parent.parent / "patches/dynamic-disable/src/0.5.
 
 @pytest.fixture
 def kernels(interpreted):
-    spec = importlib.util.spec_from_file_location("dynamic_disable_kernels_under_test", SRC / KERNELS_FILE)
+    spec = importlib.util.spec_from_file_location("dynamic_disable_kernels_under_test", SRC / KERNELS_FILE.removeprefix("sglang/srt/"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -53,7 +53,7 @@ def load_module(path: Path, monkeypatch, name="dynamic_disable_under_test"):
 @pytest.fixture
 def patched(version, monkeypatch):
     """The series' dynamic_disable module for ``version``, from its source (the patch adds these bytes)."""
-    return load_module(SRC / version / MODULE_FILE, monkeypatch)
+    return load_module(SRC / version / MODULE_FILE.removeprefix("sglang/srt/"), monkeypatch)
 
 
 def server_args(**overrides):

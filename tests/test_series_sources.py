@@ -73,7 +73,9 @@ def test_manifest_arguments_and_added_files_come_from_the_code(version, make_ser
     else:  # the core: at most three new server arguments
         assert manifest["server_args"] == ["--speculative-dynamic-disable", "--speculative-disable-above-bs",
                                            "--speculative-enable-below-bs"]
-    assert set(manifest["adds_files"]) == {str(p.relative_to(SRC / version)) for p in (SRC / version).rglob("*.py")}
+    # src/<version>/ keeps the added modules without their sglang/srt/ prefix
+    assert set(manifest["adds_files"]) == {"sglang/srt/" + p.relative_to(SRC / version).as_posix()
+                                           for p in (SRC / version).rglob("*.py")}
 
 
 def test_server_args_are_read_from_added_annotated_fields_too(make_series):
@@ -124,7 +126,7 @@ def test_an_edited_tree_enters_the_repository_and_a_stale_series_is_caught(make_
     monkeypatch.setitem(make_series.PATCHES, "9.9", [("0001-add", ["sglang/srt/added.py"]),
                                                       ("0002-args", ["sglang/srt/server_args.py"])])
     assert make_series.main(["9.9", "--pristine", str(pristine), "--from-tree", str(edited)]) == 0
-    assert (home / "src/9.9/sglang/srt/added.py").read_text() == "VALUE = 1\n"
+    assert (home / "src/9.9/added.py").read_text() == "VALUE = 1\n"
     assert not (home / "edits/9.9/0001-add.diff").exists()
     assert (home / "edits/9.9/0002-args.diff").read_text().startswith("--- a/sglang/srt/server_args.py\n")
     assert "Description: args\n" in (home / "edits/9.9/0002-args.header").read_text()
@@ -134,9 +136,9 @@ def test_an_edited_tree_enters_the_repository_and_a_stale_series_is_caught(make_
     assert 'adds_files = ["sglang/srt/added.py"]' in manifest and 'path = "sglang/srt/server_args.py"' in manifest
 
     assert make_series.main(["9.9", "--pristine", str(pristine), "--check"]) == 0
-    (home / "src/9.9/sglang/srt/added.py").write_text("VALUE = 2\n")
+    (home / "src/9.9/added.py").write_text("VALUE = 2\n")
     assert make_series.main(["9.9", "--pristine", str(pristine), "--check"]) == 1
-    (home / "src/9.9/sglang/srt/added.py").write_text("VALUE = 1\n")
+    (home / "src/9.9/added.py").write_text("VALUE = 1\n")
     # importing again dates only the patches whose content changed
     for stem in ("0001-add", "0002-args"):
         header = home / f"edits/9.9/{stem}.header"

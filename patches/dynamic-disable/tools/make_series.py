@@ -7,7 +7,8 @@
 
 Sources (under patches/dynamic-disable/):
 
-    src/<version>/sglang/...          the modules the series adds: spectrace's own code, real files
+    src/<version>/...                 the modules the series adds (below sglang/srt/ in the tree, kept
+                                      without that prefix): spectrace's own code, real files
     edits/<version>/<stem>.header     the patch's DEP-3-like header, up to and including its '---' line
     edits/<version>/<stem>.diff       ``diff -u`` of the existing SGLang files the patch edits (absent
                                       when the patch only adds files); SGLang's own files are never kept
@@ -140,6 +141,18 @@ def src_dir(version: str) -> Path:
     return HERE / "src" / version
 
 
+# The added modules live below sglang/srt/ in the tree; src/<version>/ holds them without that
+# prefix, so that nothing in the repository passes for SGLang's own source.
+SRC_PREFIX = "sglang/srt/"
+
+
+def src_file(version: str, rel: str) -> Path:
+    """Where src/ keeps the added file ``rel`` (a path in the tree, ``sglang/srt/...``)."""
+    if not rel.startswith(SRC_PREFIX):
+        raise MakeSeriesError(f"{rel}: an added file must lie below {SRC_PREFIX}")
+    return src_dir(version) / rel[len(SRC_PREFIX):]
+
+
 def edits_dir(version: str) -> Path:
     return HERE / "edits" / version
 
@@ -257,10 +270,10 @@ def patch_texts(version: str) -> dict[str, str]:
         sections = split_diff(diff_path.read_text(), str(diff_path)) if diff_path.is_file() else {}
         body = []
         for rel in files:
-            if (src / rel).is_file():
+            if rel.startswith(SRC_PREFIX) and src_file(version, rel).is_file():
                 if rel in sections:
                     raise MakeSeriesError(f"{rel}: both new (src/{version}) and edited ({diff_path.name})")
-                body.append(new_file_diff(rel, (src / rel).read_bytes()))
+                body.append(new_file_diff(rel, src_file(version, rel).read_bytes()))
             elif rel in sections:
                 body.append(sections.pop(rel))
             else:
@@ -268,8 +281,8 @@ def patch_texts(version: str) -> dict[str, str]:
         if sections:
             raise MakeSeriesError(f"{diff_path}: edits {', '.join(sections)}, which PATCHES does not give to {stem}")
         out[f"{stem}.patch"] = header + "".join(body)
-    stray = sorted(str(p.relative_to(src)) for p in src.rglob("*") if p.is_file() and not SKIP_NAMES & set(p.parts)) \
-        if src.is_dir() else []
+    stray = sorted(SRC_PREFIX + p.relative_to(src).as_posix() for p in src.rglob("*")
+                   if p.is_file() and not SKIP_NAMES & set(p.parts) and p.suffix == ".py") if src.is_dir() else []
     listed = {rel for _, files in layout(version) for rel in files}
     if set(stray) - listed:
         raise MakeSeriesError(f"src/{version}/ holds files no patch adds: {', '.join(sorted(set(stray) - listed))}")
@@ -315,7 +328,7 @@ def generate(version: str, out: Path, pristine: Path | None = None) -> list[str]
         "verified_modes": VERIFIED.get(version, []),
         "server_args": server_args(list(texts.values())),
         "environment": environment(list(texts.values())),
-        "adds_files": [rel for rel in touched if (src / rel).is_file()],
+        "adds_files": [rel for rel in touched if rel.startswith(SRC_PREFIX) and src_file(version, rel).is_file()],
     }
     series = Series(name=SERIES, version=version, directory=out,
                     patches=[load_patch(out / n) for n in names], manifest=info)
@@ -323,7 +336,8 @@ def generate(version: str, out: Path, pristine: Path | None = None) -> list[str]
         manifest = render_manifest(series, pristine)
     else:
         hashes = carried_hashes(version)
-        missing = [rel for rel in touched if not (src / rel).is_file() and rel not in hashes]
+        missing = [rel for rel in touched if rel not in hashes
+                   and not (rel.startswith(SRC_PREFIX) and src_file(version, rel).is_file())]
         if missing:
             raise MakeSeriesError(f"no pristine {version} tree (--pristine) and no hash in the manifest "
                                   f"for: {', '.join(missing)}")
@@ -350,7 +364,8 @@ def trial_apply(version: str, directory: Path, pristine: Path, expected: Path | 
             if proc.returncode != 0:
                 raise MakeSeriesError(f"{name} does not apply to the pristine {version}:\n{proc.stdout}{proc.stderr}")
         for rel in touched:
-            want = expected / rel if expected is not None else src_dir(version) / rel
+            want = expected / rel if expected is not None else (
+                src_file(version, rel) if rel.startswith(SRC_PREFIX) else fresh / rel)
             if want.is_file() and (fresh / rel).read_bytes() != want.read_bytes():
                 raise MakeSeriesError(f"{rel}: the patched file differs from {want}")
 
@@ -388,8 +403,8 @@ def import_tree(version: str, pristine: Path, edited: Path) -> None:
     if src.exists():
         shutil.rmtree(src)
     for rel in added:
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(edited / rel, src / rel)
+        src_file(version, rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(edited / rel, src_file(version, rel))
     edits.mkdir(parents=True, exist_ok=True)
     today = datetime.date.today().isoformat()
     for stem, files in PATCHES[version]:
