@@ -50,7 +50,7 @@ STATE = "state.json"
 ORIGINALS = "originals"
 TMP_SUFFIX = ".spectrace-tmp"  # the temp files of engines before atomic_write; still cleaned up
 
-# Test hooks (tests/test_patch_kill.py): die like a SIGKILL after N target-file writes, or at a named point.
+# Test hooks (tests/test_patch_engine.py): die like a SIGKILL after N target-file writes, or at a named point.
 KILL_AFTER_WRITES_ENV = "SPECTRACE_TEST_KILL_AFTER_WRITES"
 KILL_AT_ENV = "SPECTRACE_TEST_KILL_AT"
 

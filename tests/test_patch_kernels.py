@@ -3,8 +3,8 @@ patches/dynamic-disable/src/, which patch 0001 adds byte for byte), run under Tr
 interpreter on the CPU against the torch code each one replaces: the same values, bit for bit,
 for the layouts the disabled step and the future map pass.
 
-Needs torch and triton (skipped without them, as in CI); the GPU runs of the series
-(``docs/results/``) run the compiled kernels.
+Needs torch and triton (skipped without them, as in CI); the series' GPU runs
+(``bench/gpu/run.sh``) run the compiled kernels.
 """
 
 from __future__ import annotations

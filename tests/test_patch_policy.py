@@ -131,8 +131,8 @@ def run_steps(c, clock, bs, steps, accept, step_ms):
 
 
 def h200_like(disabled, bs):
-    """Step costs shaped like the H200 measurements of docs/results/dd-0.5.12-modes.md (8B +
-    EAGLE-3, 4 draft tokens): a speculative step costs 1.8 + 0.024 * bs plain steps."""
+    """Step costs shaped like the H200 measurements of the 0.5.12 draft modes (docs/patch-design.md
+    section 5; 8B + EAGLE-3, 4 draft tokens): a speculative step costs 1.8 + 0.024 * bs plain steps."""
     return 10.0 if disabled else 10.0 * (1.8 + 0.024 * bs)
 
 
@@ -221,7 +221,7 @@ def test_measured_rule_does_not_probe_plain_steps_where_bounds_show_speculation_
 
 
 def bench_schedule(reps=3, out_len=128):
-    """The decode steps of a `probe_dd.py --conc 1,4,16,64,128 --reps 3` phase, in order: its two
+    """The decode steps of a run at C=1,4,16,64,128 with three repetitions, in order: its two
     warm-ups (2 and 128 requests, 16 tokens), then each repetition's concurrencies in turn, C=1 as
     three requests one after another. Yields (repetition, C, batch size, decode steps)."""
     yield "warm-up", 2, 2, 15

@@ -23,7 +23,7 @@ CONFIG_KEYS = {
     "args": "SGLang server arguments; {target} and {draft} name the dummy models",
     "shims": "runtime shims for this engine: " + ", ".join(SHIMS_MODES),
     "drafts": "dummy-weight draft regime for this engine: " + ", ".join(DRAFT_REGIMES),
-    "env": "environment variables for the engine (PYTHONPATH goes after the shims' boot folder)",
+    "env": "environment variables for the engine (PYTHONPATH goes after spectrace's boot folder)",
     "python": "Python executable for this engine",
     "concurrency": "this configuration's concurrencies (e.g. \"1,16\")",
     "reps": "this configuration's repetitions",

@@ -4,7 +4,7 @@ Added by the spectrace patch series ``dynamic-disable``.
 
 A disabled step's cost beyond a plain decode step was, on the H200 at C=1, mostly small
 kernels queued between two target CUDA graphs, each about 3 us of the forward stream
-(spectrace ``docs/results/dd-0.5.12-fused.md`` section 4): the future map's store and gather
+(spectrace ``docs/patch-design.md`` section 5): the future map's store and gather
 of five draft-input fields (5 + 5 kernels where the non-speculative map has 1 + 1), the
 step's prologue (``seq_lens + 1``, the KV-slot gather and two dtype conversions) and the
 catch-up record (two index_puts; a prefill's last positions are recorded the same way).
