@@ -10,6 +10,9 @@ module, expands CHA:Base to the classes deriving from Base, and fails on any sit
 """
 import ast, os, sys, json, collections, importlib.util, builtins
 from pathlib import Path
+
+# the reading rules every version's key follows (docs/benchmarks.md)
+CONVENTIONS = "depth-1 calls written in the root's body (nested functions folded in, calling them is no edge); a call of a class is an edge to its __init__ when SGLang defines one (dataclasses: none); polymorphic receivers reach every class assigned to them (every class deriving from the declared base where the object comes from a factory or registry); with-statements reach the __enter__/__exit__ SGLang defines; calls into torch, the stdlib and other packages, and property reads, are listed under not_in_key and not scored"
 HERE = Path(__file__).resolve().parent
 v = sys.argv[1]; root = Path(os.environ.get("SPECTRACE_CACHE_DIR", os.path.expanduser("~/.cache/spectrace"))) / "sglang" / v
 spec = importlib.util.spec_from_file_location("d", HERE / f"decisions_{v.replace('.', '')}.py"); D = importlib.util.module_from_spec(spec); spec.loader.exec_module(D)
@@ -105,7 +108,7 @@ def node_exists(q):
     return c in classes and m in classes[c][1]
 EXT_ROOTS = {"time", "logger", "torch", "np", "numpy", "os", "threading", "logging", "json", "math", "dist", "collections", "random"}
 EXT_METHODS = {"append", "extend", "tolist", "item", "cpu", "clone", "detach", "numpy", "reshape", "popleft", "pop", "get_nowait", "wait_stream", "synchronize", "record", "items", "keys", "values", "to", "sum", "any", "all", "copy_", "index_select", "size", "indices", "prod", "add", "update", "insert", "remove", "fill_", "zero_", "nonzero", "squeeze", "unsqueeze", "view", "split", "numel", "long", "int", "float", "max", "min", "argmax", "add_", "join", "format", "startswith", "endswith", "setdefault", "discard", "clear", "sort", "flatten", "repeat", "expand", "contiguous", "masked_fill_", "index_copy_", "scatter_", "gather", "narrow", "t", "mean", "new_empty", "new_zeros", "copy"}
-out = {"version": v, "source": f"$SPECTRACE_CACHE_DIR/sglang/{v}/sglang", "conventions": D.CONVENTIONS, "roots": {}}
+out = {"version": v, "source": f"$SPECTRACE_CACHE_DIR/sglang/{v}/sglang", "conventions": CONVENTIONS, "roots": {}}
 unhandled = []
 for alias, (path, qual, selfcls) in D.ROOTS.items():
     tree = ast.parse((root / "sglang" / path).read_text()); node = tree

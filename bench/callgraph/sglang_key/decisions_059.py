@@ -1,4 +1,3 @@
-CONVENTIONS = "depth-1 calls written in the root's body (nested functions folded in, calling them is no edge); a call of a class is an edge to its __init__ when SGLang defines one (dataclasses: none); polymorphic receivers reach every class assigned to them (every class deriving from the declared base where the object comes from a factory or registry); with-statements reach the __enter__/__exit__ SGLang defines; calls into torch, the stdlib and other packages, and property reads, are listed under not_in_key and not scored"
 S = "srt/managers/scheduler.py"
 SCHED = "sglang.srt.managers.scheduler.Scheduler"
 ROOTS = {
