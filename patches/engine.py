@@ -289,6 +289,17 @@ def _series_dirs(target: Target) -> list[Path]:
     return sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
 
 
+def _keep_originals(state_dir: Path, files: list[dict], before: dict[str, bytes | None]) -> None:
+    """The bytes each touched file had before the series, under the state's originals (a revert
+    restores them); files the series creates have none."""
+    shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
+    for entry in files:
+        if entry["existed_before"]:
+            saved = state_dir / ORIGINALS / entry["path"]
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(saved, before[entry["path"]])
+
+
 def _restore_from(state_dir: Path, root: Path, files: list[dict], only_ours: bool = True) -> list[str]:
     """Put journaled files back to their original bytes (idempotent: a rerun after a crash is safe).
 
@@ -802,12 +813,7 @@ def _apply(path, series_name: str, use_contracts: bool, say: Callable[[str], Non
         ]
         try:
             # originals first, then the journal: without a journal the tree is untouched
-            shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
-            for entry in files:
-                if entry["existed_before"]:
-                    saved = state_dir / ORIGINALS / entry["path"]
-                    saved.parent.mkdir(parents=True, exist_ok=True)
-                    atomic_write(saved, report.dry.before[entry["path"]])
+            _keep_originals(state_dir, files, report.dry.before)
             _write_json_atomic(state_dir / JOURNAL, {"op": "apply", "txn": txn, "series": series.name, "files": files})
             writes.reached("journal-written")
             with _sigterm_raises():
@@ -1068,12 +1074,7 @@ def adopt(path: str | os.PathLike, series_name: str = DEFAULT_SERIES) -> dict:
             for p in series.touched_files if pristine[p] != current[p]
         ]
         try:
-            shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)
-            for entry in files:
-                if entry["existed_before"]:
-                    saved = state_dir / ORIGINALS / entry["path"]
-                    saved.parent.mkdir(parents=True, exist_ok=True)
-                    atomic_write(saved, pristine[entry["path"]])
+            _keep_originals(state_dir, files, pristine)
             state = {
                 "txn": uuid.uuid4().hex, "series": series.name, "sglang_version": series.version, "root": str(target.root),
                 "applied_at": _now(), "adopted": True,
