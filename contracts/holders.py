@@ -45,6 +45,22 @@ class HolderFinder:
         # passes its worker result to (a relay moved into a helper keeps its identity)
         self.inbound: dict[tuple[str, str], dict[str, Inbound]] = {}
 
+    def calls_passing(self, module: str, f, names: set):
+        """(call, callee's file, callee's facts, the callee's (param, annotation) that receive one of
+        ``names``) for each call in ``f`` that passes one of them, per resolved callee."""
+        for c in f.calls:
+            pos = [i for i, a in enumerate(c.args) if a.get("kind") == "name" and a["name"] in names]
+            kws = [k for k, a in c.keywords.items() if a.get("kind") == "name" and a["name"] in names]
+            if not pos and not kws:
+                continue
+            for target in self.symbols.resolve_callee(module, f, c.callee):
+                got = self.symbols.function_facts(target)
+                if got is None:
+                    continue
+                rel2, g = got
+                params = [p for p in g.params if not (g.cls and p[0] in ("self", "cls"))]
+                yield c, rel2, g, [params[i] for i in pos if i < len(params)] + [p for p in params if p[0] in kws]
+
     def of(self, module: str, f: FunctionFacts) -> Holders:
         holders = Holders()
         for name, ann in f.params:
@@ -107,22 +123,11 @@ class HolderFinder:
             poly = {h for h, why in holders.why.items() if why.startswith(prefix)}
             if not poly:
                 continue
-            for c in f.calls:
-                pos = [i for i, a in enumerate(c.args) if a.get("kind") == "name" and a["name"] in poly]
-                kws = [k for k, a in c.keywords.items() if a.get("kind") == "name" and a["name"] in poly]
-                if not pos and not kws:
-                    continue
-                for target in self.symbols.resolve_callee(module, f, c.callee):
-                    got = self.symbols.function_facts(target)
-                    if got is None:
+            for c, rel2, g, names in self.calls_passing(module, f, poly):
+                for name, ann in names:
+                    if ann and not mentions(ann, self.owner_name):
                         continue
-                    rel2, g = got
-                    params = [p for p in g.params if not (g.cls and p[0] in ("self", "cls"))]
-                    names = [params[i] for i in pos if i < len(params)] + [p for p in params if p[0] in kws]
-                    for name, ann in names:
-                        if ann and not mentions(ann, self.owner_name):
-                            continue
-                        key = (self.symbols.module_of_file(rel2), g.qualname)
-                        self.inbound.setdefault(key, {}).setdefault(name, Inbound(
-                            why=f"parameter {name}, passed the result by {f.qualname} ({rel}:{c.line})",
-                            caller=f.qualname, site=f"{rel}:{c.line}", conds=[tuple(x) for x in c.conds]))
+                    key = (self.symbols.module_of_file(rel2), g.qualname)
+                    self.inbound.setdefault(key, {}).setdefault(name, Inbound(
+                        why=f"parameter {name}, passed the result by {f.qualname} ({rel}:{c.line})",
+                        caller=f.qualname, site=f"{rel}:{c.line}", conds=[tuple(x) for x in c.conds]))

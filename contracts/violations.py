@@ -176,20 +176,11 @@ class ViolationFinder:
             _, f = got
             holders = self.holders.of(module, f)
             poly = {h for h, why in holders.why.items() if why.startswith(prefix)}
-            for c in f.calls:
-                passed = [i for i, a in enumerate(c.args) if a.get("kind") == "name" and a["name"] in poly]
-                passed_kw = [k for k, a in c.keywords.items() if a.get("kind") == "name" and a["name"] in poly]
-                if not passed and not passed_kw:
-                    continue
-                for target in self.symbols.resolve_callee(module, f, c.callee):
-                    got2 = self.symbols.function_facts(target)
-                    if got2 is None:
-                        continue
-                    rel2, g = got2
-                    key = (self.symbols.module_of_file(rel2), g.qualname)
-                    rename = self._constructor_renames(module, f, c.callee)
-                    out.setdefault(key, []).append((list(c.conds), rename, f"called from {consumer}:{c.line}",
-                                                    (module, consumer)))
+            for c, rel2, g, _params in self.holders.calls_passing(module, f, poly):
+                key = (self.symbols.module_of_file(rel2), g.qualname)
+                rename = self._constructor_renames(module, f, c.callee)
+                out.setdefault(key, []).append((list(c.conds), rename, f"called from {consumer}:{c.line}",
+                                                (module, consumer)))
         return out
 
     def _constructor_renames(self, module: str, f, callee: str) -> dict:
