@@ -1,18 +1,14 @@
-"""Dynamic speculation disable for the spec-v2 EAGLE worker (--speculative-dynamic-disable).
-
-While the running batch is large, a decode step runs one plain DECODE forward of the target on
-SGLang's own DecodeCudaGraphRunner (a second set of decode graphs on a second attention backend,
-captured at start) instead of draft + verify. The step still returns a GenerationBatchResult with a
-valid EagleDraftInput, so the scheduler and the next speculative step keep working. The draft KV
-of the positions decoded that way is written later by the worker's own draft extend
-(_draft_extend_for_decode), num_draft_tokens positions at a time and before speculation resumes.
-"""
+"""--speculative-dynamic-disable for the spec-v2 EAGLE worker: a decode step runs draft + verify or
+one plain DECODE forward of the target (SGLang's DecodeCudaGraphRunner on a second attention backend)
+whose result keeps a valid EagleDraftInput; the worker's draft extend catches the draft KV up later."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import logging
+import time
 from types import SimpleNamespace
 from typing import Optional
 
@@ -34,37 +30,98 @@ def unsupported_reason(server_args) -> Optional[str]:
         (sa.enable_two_batch_overlap, "two-batch overlap"),
         (sa.enable_pdmux, "PD multiplexing"),
         (sa.disaggregation_mode not in (None, "null"), "PD disaggregation"),
-        (sa.speculative_disable_above_bs < 0, "--speculative-disable-above-bs < 0"),
-        (
-            sa.speculative_enable_below_bs > sa.speculative_disable_above_bs + 1,
-            "--speculative-enable-below-bs > --speculative-disable-above-bs + 1",
-        ),
     ]
     return next((reason for bad, reason in checks if bad), None)
 
 
 class SpecDisableController:
-    """Speculate or not, decided once per decode step from the running batch size.
+    """Speculate or not, once per decode step. Per batch-size bucket (powers of two): each mode's step
+    time (the overlap scheduler launches step k, then waits for k-1: the time between decisions is a
+    step of GPU work, kept after three decisions of one mode and batch size) and the verify steps'
+    accept length. Speculate while accept * t_plain > t_spec (MARGIN band). A missing cost is measured
+    for PROBE steps, except speculation's where a smaller bucket loses (its relative cost grows with
+    the batch) or while off with accept inside the band (it cannot pay); the other mode is measured
+    again after INTERVAL steps, doubling while the verdict holds. TP ranks see equal batch sizes and
+    accept lengths but not step times: with reduce_max, costs are the ranks' maximum (every SYNC)."""
 
-    Every TP rank runs the same scheduler over the same batch, so every rank decides alike.
-    Hysteresis: off when the batch size exceeds disable_above_bs, on again only when it falls
-    below enable_below_bs.
-    """
+    PROBE, INTERVAL, MAX_INTERVAL, SYNC, ALPHA, MARGIN = 8, 512, 16384, 16, 0.3, 0.03
+    BUCKETS = [(s, 1 << i) for s in (True, False) for i in range(14)]
 
-    def __init__(self, disable_above_bs: int, enable_below_bs: int):
-        self.disable_above_bs = disable_above_bs
-        self.enable_below_bs = enable_below_bs
+    def __init__(self, disable_above_bs=None, reduce_max=None, clock=time.perf_counter):
+        self.bound, self.reduce_max, self.clock = disable_above_bs, reduce_max, clock
+        self.local = {}  # (speculate, bucket) -> [seconds (EMA), samples]
+        self.shared = {}  # the ranks' maximum of the local costs, with reduce_max
+        self.history = collections.deque(maxlen=3)  # (speculate, bs, time) of the last decisions
+        self.accept = None
         self.enabled = True
+        self.probe = (True, 0)  # (mode, steps left)
+        self.since, self.interval, self.verdict = collections.Counter(), {}, {}
+        self.decisions = 0
 
-    def decide(self, batch_size: int, needs_verify: bool = False) -> bool:
-        if self.enabled and batch_size > self.disable_above_bs:
-            self.enabled = False
-            logger.info(f"[spec-dynamic-disable] speculation OFF at batch size {batch_size}")
-        elif not self.enabled and batch_size < self.enable_below_bs:
-            self.enabled = True
-            logger.info(f"[spec-dynamic-disable] speculation ON at batch size {batch_size}")
-        # Logprobs, grammars and returned hidden states keep the verify-shaped path.
-        return self.enabled or needs_verify
+    def cost(self, speculate: bool, b: int) -> Optional[float]:
+        if self.reduce_max is not None:
+            return self.shared.get((speculate, b))
+        seconds, samples = self.local.get((speculate, b), (0.0, 0))
+        return seconds if samples >= 3 else None
+
+    def decide(self, bs: int, needs_verify: bool = False) -> bool:
+        now, h, b = self.clock(), self.history, 1 << max(0, bs - 1).bit_length()
+        if len(h) == 3 and h[0][:2] == h[1][:2] == h[2][:2] == (h[2][0], bs):
+            seconds, key = now - h[2][2], (h[2][0], b)
+            known, samples = self.local.get(key, (seconds, 0))
+            if seconds < 1.0 and not (samples >= 3 and seconds > 3 * known):
+                self.local[key] = [known + self.ALPHA * (seconds - known), samples + 1]
+        self.decisions += 1
+        if self.reduce_max is not None and self.decisions % self.SYNC == 0:
+            own = [self.local.get(k, (0.0, 0)) for k in self.BUCKETS]
+            maxima = self.reduce_max([s if n >= 3 else -1.0 for s, n in own])
+            self.shared = {k: c for k, c in zip(self.BUCKETS, maxima) if c > 0}
+        speculate = (self.bound is None or bs <= self.bound) and self._measured(b) or needs_verify
+        h.append((speculate, bs, now))
+        return speculate
+
+    def _measured(self, b: int) -> bool:
+        mode, left = self.probe
+        if left:
+            self.probe = (mode, left - 1)
+            return mode
+        on, off, m = self.cost(True, b), self.cost(False, b), self.MARGIN
+        smaller = [self.verdict.get(c) for c in self.verdict if c < b]
+        if self.accept is None or (on is None and False not in smaller):
+            if not self.enabled and self.accept is not None and self.accept < 1 + m:
+                return False
+            return self._start_probe(True)
+        if on is not None and off is None:
+            return self._start_probe(False)
+        gain = self.accept * off / on if on is not None else 0.0
+        verdict = gain > (1 - m if self.enabled else 1 + m)
+        if on is not None:
+            if self.verdict.get(b, verdict) != verdict:
+                self.interval[b] = self.INTERVAL  # a changed verdict: measure often again
+            self.verdict[b] = verdict
+        if verdict != self.enabled:
+            self.enabled = verdict
+            ms = "/".join("-" if c is None else f"{c * 1e3:.1f}" for c in (on, off))
+            logger.info(
+                f"[spec-dynamic-disable] speculation {'ON' if verdict else 'OFF'} at batch size <= {b}: "
+                f"accept length {self.accept:.2f}, step ms spec/plain {ms}"
+            )
+        self.since[b] += 1
+        if self.since[b] >= self.interval.get(b, self.INTERVAL):
+            self.since[b] = 0
+            self.interval[b] = min(2 * self.interval.get(b, self.INTERVAL), self.MAX_INTERVAL)
+            return self._start_probe(not verdict)
+        return verdict
+
+    def _start_probe(self, mode: bool) -> bool:
+        self.probe = (mode, self.PROBE - 1)
+        return mode
+
+    def observe(self, num_correct_drafts_per_req) -> None:
+        """The accept statistics of one verify step (disabled steps are not reported)."""
+        if num_correct_drafts_per_req:
+            accept = 1.0 + sum(num_correct_drafts_per_req) / len(num_correct_drafts_per_req)
+            self.accept = accept if self.accept is None else self.accept + self.ALPHA * (accept - self.accept)
 
 
 @contextlib.contextmanager
@@ -91,7 +148,7 @@ class SpecDisableRuntime:
         sa = get_spec()
         self.worker = worker
         self.controller = SpecDisableController(
-            sa.speculative_disable_above_bs, sa.speculative_enable_below_bs
+            sa.speculative_disable_above_bs, self._reduce_max if worker.server_args.tp_size > 1 else None
         )
         self.catch_up = envs.SGLANG_SPEC_DYNAMIC_DISABLE_CATCH_UP.get()
         self.window = worker.speculative_num_draft_tokens
@@ -102,21 +159,14 @@ class SpecDisableRuntime:
     def init_cuda_graphs(self):
         """A second attention backend and DECODE graphs for the target (SGLang's own runner)."""
         import torch
-
-        from sglang.srt.model_executor.cuda_graph_config import (
-            Backend,
-            Phase,
-            check_cuda_graph_backend,
-        )
+        from sglang.srt.model_executor.cuda_graph_config import Backend, Phase, check_cuda_graph_backend
         from sglang.srt.model_executor.forward_batch_info import CaptureHiddenMode
         from sglang.srt.model_executor.runner import DecodeCudaGraphRunner
         from sglang.srt.utils.common import get_available_gpu_memory
 
         class _DecodeGraphRunnerWithHidden(DecodeCudaGraphRunner):
             # The draft catch-up reads the target's hidden states (EAGLE-3: the aux layers).
-            return_hidden_states_mode = property(
-                lambda self: CaptureHiddenMode.FULL, lambda self, value: None
-            )
+            return_hidden_states_mode = property(lambda self: CaptureHiddenMode.FULL, lambda self, value: None)
 
         w = self.worker
         mr = w.target_worker.model_runner
@@ -127,9 +177,7 @@ class SpecDisableRuntime:
             with plain_target(mr):
                 self.attn_backend = mr._get_attention_backend(init_new_workspace=True)
                 if not check_cuda_graph_backend(Phase.DECODE, Backend.DISABLED):
-                    self.graph_runner = _DecodeGraphRunnerWithHidden(
-                        mr, attn_backend=self.attn_backend
-                    )
+                    self.graph_runner = _DecodeGraphRunnerWithHidden(mr, attn_backend=self.attn_backend)
         finally:
             mr.init_new_workspace = saved_workspace
         used = before - get_available_gpu_memory(w.device, w.gpu_id)
@@ -139,14 +187,21 @@ class SpecDisableRuntime:
 
     def speculate(self, batch) -> bool:
         needs_verify = (
-            batch.forward_mode.is_idle()
-            or batch.return_logprob
-            or batch.has_grammar
-            or batch.return_hidden_states
+            batch.forward_mode.is_idle() or batch.return_logprob or batch.has_grammar or batch.return_hidden_states
         )
         return self.controller.decide(batch.batch_size(), needs_verify)
 
+    @staticmethod
+    def _reduce_max(values):
+        import torch
+        from sglang.srt.distributed import get_tp_group
+
+        t = torch.tensor(values, dtype=torch.float64)
+        torch.distributed.all_reduce(t, torch.distributed.ReduceOp.MAX, get_tp_group().cpu_group)
+        return t.tolist()
+
     def on_prefill(self, batch):
+        self.controller.history.clear()  # the next decode steps' time includes the prefill
         # The prefill's draft extend writes the draft KV: nothing pending for these rows.
         if self.pending is not None and batch.req_pool_indices_cpu is not None:
             self.pending[batch.req_pool_indices_cpu] = 0
@@ -159,12 +214,8 @@ class SpecDisableRuntime:
     def forward_disabled(self, batch, on_publish=None):
         """One plain target decode token per request; the result keeps the spec-v2 shape."""
         import torch
-
         from sglang.srt.managers.utils import GenerationBatchResult
-        from sglang.srt.model_executor.forward_batch_info import (
-            CaptureHiddenMode,
-            ForwardMode,
-        )
+        from sglang.srt.model_executor.forward_batch_info import CaptureHiddenMode, ForwardMode
         from sglang.srt.speculative.eagle_info import EagleDraftInput
 
         w = self.worker
@@ -186,9 +237,7 @@ class SpecDisableRuntime:
             batch.seq_lens_sum = None
         mr = w.target_worker.model_runner
         with plain_target(mr, self.attn_backend, self.graph_runner):
-            out = w.target_worker.forward_batch_generation(
-                batch, capture_hidden_mode=CaptureHiddenMode.FULL
-            )
+            out = w.target_worker.forward_batch_generation(batch, capture_hidden_mode=CaptureHiddenMode.FULL)
         if on_publish is not None:
             on_publish(new_seq_lens)
         next_draft_input = EagleDraftInput(
@@ -201,12 +250,7 @@ class SpecDisableRuntime:
             num_tokens_for_logprob_per_req=1,
         )
         if self.catch_up and self._record(batch, out):
-            self._catch_up(
-                batch,
-                next_draft_input,
-                new_seq_lens,
-                None if seq_lens_cpu is None else seq_lens_cpu + 1,
-            )
+            self._catch_up(batch, next_draft_input, new_seq_lens, None if seq_lens_cpu is None else seq_lens_cpu + 1)
         return GenerationBatchResult(
             logits_output=out.logits_output,
             next_token_ids=out.next_token_ids,
@@ -227,9 +271,7 @@ class SpecDisableRuntime:
         if self.hid_buf is None:
             rows, device = self.pending.shape[0], hidden.device
             self.tok_buf = torch.zeros((rows, self.window), dtype=torch.int64, device=device)
-            self.hid_buf = torch.zeros(
-                (rows, self.window, hidden.shape[-1]), dtype=hidden.dtype, device=device
-            )
+            self.hid_buf = torch.zeros((rows, self.window, hidden.shape[-1]), dtype=hidden.dtype, device=device)
         rpi_cpu = batch.req_pool_indices_cpu
         cols_cpu = self.pending[rpi_cpu]
         cols = cols_cpu.to(hidden.device, non_blocking=True).long()
@@ -243,11 +285,7 @@ class SpecDisableRuntime:
         extend, as if a verify at seq_lens - k had accepted those k tokens; leaves the exact
         topk_p / topk_index / hidden_states for the next draft in draft_input."""
         import torch
-
-        from sglang.srt.layers.moe.utils import (
-            speculative_moe_a2a_backend_context,
-            speculative_moe_backend_context,
-        )
+        from sglang.srt.layers.moe.utils import speculative_moe_a2a_backend_context, speculative_moe_backend_context
         from sglang.srt.model_executor.forward_batch_info import ForwardMode
         from sglang.srt.speculative.spec_utils import draft_tp_context
 
@@ -267,9 +305,7 @@ class SpecDisableRuntime:
             req_to_token = w.req_to_token_pool.req_to_token
             batch.out_cache_loc = req_to_token[rpi[:, None], positions].reshape(-1).long()
             result = SimpleNamespace(
-                logits_output=SimpleNamespace(
-                    hidden_states=self.hid_buf[rpi].reshape(-1, self.hid_buf.shape[-1])
-                ),
+                logits_output=SimpleNamespace(hidden_states=self.hid_buf[rpi].reshape(-1, self.hid_buf.shape[-1])),
                 next_token_ids=self.tok_buf[rpi].reshape(-1),
                 accept_lens=k.clamp(min=1),
                 prepared_draft_extend_inputs=None,
