@@ -12,13 +12,13 @@ A boolean property read as an atom (``batch.is_spec_v2``) is replaced by its ret
 when the caller can resolve it (``expand``), which is how the analysis knows that
 ``is_spec_v2 == enable_overlap and not spec_algorithm.is_none()``.
 
-Satisfiability is decided by enumerating the atoms (a handful per question).
+Satisfiability is decided by a search over the atoms' values (a handful per question) that drops
+a branch as soon as a partial assignment makes the formula false.
 """
 
 from __future__ import annotations
 
 import ast
-import itertools
 from typing import Callable, Iterable
 
 Formula = tuple  # ("atom", key) | ("not", f) | ("and", [f...]) | ("or", [f...]) | ("true",)
@@ -93,19 +93,6 @@ def atoms(f: Formula, out: set | None = None) -> set:
     return out
 
 
-def evaluate(f: Formula, env: dict) -> bool:
-    kind = f[0]
-    if kind == "atom":
-        return env[f[1]]
-    if kind == "not":
-        return not evaluate(f[1], env)
-    if kind == "and":
-        return all(evaluate(g, env) for g in f[1])
-    if kind == "or":
-        return any(evaluate(g, env) for g in f[1])
-    return True
-
-
 def satisfiable(*formulas: Formula) -> bool:
     """Can all formulas hold at once? (unknown atoms are free; too many atoms: assume yes)."""
     whole = ("and", list(formulas))
@@ -116,33 +103,44 @@ def satisfiable(*formulas: Formula) -> bool:
         for f in formulas:
             for a in atoms(f):
                 counts[a] = counts.get(a, 0) + 1
-        shared = [a for a in names if counts[a] > 1][:MAX_ATOMS]
-        return _sat_projected(whole, shared)
-    for values in itertools.product((True, False), repeat=len(names)):
-        if evaluate(whole, dict(zip(names, values))):
+        names = [a for a in names if counts[a] > 1][:MAX_ATOMS]
+    return _search(whole, names, {})
+
+
+def _search(whole: Formula, names: list[str], env: dict) -> bool:
+    """Assign ``names`` one by one, dropping a branch as soon as the formula is false whatever the
+    rest are; atoms outside ``names`` satisfy whatever asks for them (an over-approximation)."""
+    value = _partial(whole, env)
+    if value is not None or len(env) == len(names):
+        return value is not False
+    name = names[len(env)]
+    for choice in (True, False):
+        env[name] = choice
+        found = _search(whole, names, env)
+        del env[name]
+        if found:
             return True
     return False
 
 
-def _sat_projected(whole: Formula, shared: list[str]) -> bool:
-    """Over-approximation: atoms outside ``shared`` are made to satisfy whatever asks for them."""
-
-    def ev(f, env):
-        kind = f[0]
-        if kind == "atom":
-            return env.get(f[1], None)
-        if kind == "not":
-            v = ev(f[1], env)
-            return None if v is None else not v
-        vals = [ev(g, env) for g in f[1]]
-        if kind == "and":
-            return False if False in vals else (None if None in vals else True)
-        return True if True in vals else (None if None in vals else False)
-
-    for values in itertools.product((True, False), repeat=len(shared)):
-        if ev(whole, dict(zip(shared, values))) is not False:
-            return True
-    return False
+def _partial(f: Formula, env: dict) -> bool | None:
+    """The formula's value under a partial assignment; None while it depends on unassigned atoms."""
+    kind = f[0]
+    if kind == "atom":
+        return env.get(f[1])
+    if kind == "not":
+        v = _partial(f[1], env)
+        return None if v is None else not v
+    if kind == "true":
+        return True
+    undecided = False
+    for g in f[1]:
+        v = _partial(g, env)
+        if v is None:
+            undecided = True
+        elif v is (kind == "or"):
+            return v
+    return None if undecided else kind == "and"
 
 
 def implication(when: str, implies: str) -> Formula:
