@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 import libcst.matchers as m
 
-FACTS_VERSION = 5  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 6  # bump when the facts change shape: invalidates caches
 
 _EMPTY_MODULE = cst.Module(body=[])
 
@@ -176,6 +176,10 @@ def _describe(node: cst.BaseExpression | None) -> dict:
         return {"kind": "ifexp", "test": code(node.test), "body": describe(node.body), "orelse": describe(node.orelse)}
     if isinstance(node, (cst.Tuple, cst.List)):
         return {"kind": "tuple", "items": [describe(e.value) for e in node.elements]}
+    if isinstance(node, cst.Lambda):
+        # a callable passed on: the flow analysis follows its body where it is called
+        params = [p.name.value for p in [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]]
+        return {"kind": "lambda", "params": params, "body": describe(node.body), "text": code(node)[:200]}
     if isinstance(node, cst.BooleanOperation):
         return {"kind": "boolop", "op": "and" if isinstance(node.operator, cst.And) else "or",
                 "left": describe(node.left), "right": describe(node.right)}

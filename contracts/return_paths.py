@@ -2,16 +2,24 @@
 set non-None, following helper calls (through the index), conditional expressions and local
 bindings with the writes between them and the return.
 
+A followed call binds the callee's parameters to its arguments: a parameter's value is its
+argument where the call is, and a callable passed on and called there (a lambda, a bound method,
+``functools.partial``) is followed as written by the caller. A call that passes a local to a helper
+counts the writes the helper makes through that parameter (``arguments.py``).
+
 Used for every ``model_worker`` class's scheduler-called method, and for the catalog's named
 producers (``producer-sets`` contracts), which may track extra attribute names.
 """
 
 from __future__ import annotations
 
+import re
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
+from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, bind, function_key
 from spectrace.contracts.dataclasses_scan import find_dataclass
 from spectrace.contracts.facts import Binding, FunctionFacts
 from spectrace.contracts.records import ReturnPath
@@ -104,6 +112,11 @@ class ReturnPathFinder:
         self._dataclasses: dict[str, dict | None] = {}
         # the names whose value a branch may fork on (the rest follows the paths that dominate)
         self.relevant = relevant
+        # the arguments of the calls being followed, per callee, innermost call last: a parameter
+        # holds its argument, evaluated where the call is
+        self._arguments: dict[str, list[dict[str, Argument]]] = {}
+        self._indexed_calls: dict[str, list] = {}
+        self.passed = PassedWrites(self.symbols, self._targets)
 
     def paths_of(self, worker_qn: str, func_qn: str) -> list[ReturnPath]:
         got = self.symbols.function_facts(func_qn)
@@ -204,12 +217,16 @@ class ReturnPathFinder:
                 if fields is None:
                     return [Outcome(set(), unknown={p: f"{name} is not a dataclass" for p in _want_paths(want)})]
                 return self._construct(module, rel, f, desc, line, blocks, depth, seen, want, fields, name)
+        if "." not in callee:
+            passed = self._callable(module, rel, f, callee, line)
+            if passed is not None:
+                return self._call_passed(passed, callee, depth, seen, want, owner)
         if callee.startswith("super().") and f.cls and callee.count(".") == 1:
             cls_qn = f"{module}.{f.cls}"
             t = self.symbols.project.lookup_method(cls_qn, callee.split(".")[1], cls_qn)
             targets = [t] if t else []
         else:
-            targets = self.symbols.resolve_callee(module, f, callee)
+            targets = self._targets(module, f, callee)
         if not targets:
             return [Outcome(None, unresolved=f"unresolved call {callee}(...)")]
         out = []
@@ -222,11 +239,81 @@ class ReturnPathFinder:
                 continue
             rel2, f2 = got
             mod2 = self.symbols.module_of_file(rel2)
-            for ret in f2.returns:
-                own = list(ret.conds) + [(e, False) for e in ret.exits]
-                for o in self._value(mod2, rel2, f2, ret.value, ret.line, ret.blocks, depth + 1, seen + (t,), want, owner):
-                    out.append(o.but(via=[f"{f2.qualname}:{ret.line}"] + o.via, conds=own + o.conds))
+            bound = bind(f2, desc.get("args", []), desc.get("kw", {}))
+            arguments = {p: Argument(v, module, rel, f, line, blocks) for p, v in bound.items()}
+            with self._passing([(function_key(mod2, f2), arguments)]):
+                for ret in f2.returns:
+                    own = list(ret.conds) + [(e, False) for e in ret.exits]
+                    for o in self._value(mod2, rel2, f2, ret.value, ret.line, ret.blocks, depth + 1, seen + (t,), want, owner):
+                        out.append(o.but(via=[f"{f2.qualname}:{ret.line}"] + o.via, conds=own + o.conds))
         return out or [Outcome(None, unresolved=f"recursive call {callee}")]
+
+    # ------------------------------------------------------------ arguments
+
+    @contextmanager
+    def _passing(self, arguments: list):
+        """Bind the parameters of the callees ``arguments`` names while their bodies are followed."""
+        for key, bound in arguments:
+            self._arguments.setdefault(key, []).append(bound)
+        try:
+            yield
+        finally:
+            for key, _ in arguments:
+                self._arguments[key].pop()
+
+    def _argument(self, module: str, f: FunctionFacts, name: str) -> Argument | None:
+        """The argument of the innermost call being followed that gave ``f`` its parameter ``name``."""
+        stack = self._arguments.get(function_key(module, f))
+        return stack[-1].get(name) if stack else None
+
+    def _callable(self, module: str, rel: str, f: FunctionFacts, name: str, line: int) -> Argument | None:
+        """What a bare name called in ``f`` stands for when it is no function: the argument of a
+        parameter (``run_full()``), or a lambda bound to a local before ``line``."""
+        if any(p == name for p, _ in f.params):
+            return self._argument(module, f, name)
+        binds = [b for b in f.bindings if b.target == name and b.line < line]
+        if binds:
+            b = max(binds, key=lambda b: b.line)
+            if b.value.get("kind") == "lambda":
+                return Argument(b.value, module, rel, f, b.line, b.blocks)
+        return None
+
+    def _call_passed(self, arg: Argument, callee: str, depth: int, seen: tuple, want: dict,
+                     owner: bool) -> list[Outcome]:
+        """``callee(...)`` where ``callee`` is ``arg``: a lambda's body, or the function it names
+        (``self._catch_up``, ``functools.partial(f, ...)``), followed where the argument was written."""
+        v = arg.value
+        kind = v.get("kind")
+        if kind == "lambda":
+            body = v["body"]
+            if any(re.search(rf"\b{re.escape(p)}\b", body.get("text", "")) for p in v.get("params", [])):
+                return [Outcome(None, unresolved=f"{callee}(...) is `{v.get('text')}`, whose value depends on its parameters")]
+            return self._value(arg.module, arg.rel, arg.f, body, arg.line, arg.blocks, depth + 1, seen, want, owner)
+        if kind == "call" and v["callee"].split(".")[-1] == "partial" and v.get("args"):
+            v = v["args"][0]
+            kind = v.get("kind")
+        if kind in ("name", "chain"):
+            ref = v["name"] if kind == "name" else v["text"]
+            call = {"kind": "call", "callee": ref, "kw": {}, "args": [], "text": f"{ref}()"}
+            return self._call(arg.module, arg.rel, arg.f, call, arg.line, arg.blocks, depth + 1, seen, want, owner)
+        return [Outcome(None, unresolved=f"{callee}(...) calls `{v.get('text', kind)}`")]
+
+    def _targets(self, module: str, f: FunctionFacts, callee: str) -> list[str]:
+        """The functions a call reaches: the contracts' own resolution (``self.m``, ``self.a.m``,
+        module names), else the index's for a call of the same text in that function (longer
+        receiver chains, properties, attributes typed by their callers' arguments)."""
+        targets = self.symbols.resolve_callee(module, f, callee)
+        if targets:
+            return targets
+        func_qn = function_key(module, f)
+        if func_qn not in self._indexed_calls:
+            project = self.symbols.project
+            self._indexed_calls[func_qn] = [c for c in project.calls(func_qn)
+                                            if not c.external and c.resolution != "unresolved"]
+        text = callee + "()"
+        project = self.symbols.project
+        return sorted({t for c in self._indexed_calls[func_qn] if c.text == text for t in c.targets
+                       if project.func(t) is not None})
 
     def _construct(self, module: str, rel: str, f: FunctionFacts, desc: dict, line: int, blocks: list, depth: int,
                    seen: tuple, want: dict, fields: dict, cls_name: str) -> list[Outcome]:
@@ -295,12 +382,20 @@ class ReturnPathFinder:
         skipped under its negation), so a ``None`` written on any branch is seen."""
         binds = [b for b in f.bindings if b.target == name and b.line < line]
         dom = [b for b in binds if _dominates(b.blocks, blocks)]
-        if not dom:
+        arg = self._argument(module, f, name) if not dom and any(p == name for p, _ in f.params) else None
+        if dom:
+            b = max(dom, key=lambda b: b.line)
+            start = b.line
+            states = self._value(module, rel, f, b.value, b.line, b.blocks, depth, seen, want, owner)
+        elif arg is not None:  # a parameter: its argument at the call being followed
+            start = f.line
+            states = self._value(arg.module, arg.rel, arg.f, arg.value, arg.line, arg.blocks, depth + 1, seen, want, owner)
+        else:
             return [Outcome(None, unresolved=f"{name} not bound before the return")]
-        b = max(dom, key=lambda b: b.line)
-        states = self._value(module, rel, f, b.value, b.line, b.blocks, depth, seen, want, owner)
-        events = [x for x in binds if x.line > b.line] + \
-            [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and b.line < w.line < line]
+        events = [x for x in binds if x.line > start] + \
+            [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and start < w.line < line] + \
+            [pw for c in f.calls if start < c.line < line and _passes(c, name)
+             for pw in self.passed.of_call(module, rel, f, c, name) if pw.attrs[0] in want]
         for e in sorted(events, key=lambda e: e.line):
             every = _dominates(e.blocks, blocks)
             nxt = []
@@ -326,15 +421,31 @@ class ReturnPathFinder:
                     for o in self._value(module, rel, f, e.value, e.line, e.blocks, depth, seen, want, owner)]
         if state.sets is None or state.not_a_result:
             return [state]
-        site = f"{rel}:{e.line} `{e.shape}`"
-        first = e.attrs[0]
-        if len(e.attrs) == 1:
-            return self._assign(module, rel, f, state, first, e.value, e.line, e.blocks, depth, seen, want[first], site,
-                                self._matters(first, self.owner_name if owner else ""), write_conds=e.conds)
-        if len(e.attrs) == 2 and e.attrs[1] in want[first]:
-            return self._assign(module, rel, f, state, f"{first}.{e.attrs[1]}", e.value, e.line, e.blocks, depth, seen,
-                                {}, site, write_conds=e.conds)
+        if isinstance(e, PassedWrite):  # a callee's write: its value is the callee's expression
+            with self._passing(e.arguments):
+                return self._write(e.module, e.rel, e.f, state, e.attrs, e.value, e.write_line, e.write_blocks,
+                                   e.shape, e.conds, depth, seen, want, owner)
+        return self._write(module, rel, f, state, e.attrs, e.value, e.line, e.blocks, e.shape, e.conds, depth, seen,
+                           want, owner)
+
+    def _write(self, module: str, rel: str, f: FunctionFacts, state: Outcome, attrs: list[str], value: dict,
+               line: int, blocks: list, shape: str, conds: list, depth: int, seen: tuple, want: dict,
+               owner: bool) -> list[Outcome]:
+        """``<value followed>.<attrs> = value`` written at ``rel:line``."""
+        site = f"{rel}:{line} `{shape}`"
+        first = attrs[0]
+        if len(attrs) == 1:
+            return self._assign(module, rel, f, state, first, value, line, blocks, depth, seen, want[first], site,
+                                self._matters(first, self.owner_name if owner else ""), write_conds=conds)
+        if len(attrs) == 2 and attrs[1] in want[first]:
+            return self._assign(module, rel, f, state, f"{first}.{attrs[1]}", value, line, blocks, depth, seen,
+                                {}, site, write_conds=conds)
         return [state]
+
+
+def _passes(call, name: str) -> bool:
+    """Does ``call`` pass the local ``name`` itself as an argument?"""
+    return any(a.get("kind") == "name" and a["name"] == name for a in [*call.args, *call.keywords.values()])
 
 
 def worker_return_paths(analysis: Analysis, targets: list[str], methods: list[str],

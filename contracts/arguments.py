@@ -1,0 +1,133 @@
+"""What a call passes to the function it reaches: its arguments by parameter name, and the
+attribute writes the callee (or the functions it passes the object on to, to a bounded depth)
+makes on an object it was given (``self._fill(batch_output)`` setting
+``batch_output.next_draft_input.topk_p``, directly or through a local alias of one of its
+attributes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from spectrace.contracts.facts import FunctionFacts
+from spectrace.contracts.symbols import Symbols
+
+# calls followed below the one that receives the object (a helper calling a helper ...)
+MAX_DEPTH = 3
+
+
+@dataclass
+class Argument:
+    """A parameter's value: an expression of the caller, evaluated where the call is."""
+    value: dict
+    module: str
+    rel: str
+    f: FunctionFacts
+    line: int
+    blocks: list
+
+
+@dataclass
+class PassedWrite:
+    """``<passed object>.<attrs> = value`` done by a callee, seen from the caller's call."""
+    attrs: list[str]  # the path written, below the object the caller passed
+    value: dict  # the value written, an expression of ``f`` (the callee's frame)
+    module: str
+    rel: str
+    f: FunctionFacts
+    write_line: int
+    write_blocks: list
+    shape: str
+    line: int  # the caller's call (the order of the caller's events)
+    blocks: list  # the call's blocks, plus one of its own when the callee does not always write
+    conds: list  # the call's conditions and those of the write inside the callees
+    arguments: list  # (function key, {param: Argument}) of each callee on the way, outermost first
+
+
+def function_key(module: str, f: FunctionFacts) -> str:
+    return f"{module}.{f.qualname}"
+
+
+def bind(g: FunctionFacts, args: list, keywords: dict) -> dict[str, dict]:
+    """The callee's parameters and the argument descriptors a call gives them (``self``/``cls`` of a
+    method are the receiver, not an argument)."""
+    params = [p for p, _ in g.params if not (g.cls and p in ("self", "cls"))]
+    out = dict(zip(params, args))
+    out.update({k: v for k, v in keywords.items() if k in params})
+    return out
+
+
+class PassedWrites:
+    """The writes each call makes through an object passed to it, per (callee, parameter), cached."""
+
+    def __init__(self, symbols: Symbols, targets: Callable[[str, FunctionFacts, str], list[str]]):
+        self.symbols = symbols
+        self.targets = targets  # (module, facts, callee text) -> fully qualified functions
+        self._cache: dict[tuple[str, str, int], list] = {}
+
+    def of_call(self, module: str, rel: str, f: FunctionFacts, call, name: str) -> list[PassedWrite]:
+        """The writes below ``name`` that ``call`` (a CallSite of ``f`` passing the local ``name``) makes."""
+        return self._of_call(module, rel, f, call, {name: []}, 0)
+
+    def _of_call(self, module: str, rel: str, f: FunctionFacts, call, roots: dict, depth: int) -> list[PassedWrite]:
+        out: list[PassedWrite] = []
+        for target in self.targets(module, f, call.callee):
+            got = self.symbols.function_facts(target)
+            if got is None:
+                continue
+            rel2, g = got
+            mod2 = self.symbols.module_of_file(rel2)
+            bound = bind(g, call.args, call.keywords)
+            arguments = {p: Argument(v, module, rel, f, call.line, call.blocks) for p, v in bound.items()}
+            for param, desc in bound.items():
+                if desc.get("kind") != "name" or desc["name"] not in roots:
+                    continue
+                prefix = roots[desc["name"]]
+                for pw in self._through(mod2, rel2, g, param, depth):
+                    out.append(PassedWrite(
+                        attrs=prefix + pw.attrs, value=pw.value, module=pw.module, rel=pw.rel, f=pw.f,
+                        write_line=pw.write_line, write_blocks=pw.write_blocks, shape=pw.shape, line=call.line,
+                        blocks=list(call.blocks) + pw.blocks, conds=list(call.conds) + pw.conds,
+                        arguments=[(function_key(mod2, g), arguments)] + pw.arguments))
+        return out
+
+    def _through(self, module: str, rel: str, g: FunctionFacts, param: str, depth: int) -> list[PassedWrite]:
+        """The writes ``g`` makes below its parameter ``param``, in the callee's terms (``line`` and
+        ``blocks`` of the write itself, a block of its own when it is conditional)."""
+        key = (function_key(module, g), param, depth)
+        if key in self._cache:
+            return self._cache[key]
+        self._cache[key] = []  # a recursive call adds nothing
+        if any(b.target == param for b in g.bindings):
+            return []  # the parameter is rebound: later writes are not on the passed object
+        roots = {param: []}
+        for b in g.bindings:  # ``d = param.a`` then ``d.x = ...`` writes ``param.a.x``
+            v = b.value
+            if (v.get("kind") == "chain" and v["root"] in roots and b.target not in roots
+                    and sum(x.target == b.target for x in g.bindings) == 1):
+                roots[b.target] = roots[v["root"]] + list(v["attrs"])
+        out: list[PassedWrite] = []
+        for w in g.writes:
+            if w.root not in roots:
+                continue
+            conds = list(w.conds) + [(e, False) for e in w.exits]
+            out.append(PassedWrite(
+                attrs=roots[w.root] + list(w.attrs), value=w.value, module=module, rel=rel, f=g,
+                write_line=w.line, write_blocks=w.blocks, shape=w.shape, line=w.line,
+                blocks=[f"{function_key(module, g)}:{w.line}"] if (w.blocks or conds) else [],
+                conds=conds, arguments=[]))
+        if depth < MAX_DEPTH:
+            for c in g.calls:
+                if any(a.get("kind") == "name" and a["name"] in roots for a in [*c.args, *c.keywords.values()]):
+                    # an earlier return may skip the call (calls carry no early exits of their own)
+                    skippable = any(r.line < c.line for r in g.returns)
+                    for pw in self._of_call(module, rel, g, c, roots, depth + 1):
+                        own = skippable or bool(pw.blocks) or bool(pw.conds)
+                        out.append(PassedWrite(
+                            attrs=pw.attrs, value=pw.value, module=pw.module, rel=pw.rel, f=pw.f,
+                            write_line=pw.write_line, write_blocks=pw.write_blocks, shape=pw.shape, line=c.line,
+                            blocks=[f"{function_key(module, g)}:{c.line}:{pw.write_line}"] if own else [],
+                            conds=pw.conds, arguments=pw.arguments))
+        out.sort(key=lambda pw: pw.line)
+        self._cache[key] = out
+        return out
