@@ -171,3 +171,43 @@ def test_catalog_rejects_a_producer_contract_without_class_and_method(tmp_path):
                    'producer = "A.b"\n')
     with pytest.raises(SpectraceError, match="contract X lacks fields"):
         load_catalog(bad)
+
+
+# the series' debug path hands the whole draft extend to a helper as a lambda (`run_full`)
+EAGLE2 = "sglang/srt/speculative/eagle_worker_v2.py"
+SCHED = "sglang/srt/managers/scheduler.py"
+LAMBDA_CALL = "            lambda: self.worker.draft_worker._draft_extend_for_prefill(\n"
+
+
+def _prefill_shortcut_return(tree: Path) -> int:
+    """The line of EAGLEWorkerV2's return right after it installs the series' prefill draft input."""
+    lines = (tree / EAGLE2).read_text().splitlines()
+    i = lines.index("                    batch_output.next_draft_input = next_draft_input")
+    assert lines[i + 1].strip() == "return batch_output"
+    return i + 2
+
+
+def test_patched_0_5_12_decides_every_path(patched):
+    """The callable passed as ``run_full`` is followed into its body: nothing is left unknown."""
+    tree = patched("0.5.12")
+    assert (tree / MODULE).read_text().count(LAMBDA_CALL) == 1
+    report = check_catalog(from_path(tree), strict=True)
+    assert report.ok and report.exit_code == 0, [(r.id, r.status, r.message) for r in report.results if not r.ok]
+    assert report.unknowns == [] and report.violations == []
+    assert {r.id: r.status for r in report.results if r.id in ("SPEC2-NDI-SPECINFO", "SPEC2-NDI-SEQLENS")} == \
+        {"SPEC2-NDI-SPECINFO": "present", "SPEC2-NDI-SEQLENS": "present"}
+    out = CliRunner().invoke(main, ["contracts", "check", "--strict", "--sglang", str(tree)])
+    assert out.exit_code == 0 and "0 unknown" in out.output, out.output
+
+
+def test_a_lambda_whose_body_cannot_be_followed_stays_unknown(patched):
+    tree = patched("0.5.12")
+    module = tree / MODULE
+    module.write_text(module.read_text().replace(LAMBDA_CALL, "            lambda: self.unknown_hook(\n"))
+    report = check_catalog(from_path(tree))
+    line = _prefill_shortcut_return(tree)
+    found = [u for u in report.unknowns if u["producer"]["file"] == EAGLE2 and u["producer"]["line"] == line]
+    assert found and not report.violations
+    assert {u["read"]["line"] for u in found} == {3066}
+    assert all(u["read"]["file"] == SCHED and "unresolved call self.unknown_hook(...)" in u["why"] for u in found)
+    assert next(r for r in report.results if r.id == "SPEC2-NDI-SEQLENS").status == "unknown"
