@@ -724,6 +724,28 @@ def test_batch_sized_field_of_the_wrong_size_is_a_violation():
     assert checks.Shims._producer_sets_problem(plan, ok, 4) == "next_draft_input.new_seq_lens has shape (3,), the batch has 4 requests"
 
 
+@pytest.mark.parametrize("version, fields, batch_sized", [
+    ("0.5.12", ["next_draft_input"], ["next_draft_input.new_seq_lens"]),
+    ("0.5.17", ["next_draft_input", "new_seq_lens"], ["new_seq_lens"]),  # 0.5.13+: the lengths ride on the result
+])
+def test_the_disabled_step_is_checked_with_the_fields_of_the_imported_release(version, fields, batch_sized, tmp_path):
+    s = checks.Shims("record", str(tmp_path / "r.jsonl"), None, value_sample=0)
+    s.sglang_version = version
+    plan = next(p for p in s.producer_plans if p.id == "SPEC2-DISABLED-NDI")
+
+    class SpecDisableRuntime:
+        def forward_disabled(self, batch):
+            return None
+
+    s._activate_producer_plan(plan, SpecDisableRuntime, "forward_disabled")
+    active = s.producer_active["SPEC2-DISABLED-NDI"]
+    assert (active.fields, active.batch_sized) == (fields, batch_sized)
+    result = types.SimpleNamespace(next_draft_input=types.SimpleNamespace(), new_seq_lens=Tensor([11, 12]))
+    problem = checks.Shims._producer_sets_problem(active, result, 2)
+    assert problem is None if version == "0.5.17" else "new_seq_lens" in problem
+    s.close()
+
+
 def test_release_without_the_producer_lists_the_contracts_as_not_checked(real, tmp_path):
     s = checks.Shims("record", str(tmp_path / "r.jsonl"), None, value_sample=0)
     s._on_scheduler_module(types.SimpleNamespace(Scheduler=real.Scheduler))

@@ -174,6 +174,7 @@ class Shims:
             return
         func = cls.__dict__[meth]
         plan = replace(plan, fields=list(plan.fields_by_version.get(version, plan.fields)),
+                       batch_sized=list(plan.batch_sized_by_version.get(version, plan.batch_sized)),
                        producer_site=function_site(func, plan.producer))
         self.producer_active[plan.id] = plan
         self.checks.setdefault(plan.id, 0)

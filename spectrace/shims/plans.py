@@ -38,6 +38,7 @@ class ContractPlan:
     module: str | None = None  # where to wait for the producer besides the worker side
     fields_by_version: dict = field(default_factory=dict)
     batch_sized: list = field(default_factory=list)  # "a.b" paths whose shape must be (bs,)
+    batch_sized_by_version: dict = field(default_factory=dict)  # version -> paths (replaces batch_sized there)
     equals: dict = field(default_factory=dict)  # field -> Python scalar it must equal
     # filled in against the imported SGLang
     consumer_site: dict | None = None
@@ -111,6 +112,7 @@ def producer_sets_plan(c: CatalogContract) -> ContractPlan | None:
         shape=c.shape, fields=list(c.fields), versions=list(c.versions), module=rt.get("module"),
         fields_by_version={k: list(v) for k, v in c.fields_by_version.items()},
         batch_sized=list(rt.get("batch_sized") or []), equals=dict(rt.get("equals") or {}),
+        batch_sized_by_version={k: list(v) for k, v in (rt.get("batch_sized_by_version") or {}).items()},
     )
 
 

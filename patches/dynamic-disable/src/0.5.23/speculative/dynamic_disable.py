@@ -150,7 +150,7 @@ class SpecDisableRuntime:
         self.controller = SpecDisableController(
             sa.speculative_disable_above_bs, self._reduce_max if worker.server_args.tp_size > 1 else None
         )
-        self.catch_up = envs.SGLANG_SPEC_DYNAMIC_DISABLE_CATCH_UP.get()
+        self.full_catch_up = envs.SGLANG_SPEC_DYNAMIC_DISABLE_FULL_CATCH_UP.get()
         self.window = worker.speculative_num_draft_tokens
         self.attn_backend = self.graph_runner = None
         self.pending = None  # host: pending draft positions per req_pool_idx
@@ -186,10 +186,8 @@ class SpecDisableRuntime:
         logger.info(f"[spec-dynamic-disable] target DECODE graphs: mem usage={used:.2f} GB")
 
     def speculate(self, batch) -> bool:
-        needs_verify = (
-            batch.forward_mode.is_idle() or batch.return_logprob or batch.has_grammar or batch.return_hidden_states
-        )
-        return self.controller.decide(batch.batch_size(), needs_verify)
+        needs_verify = batch.forward_mode.is_idle() or batch.return_logprob or batch.has_grammar
+        return self.controller.decide(batch.batch_size(), needs_verify or batch.return_hidden_states)
 
     @staticmethod
     def _reduce_max(values):
@@ -207,7 +205,7 @@ class SpecDisableRuntime:
             self.pending[batch.req_pool_indices_cpu] = 0
 
     def before_speculative_step(self, batch):
-        if self.catch_up and batch.req_pool_indices_cpu is not None:
+        if batch.req_pool_indices_cpu is not None:
             if bool((self.pending[batch.req_pool_indices_cpu] > 0).any()):
                 self._catch_up(batch, batch.spec_info, batch.seq_lens, batch.seq_lens_cpu)
 
@@ -230,11 +228,8 @@ class SpecDisableRuntime:
         batch.spec_info = None
         new_seq_lens = seq_lens + 1
         batch.seq_lens = batch.orig_seq_lens = new_seq_lens
-        if seq_lens_cpu is not None:
-            batch.seq_lens_cpu = seq_lens_cpu + 1
-            batch.seq_lens_sum = int(batch.seq_lens_cpu.sum())
-        else:
-            batch.seq_lens_sum = None
+        batch.seq_lens_cpu = None if seq_lens_cpu is None else seq_lens_cpu + 1
+        batch.seq_lens_sum = None if seq_lens_cpu is None else int(batch.seq_lens_cpu.sum())
         mr = w.target_worker.model_runner
         with plain_target(mr, self.attn_backend, self.graph_runner):
             out = w.target_worker.forward_batch_generation(batch, capture_hidden_mode=CaptureHiddenMode.FULL)
@@ -249,7 +244,7 @@ class SpecDisableRuntime:
             num_tokens_per_req=1,
             num_tokens_for_logprob_per_req=1,
         )
-        if self.catch_up and self._record(batch, out):
+        if self._record(batch, out) and (self.full_catch_up or self.controller.probe[1]):  # a probe: resumes soon
             self._catch_up(batch, next_draft_input, new_seq_lens, None if seq_lens_cpu is None else seq_lens_cpu + 1)
         return GenerationBatchResult(
             logits_output=out.logits_output,
@@ -264,7 +259,7 @@ class SpecDisableRuntime:
         )
 
     def _record(self, batch, out) -> bool:
-        """Keep (token, target hidden) of the position just decoded; True when a window is full."""
+        """Keep (token, target hidden) of the position just decoded in a ring of window; True when full."""
         import torch
 
         hidden = out.logits_output.hidden_states
@@ -274,16 +269,17 @@ class SpecDisableRuntime:
             self.hid_buf = torch.zeros((rows, self.window, hidden.shape[-1]), dtype=hidden.dtype, device=device)
         rpi_cpu = batch.req_pool_indices_cpu
         cols_cpu = self.pending[rpi_cpu]
-        cols = cols_cpu.to(hidden.device, non_blocking=True).long()
+        cols = (cols_cpu % self.window).to(hidden.device, non_blocking=True).long()
         self.tok_buf[batch.req_pool_indices, cols] = out.next_token_ids.to(torch.int64)
         self.hid_buf[batch.req_pool_indices, cols] = hidden
         self.pending[rpi_cpu] = cols_cpu + 1
         return int(cols_cpu.max()) + 1 >= self.window
 
     def _catch_up(self, batch, draft_input, seq_lens, seq_lens_cpu):
-        """Write the draft KV of each request's pending positions with the worker's own draft
-        extend, as if a verify at seq_lens - k had accepted those k tokens; leaves the exact
-        topk_p / topk_index / hidden_states for the next draft in draft_input."""
+        """Write the draft KV of each request's last k <= window pending positions with the worker's own
+        draft extend, as if a verify at seq_lens - k had accepted those k tokens; leaves the exact
+        topk_p / topk_index / hidden_states for the next draft in draft_input. Older pending positions
+        keep a stale draft KV (lower acceptance for that request, never a wrong token)."""
         import torch
         from sglang.srt.layers.moe.utils import speculative_moe_a2a_backend_context, speculative_moe_backend_context
         from sglang.srt.model_executor.forward_batch_info import ForwardMode
@@ -291,11 +287,14 @@ class SpecDisableRuntime:
 
         w, n = self.worker, self.window
         rpi, rpi_cpu = batch.req_pool_indices, batch.req_pool_indices_cpu
-        k_cpu = self.pending[rpi_cpu].clone()
+        pending_cpu = self.pending[rpi_cpu].clone()
         self.pending[rpi_cpu] = 0
+        k_cpu = pending_cpu.clamp(max=n)
         k = k_cpu.to(seq_lens.device, non_blocking=True)
         start = seq_lens - k
         positions = start[:, None] + torch.arange(n, device=seq_lens.device)
+        offset = (pending_cpu - k_cpu).to(seq_lens.device, non_blocking=True).long()
+        ring = (torch.arange(n, device=seq_lens.device) + offset[:, None]) % n  # _record's column of each position
         snapshot = {f.name: getattr(batch, f.name) for f in dataclasses.fields(batch)}
         try:
             batch.seq_lens, batch.forward_mode = start, ForwardMode.DECODE
@@ -305,8 +304,8 @@ class SpecDisableRuntime:
             req_to_token = w.req_to_token_pool.req_to_token
             batch.out_cache_loc = req_to_token[rpi[:, None], positions].reshape(-1).long()
             result = SimpleNamespace(
-                logits_output=SimpleNamespace(hidden_states=self.hid_buf[rpi].reshape(-1, self.hid_buf.shape[-1])),
-                next_token_ids=self.tok_buf[rpi].reshape(-1),
+                logits_output=SimpleNamespace(hidden_states=self.hid_buf[rpi[:, None], ring].flatten(0, 1)),
+                next_token_ids=self.tok_buf[rpi[:, None], ring].reshape(-1),
                 accept_lens=k.clamp(min=1),
                 prepared_draft_extend_inputs=None,
                 new_seq_lens=seq_lens,
