@@ -93,18 +93,26 @@ def atoms(f: Formula, out: set | None = None) -> set:
     return out
 
 
+def _occurrences(f: Formula, out: dict) -> dict:
+    if f[0] == "atom":
+        out[f[1]] = out.get(f[1], 0) + 1
+    elif f[0] == "not":
+        _occurrences(f[1], out)
+    elif f[0] in ("and", "or"):
+        for g in f[1]:
+            _occurrences(g, out)
+    return out
+
+
 def satisfiable(*formulas: Formula) -> bool:
     """Can all formulas hold at once? (unknown atoms are free; too many atoms: assume yes)."""
     whole = ("and", list(formulas))
-    names = sorted(atoms(whole))
-    if len(names) > MAX_ATOMS:
-        # keep the atoms shared between formulas; the rest cannot create a contradiction alone
-        counts: dict = {}
-        for f in formulas:
-            for a in atoms(f):
-                counts[a] = counts.get(a, 0) + 1
-        names = [a for a in names if counts[a] > 1][:MAX_ATOMS]
-    return _search(whole, names, {})
+    counts = _occurrences(whole, {})
+    # an atom written once can always take the value its one place asks for (the formula is
+    # monotone in it): only atoms written twice or more can make a contradiction
+    names = sorted((a for a, n in counts.items() if n > 1), key=lambda a: (-counts[a], a))
+    # beyond MAX_ATOMS the rarest are left free too: an over-approximation
+    return _search(whole, names[:MAX_ATOMS], {})
 
 
 def _search(whole: Formula, names: list[str], env: dict) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 from spectrace.contracts.conditions import atoms, conjunction, parse, satisfiable
 
@@ -44,3 +45,27 @@ def test_contradiction_through_receiver_free_atoms():
     selection = conjunction([("self.spec_algorithm.is_none()", True)])
     assert not satisfiable(read, selection)
     assert satisfiable(read, conjunction([("enable_overlap", True)]))
+
+
+def _random_formula(rng: random.Random, depth: int):
+    if depth == 0 or rng.random() < 0.3:
+        return ("atom", f"x{rng.randrange(6)}")
+    kind = rng.choice(("and", "or", "not"))
+    if kind == "not":
+        return ("not", _random_formula(rng, depth - 1))
+    return (kind, [_random_formula(rng, depth - 1) for _ in range(rng.randint(2, 3))])
+
+
+def test_search_agrees_with_enumeration_on_random_formulas():
+    rng = random.Random(7)
+    for _ in range(300):
+        fs = [_random_formula(rng, 3) for _ in range(rng.randint(1, 3))]
+        assert satisfiable(*fs) == _brute(*fs), fs
+
+
+def test_contradiction_inside_one_formula_among_many_atoms():
+    """Atoms written once are free; the two written twice still contradict, however many others."""
+    noise = " and ".join(f"flag_{i}" for i in range(30))
+    path = conjunction([(noise, True), ("not (a and c)", True), ("not (a and not c)", True)])
+    assert not satisfiable(path, conjunction([("a", True)]))
+    assert satisfiable(path, conjunction([("not a", True)]))
