@@ -265,13 +265,14 @@ def _check_contract(contract: CatalogContract, extraction: Extraction, projects:
                 expected_condition=contract.path_condition, rationale=contract.rationale)
     pool = same_consumer or renamed
     exact = [r for r in pool if _norm(r["shape"]) == _norm(contract.shape)]
-    if not exact:
+    want_conds = _conjuncts(contract.path_condition)
+    if not any(want_conds <= _read_conjuncts(r) for r in exact):
         # the same read written differently (parentheses, a renamed local): identity is the
-        # attribute path, the consumer and the path condition, not the statement's text
-        want_conds = _conjuncts(contract.path_condition)
+        # attribute path, the consumer and the path condition, not the statement's text (the
+        # same text elsewhere in the consumer, under another condition, is another read)
         same = [r for r in pool if r["attribute_path"] == contract.attribute_path and r["kind"] != "check"
                 and want_conds <= _read_conjuncts(r)]
-        exact = same if len(same) == 1 else []
+        exact = same if len(same) == 1 else exact
     if not exact:
         successors, moved_on = _successors(contract, extraction, projects)
         if not applies:
@@ -302,6 +303,10 @@ def _check_contract(contract: CatalogContract, extraction: Extraction, projects:
         return ContractResult(status="unguarded", ok=False, found=found,
                               message=f"lost its guard at {_site(r)}: the read is unconditional now", **base)
     if not want <= _read_conjuncts(r):
+        typo = _typo(contract, extraction)
+        if typo:  # the read under the catalog's condition now names a misspelt attribute
+            return ContractResult(status="gone", ok=False, found=found, **base,
+                                  message=f"{typo[0]['message']}; the same statement under another condition at {_site(r)}")
         return ContractResult(status="condition-changed", ok=False, found=found,
                               message=f"path condition is now `{_read_condition(r)}` (catalog: `{contract.path_condition}`) at {_site(r)}",
                               **base)
@@ -322,8 +327,7 @@ def _drift_message(contract: CatalogContract, extraction: Extraction) -> str:
     fields = {f["name"] for f in extraction.owner_fields}
     mine = [u for u in extraction.undeclared
             if _method(contract.consumer) == _method(u["consumer"]) and u["attribute"] == contract.field]
-    typo = [u for u in extraction.undeclared
-            if _method(contract.consumer) == _method(u["consumer"]) and u.get("suggestion") == contract.field]
+    typo = _typo(contract, extraction)
     if contract.field not in fields:
         msg = (f"field {contract.field} is gone from {contract.owner} "
                f"({extraction.owner_file}:{extraction.owner_line})")
@@ -333,6 +337,12 @@ def _drift_message(contract: CatalogContract, extraction: Extraction) -> str:
     if typo:
         return typo[0]["message"]
     return f"{contract.consumer} no longer has `{contract.shape}`"
+
+
+def _typo(contract: CatalogContract, extraction: Extraction) -> list[dict]:
+    """The consumer's undeclared reads that look like a misspelling of the contract's field."""
+    return [u for u in extraction.undeclared
+            if _method(contract.consumer) == _method(u["consumer"]) and u.get("suggestion") == contract.field]
 
 
 def _successors(contract: CatalogContract, extraction: Extraction, projects: dict) -> tuple[list, str]:
