@@ -213,7 +213,8 @@ _CALL_SHAPE = re.compile(r"^\s*([A-Za-z_]\w*)\((.*)\)\s*$")
 
 def _check_relay(contract: CatalogContract, extraction: Extraction, callback: str) -> ContractResult:
     """A ``relation`` whose shape is a call ``cb(x.field)``: the consumer passes ``cb`` to the worker
-    method and every return path of a worker method taking ``cb`` calls it with the field (relays.py)."""
+    method and every return path of a worker method taking ``cb`` calls it with the field (relays.py),
+    set non-None on the result that path returns."""
     method = contract.runtime.get("producer", "forward_batch_generation")
     base = dict(id=contract.id, field=contract.field, consumer=contract.consumer, shape=contract.shape,
                 expected_condition=contract.path_condition, rationale=contract.rationale)
@@ -239,10 +240,35 @@ def _check_relay(contract: CatalogContract, extraction: Extraction, callback: st
                     message=(f"{cls}.{method} returns at {p['file']}:{p['line']} (`{p['shape']}`){when} without calling "
                              f"{callback}({contract.field}): {contract.consumer} relays {contract.field} through it "
                              f"({wire['file']}:{wire['line']})"))
+    # what the callback gets must be set: the return path's own result carries the field
+    undecided = []
+    for w in found["workers"]:
+        for p in w["paths"]:
+            cls = w["worker"].rsplit(".", 1)[-1]
+            for rp in extraction.return_paths:
+                if (rp["worker"], rp["file"], rp["line"]) != (w["worker"], p["file"], p["line"]):
+                    continue
+                at = {**site, "file": p["file"], "line": p["line"], "consumer": f"{cls}.{method}", "shape": p["shape"],
+                      "path_condition": rp["path_condition"], "kind": "return"}
+                when = f" when {rp['branch']}" if rp["branch"] else ""
+                if rp["sets"] is None:
+                    undecided.append((at, f"whether {cls}.{method} sets {contract.field} on its return at {p['file']}:"
+                                          f"{p['line']} (`{p['shape']}`), which {callback} relays, is unknown: "
+                                          f"{rp['unresolved']}"))
+                elif contract.field not in rp["sets"]:
+                    return ContractResult(
+                        status="violated", ok=False, **base, found=at,
+                        message=(f"{cls}.{method} returns at {p['file']}:{p['line']} (`{p['shape']}`){when} with "
+                                 f"{contract.field} unset, so {callback}({contract.field}) relays None: "
+                                 f"{contract.consumer} takes {contract.field} through it ({wire['file']}:{wire['line']})"))
+    if undecided:
+        at, message = undecided[0]
+        more = f" (+{len(undecided) - 1} more)" if len(undecided) > 1 else ""
+        return ContractResult(status="unknown", ok=True, found=at, message=message + more, **base)
     n = sum(len(w["paths"]) for w in found["workers"])
     return ContractResult(status="present", ok=True, found=site, **base,
                           message=(f"{contract.consumer} passes {callback} at {wire['file']}:{wire['line']}; all {n} return "
-                                   f"paths of {len(found['workers'])} workers call it with {contract.field}"))
+                                   f"paths of {len(found['workers'])} workers call it with {contract.field}, set"))
 
 
 def _check_contract(contract: CatalogContract, extraction: Extraction, projects: dict) -> ContractResult:

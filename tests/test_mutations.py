@@ -99,8 +99,8 @@ def test_renamed_field(copy_059):
 # (0.5.12) in test_gate.py; a dropped new_seq_lens keyword (0.5.9) in test_gate.py; a nested field
 # at its default (0.5.12) in test_gate_nested.py; a removed field and a typo (0.5.12) and the
 # on_publish relay (0.5.17) in test_gate_drift.py; a file that does not parse (0.5.12) in test_gate.py.
-# The on_publish relay exists from 0.5.13 on only; 0.5.17's scheduler reads no new_seq_lens of the
-# draft input (it comes through on_publish), so the dropped keyword has no 0.5.17 cell.
+# The on_publish relay exists from 0.5.13 on only. 0.5.17's scheduler reads no new_seq_lens of the
+# draft input: its cell drops the result's own new_seq_lens, which on_publish relays.
 
 RELAY = "                    batch.spec_info = batch_result.next_draft_input"
 DECODE_RETURN = "\n            return batch_output\n"  # EAGLEWorkerV2's decode return
@@ -171,6 +171,19 @@ def test_matrix_dropped_new_seq_lens_keyword(release):
     assert v and all(x["read"]["line"] == 3066 for x in v)
     assert "EagleDraftInput.new_seq_lens at its default None" in v[0]["message"]
     assert result(report, rel.relay_id).ok  # the draft input itself is still set
+
+
+@pytest.mark.parametrize("release", ["0.5.17"], indirect=True)
+def test_matrix_dropped_new_seq_lens_keyword_of_the_relayed_result(release):
+    _, rel, root = release
+    edit(root, COMMON, "        new_seq_lens=new_seq_lens,\n        routed_experts_output", "        routed_experts_output")
+    report = check(root)
+    r = result(report, "SPEC2-SEQ-LENS-PUBLISH")
+    assert r.status == "violated" and not r.ok and report.exit_code == 1
+    assert (r.found["file"], r.found["line"]) == (EAGLE2, rel.decode_return)
+    assert r.found["consumer"] in ("EAGLEWorkerV2.forward_batch_generation", "StandaloneWorkerV2.forward_batch_generation")
+    assert "with new_seq_lens unset, so on_publish(new_seq_lens) relays None" in r.message
+    assert f"{SCHED}:3581" in r.message
 
 
 @pytest.mark.parametrize("release", ["0.5.9", "0.5.17"], indirect=True)
