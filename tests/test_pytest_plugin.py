@@ -57,3 +57,17 @@ def test_failure_prints_both_sites(pytester, sglang_copy):
         "*scheduler read:*sglang/srt/managers/scheduler.py:2347*",
         "*worker return path:*sglang/srt/speculative/eagle_worker_v2.py:673*",
     ])
+
+
+def test_patched_0_5_12_passes_by_default(pytester, sglang_copy, monkeypatch):
+    """The plugin fails on an unknown by default; the dynamic-disable series' debug path passes a
+    lambda the checker follows, so the patched tree has none."""
+    from spectrace.patches import engine
+    from spectrace.patches.series import SERIES_DIR_ENV
+
+    monkeypatch.delenv(SERIES_DIR_ENV, raising=False)
+    root = sglang_copy("0.5.12", subdirs=("sglang/srt",))
+    engine.apply(root, "dynamic-disable")
+    result = pytester.runpytest("--spectrace-sglang", str(root), "--spectrace-catalog", str(CATALOG), "-v")
+    result.assert_outcomes(passed=8, skipped=5)
+    result.stdout.fnmatch_lines(["*SPEC2-DISABLED-NDI PASSED*", "*SPEC2-NDI-SEQLENS PASSED*"])
