@@ -346,3 +346,48 @@ def test_a_helper_write_through_a_parameter_counts(sglang_copy, version):
     assert v and all(x["read"]["line"] == line and x["attribute_path"] == ["next_draft_input", "topk_p"] for x in v)
     assert "EagleDraftInput.topk_p at its default None" in v[0]["message"]
     assert report.exit_code == 1
+
+
+STORE = ("        next_draft_input = batch_result.next_draft_input\n"
+         "        (\n"
+         "            next_draft_input.topk_p,\n"
+         "            next_draft_input.topk_index,\n"
+         "            next_draft_input.hidden_states,\n"
+         "        ) = (\n"
+         "            ret_topk_p,\n"
+         "            ret_topk_index,\n"
+         "            ret_hidden_states,\n"
+         "        )\n")
+
+
+def _store_in_a_helper(root, helper_body: str) -> int:
+    """0.5.17: the decode extend's write of the draft input's top-k moved one call further down,
+    into ``_store_topk(batch_result, ...)``; return the new read's line."""
+    edit(root, EAGLE2, STORE, "        self._store_topk(batch_result, ret_topk_p, ret_topk_index, ret_hidden_states)\n"
+                              "        next_draft_input = batch_result.next_draft_input\n")
+    edit(root, EAGLE2, "    def _draft_extend_for_decode(\n",
+         "    def _store_topk(self, result, topk_p, topk_index, hidden_states):\n" + helper_body
+         + "\n    def _draft_extend_for_decode(\n")
+    return insert_after(root, SCHED, RELAY, "batch_result.next_draft_input.topk_p.numel()")
+
+
+def test_a_write_two_calls_down_counts(sglang_copy):
+    root = sglang_copy("0.5.17", subdirs=SUBDIRS)
+    line = _store_in_a_helper(root, "        draft_input = result.next_draft_input\n"
+                                    "        draft_input.topk_p = topk_p\n"
+                                    "        draft_input.topk_index = topk_index\n")
+    report = check(root)
+    assert [v for v in report.violations if v["read"]["line"] == line] == [], check_text(report)
+
+
+def test_a_none_written_by_a_helper_on_a_branch_is_a_violation(sglang_copy):
+    root = sglang_copy("0.5.17", subdirs=SUBDIRS)
+    line = _store_in_a_helper(root, "        result.next_draft_input.topk_p = topk_p\n"
+                                    "        if topk_p.shape[0] > 8:\n"
+                                    "            result.next_draft_input.topk_p = None\n")
+    report = check(root)
+    decode = _last_return(root, "EAGLEWorkerV2", "forward_batch_generation")
+    v = _eagle(report.violations, decode)
+    assert v and all(x["read"]["line"] == line for x in v) and report.exit_code == 1
+    assert "`result.next_draft_input.topk_p = None` sets it to None" in v[0]["message"]
+    assert "topk_p.shape[0] > 8" in v[0]["producer"]["branch"]
