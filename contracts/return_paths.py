@@ -295,7 +295,8 @@ class ReturnPathFinder:
         if kind in ("name", "chain"):
             ref = v["name"] if kind == "name" else v["text"]
             call = {"kind": "call", "callee": ref, "kw": {}, "args": [], "text": f"{ref}()"}
-            return self._call(arg.module, arg.rel, arg.f, call, arg.line, arg.blocks, depth + 1, seen, want, owner)
+            # one hop, as any call: _call counts it when it follows the function's returns
+            return self._call(arg.module, arg.rel, arg.f, call, arg.line, arg.blocks, depth, seen, want, owner)
         return [Outcome(None, unresolved=f"{callee}(...) calls `{v.get('text', kind)}`")]
 
     def _targets(self, module: str, f: FunctionFacts, callee: str) -> list[str]:
@@ -306,9 +307,13 @@ class ReturnPathFinder:
         if targets:
             return targets
         func_qn = function_key(module, f)
+        nested = f"{func_qn}.<locals>.{callee}"  # a function defined in this one (parsed with it)
+        if self.symbols.indexed(nested) is not None:
+            return [nested]
         if func_qn not in self._indexed_calls:
             project = self.symbols.project
-            self._indexed_calls[func_qn] = [c for c in project.calls(func_qn)
+            # the index names a nested function outer.inner
+            self._indexed_calls[func_qn] = [c for c in project.calls(func_qn.replace(".<locals>.", "."))
                                             if not c.external and c.resolution != "unresolved"]
         text = callee + "()"
         project = self.symbols.project
@@ -387,9 +392,9 @@ class ReturnPathFinder:
             b = max(dom, key=lambda b: b.line)
             start = b.line
             states = self._value(module, rel, f, b.value, b.line, b.blocks, depth, seen, want, owner)
-        elif arg is not None:  # a parameter: its argument at the call being followed
+        elif arg is not None:  # a parameter: its argument at the call being followed (outwards, no hop)
             start = f.line
-            states = self._value(arg.module, arg.rel, arg.f, arg.value, arg.line, arg.blocks, depth + 1, seen, want, owner)
+            states = self._value(arg.module, arg.rel, arg.f, arg.value, arg.line, arg.blocks, depth, seen, want, owner)
         else:
             return [Outcome(None, unresolved=f"{name} not bound before the return")]
         events = [x for x in binds if x.line > start] + \

@@ -211,3 +211,33 @@ def test_a_lambda_whose_body_cannot_be_followed_stays_unknown(patched):
     assert {u["read"]["line"] for u in found} == {3066}
     assert all(u["read"]["file"] == SCHED and "unresolved call self.unknown_hook(...)" in u["why"] for u in found)
     assert next(r for r in report.results if r.id == "SPEC2-NDI-SEQLENS").status == "unknown"
+
+
+def test_a_nested_function_passed_on_is_followed(patched):
+    """The same debug path with the lambda written as a function defined in place."""
+    tree = patched("0.5.12")
+    module = tree / MODULE
+    text = module.read_text()
+    call = ("        return self._kv_against_full(\n"
+            "            \"prefill\",\n"
+            "            out_cache_loc,\n"
+            "            lambda: self.worker.draft_worker._draft_extend_for_prefill(\n"
+            "                batch,\n"
+            "                logits_output.hidden_states,\n"
+            "                batch_output.next_token_ids,\n"
+            "                logits_output.mm_input_embeds,\n"
+            "            ),\n"
+            "        )\n")
+    nested = ("        def run_full():\n"
+              "            return self.worker.draft_worker._draft_extend_for_prefill(\n"
+              "                batch,\n"
+              "                logits_output.hidden_states,\n"
+              "                batch_output.next_token_ids,\n"
+              "                logits_output.mm_input_embeds,\n"
+              "            )\n\n"
+              "        return self._kv_against_full(\"prefill\", out_cache_loc, run_full)\n")
+    assert text.count(call) == 1
+    module.write_text(text.replace(call, nested))
+    report = check_catalog(from_path(tree), strict=True)
+    assert report.unknowns == [] and report.violations == [] and report.exit_code == 0
+    assert next(r for r in report.results if r.id == "SPEC2-NDI-SEQLENS").status == "present"
