@@ -275,3 +275,20 @@ def test_property_returning_an_attribute_takes_the_receivers_assigned_types():
         ("PlainSpec.forward", "Draft.draft", "cha"), ("PlainSpec.forward", "FastDraft.draft", "cha"),
         ("PlainSpec.forward", "SlowDraft.draft", "cha"),
     }
+
+
+def test_self_cls_and_super_in_a_base_method_reach_the_subclasses():
+    proj = project("inherited.py")
+    assert edges(proj, "inherited.Shape.describe") == {
+        ("Shape.describe", "Shape.area", "cha"), ("Shape.describe", "Square.area", "cha")}
+    assert edges(proj, "inherited.Shape.make") == {
+        ("Shape.make", "Shape.check", "cha"), ("Shape.make", "Square.check", "cha")}
+    assert edges(proj, "inherited.Mixin.save") == {("Mixin.save", "Store.save", "cha")}
+    g = call_graph(proj, ["inherited.Mixin.save"], depth=1)
+    assert g.edges["inherited.Mixin.save", "inherited.Store.save"]["via"] == ["inherited.Both"]
+    # without expansion: the class's own MRO only
+    assert edges(proj, "inherited.Shape.describe", cha=False) == {("Shape.describe", "Shape.area", "self")}
+    assert edges(proj, "inherited.Mixin.save", cha=False) == {
+        ("Mixin.save", "?inherited.Mixin.save@35:8", "unresolved")}
+    # a subclass's own self call stays exact when nothing below it overrides
+    assert edges(proj, "inherited.Square.check") == set()

@@ -2,6 +2,9 @@
 
 * ``self.m()`` through the class's whole MRO (mixins in other modules included), ``super().m()``
   from the class after the caller's in the MRO;
+* ``self`` (``cls``) may be an instance of any subclass: ``self.m()`` also reaches the overrides of
+  ``m`` below the caller's class, and ``super().m()`` the ``m`` after the caller's class in each
+  subclass's MRO (a mixin's ``super()``: the class it is mixed in front of); resolution ``cha``;
 * ``self.x.m()`` and other receivers through the receiver's inferred types: an attribute with
   several possible types makes a polymorphic call, one target per type;
 * a receiver known only from an annotation (a base class) may be any subclass: its call also
@@ -120,7 +123,7 @@ class CallResolver:
     def resolve_call(self, module: str, f: FuncInfo, callee, line: int, col: int, cha: bool = True) -> ResolvedCall:
         text = ir_text(callee) + "()"
         if callee[0] == "a" and callee[1] == ("c", ("n", "super"), ()) and f.cls:
-            return self._super_call(module, f, callee[2], line, col, text)
+            return self._super_call(module, f, callee[2], line, col, text, cha)
         via: dict = {}  # target method -> the receiver classes it is reached through
         expanded: list[str] = []  # targets only class-hierarchy expansion reaches
         external = []
@@ -141,8 +144,10 @@ class CallResolver:
                     for t in found:
                         if t[0] == "func":
                             via.setdefault(t[1], set()).add(base[1])
-                    if cha and base[0] == "decl":
+                    if cha and (base[0] == "decl" or self._own_receiver(module, f, callee[1], base)):
                         expanded += self._overrides(base[1], meth, via)
+                elif cha and base[0] == "cls" and self._own_receiver(module, f, callee[1], base):
+                    expanded += self._overrides(base[1], meth, via)
         else:
             types = self.types.expr_types_in(module, f, callee)
         targets = []
@@ -202,6 +207,12 @@ class CallResolver:
             scope = summary.functions.get(scope.parent) if scope.parent else None
         return False
 
+    @staticmethod
+    def _own_receiver(module: str, f: FuncInfo, receiver, base) -> bool:
+        """``self`` (or ``cls``) of the caller's own class: at run time it may be any subclass."""
+        return (f.cls is not None and receiver[0] == "n" and receiver[1] in ("self", "cls")
+                and base[1] == f"{module}.{f.cls}")
+
     def _overrides(self, class_qn: str, meth: str, via: dict) -> list[str]:
         """The ``meth`` each subclass of ``class_qn`` resolves to, where that differs from ``class_qn``'s."""
         base = self.symbols.lookup_method(class_qn, meth)
@@ -213,12 +224,23 @@ class CallResolver:
                 via.setdefault(m, set()).add(sub)
         return sorted(set(out))
 
-    def _super_call(self, module: str, f: FuncInfo, method: str, line: int, col: int, text: str) -> ResolvedCall:
+    def _super_call(self, module: str, f: FuncInfo, method: str, line: int, col: int, text: str,
+                    cha: bool = True) -> ResolvedCall:
+        """``super().m()``: the next ``m`` after the caller's class in the MRO of the instance, which
+        may be a subclass whose MRO puts another class next (a mixin's super() reaching a sibling)."""
         cq = f"{module}.{f.cls}"
         target = self.symbols.lookup_method(cq, method, start_after=cq)
-        if target:
-            return ResolvedCall(line, col, text, [target], "super")
-        return ResolvedCall(line, col, text, [], "unresolved")
+        exact = [target] if target else []
+        via: dict = {}
+        for sub in (self.symbols.subclasses(cq) if cha else ()):
+            t = self.symbols.lookup_method(sub, method, start_after=cq)
+            if t and t not in exact:
+                via.setdefault(t, set()).add(sub)
+        targets = exact + sorted(via)
+        if not targets:
+            return ResolvedCall(line, col, text, [], "unresolved")
+        return ResolvedCall(line, col, text, targets, "cha" if via else "super",
+                            via={t: sorted(v) for t, v in via.items()})
 
     @staticmethod
     def _how(callee, f: FuncInfo, targets: list[str], constructor: bool) -> str:

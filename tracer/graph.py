@@ -13,7 +13,8 @@ An edge's ``resolution`` says how its call was resolved:
 * ``constructor`` calling a class (its ``__init__``), ``raise E`` included;
 * ``polymorphic`` several targets, one per concrete type the receiver was assigned;
 * ``cha``         class-hierarchy expansion: the receiver is known only from an annotation (a base
-  class), so the call reaches the base's method and every override in its subclasses;
+  class), or is ``self``/``cls``/``super()`` in a method that subclasses inherit, so the call reaches
+  the base's method and every override in its subclasses;
 * ``closure``     a call written in a function nested in the caller (closures, local helpers),
   folded into the caller; ``closure`` names the nested function and ``inner`` its own resolution;
 * ``argument``    the callee (or its receiver) is a parameter, typed by the arguments every caller
