@@ -232,35 +232,56 @@ class _Extractor(ast.NodeVisitor):
         self.module_func = FuncInfo(qualname=MODULE_FUNC, name=MODULE_FUNC, line=1, end=1, cls=None,
                                     params=[], returns=None, decorators=[])
 
-    # A faster walk than NodeVisitor's: one handler lookup per node type, and no visits of the
-    # leaves that hold nothing (load/store contexts, operators, constants); parsing a cold tree's
-    # modules is most of a cold map's time.
-    _SKIP = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Constant)
+    # A faster walk than NodeVisitor's: one handler lookup per node type, no visits of the leaves
+    # that hold nothing (names, constants, load/store contexts, operators) and no look at the fields
+    # that hold no node; parsing a cold tree's modules is most of a cold map's time.
+    _SKIP = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Constant, ast.Name,
+             ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.alias)
+    _LEAF_FIELDS = frozenset({"ctx", "op", "id", "attr", "arg", "name", "names", "level", "module",
+                              "type_comment", "kind", "is_async", "simple", "conversion", "lineno"})
     _handlers: ClassVar[dict] = {}
+    _fields: ClassVar[dict] = {}  # node type -> the fields that may hold nodes worth visiting
 
     def visit(self, node):
         t = type(node)
         handler = self._handlers.get(t)
         if handler is None:
-            handler = getattr(type(self), "visit_" + t.__name__, None)
-            if handler is None:
-                handler = _Extractor._skip if issubclass(t, self._SKIP) else _Extractor.generic_visit
-            self._handlers[t] = handler
+            handler = self._handler(t)
         return handler(self, node)
+
+    @classmethod
+    def _handler(cls, t):
+        handler = getattr(cls, "visit_" + t.__name__, None) if t.__name__ != "Constant" else None
+        if handler is None or getattr(ast.NodeVisitor, "visit_" + t.__name__, None) is handler:
+            if not issubclass(t, ast.AST) or issubclass(t, cls._SKIP):
+                handler = _Extractor._skip
+            else:
+                handler = _Extractor.generic_visit
+        cls._handlers[t] = handler
+        return handler
 
     def _skip(self, node):
         pass
 
     def generic_visit(self, node):
-        visit = self.visit
-        for name in node._fields:
+        t = type(node)
+        fields = self._fields.get(t)
+        if fields is None:
+            fields = self._fields[t] = tuple(f for f in t._fields if f not in self._LEAF_FIELDS)
+        handlers = self._handlers
+        for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
-                        visit(item)
-            elif isinstance(value, ast.AST):
-                visit(value)
+                    handler = handlers.get(type(item))
+                    if handler is None:
+                        handler = self._handler(type(item))
+                    handler(self, item)
+            elif value is not None:
+                handler = handlers.get(type(value))
+                if handler is None:
+                    handler = self._handler(type(value))
+                handler(self, value)
 
     def scope(self) -> FuncInfo | None:
         """The function whose calls the current statement makes (the module's pseudo-function at top level)."""
