@@ -94,13 +94,13 @@ def test_renamed_field(copy_059):
 # ---------------------------------------------------------------- the matrix on 0.5.9, 0.5.12 and 0.5.17
 #
 # Each class of break and harmless edit, on each release where its construct exists. Cells tested
-# elsewhere: a None on a branch, a None in a conditional expression, an unresolved producer (0.5.12),
-# a guard added (0.5.9 and 0.5.12), parentheses, a renamed local and a relay moved into a helper
-# (0.5.12) in test_gate.py; a dropped new_seq_lens keyword (0.5.9) in test_gate.py; a nested field
-# at its default (0.5.12) in test_gate_nested.py; a removed field and a typo (0.5.12) and the
-# on_publish relay (0.5.17) in test_gate_drift.py; a file that does not parse (0.5.12) in test_gate.py.
-# The on_publish relay exists from 0.5.13 on only. 0.5.17's scheduler reads no new_seq_lens of the
-# draft input: its cell drops the result's own new_seq_lens, which on_publish relays.
+# elsewhere: in test_gate.py (0.5.12) a None on a branch, a None in a conditional expression, an
+# unresolved producer, a guard added, parentheses, a renamed local, a relay moved into a helper and
+# a file that does not parse, and (0.5.9) a dropped new_seq_lens keyword; above (0.5.9) a guard
+# added; in test_gate_nested.py (0.5.12) a nested field at its default; in test_gate_drift.py
+# (0.5.12) a removed field and a typo, and (0.5.17) the on_publish relay dropped. The on_publish
+# relay exists from 0.5.13 on only. 0.5.17's scheduler reads no new_seq_lens of the draft input:
+# its cell drops the result's own new_seq_lens, which on_publish relays.
 
 RELAY = "                    batch.spec_info = batch_result.next_draft_input"
 DECODE_RETURN = "\n            return batch_output\n"  # EAGLEWorkerV2's decode return
