@@ -39,10 +39,10 @@ class SpecDisableController:
     time (the overlap scheduler launches step k, then waits for k-1: the time between decisions is a
     step of GPU work, kept after three decisions of one mode and batch size) and the verify steps'
     accept length. Speculate while accept * t_plain > t_spec (MARGIN band). A missing cost is measured
-    for PROBE steps, except speculation's where a smaller bucket loses (its relative cost grows with
-    the batch) or while off with accept inside the band (it cannot pay); the other mode is measured
+    for PROBE steps, except speculation's where a smaller bucket loses or while off with accept inside
+    the band, and plain decoding's where smaller buckets bound a clear win; the other mode is measured
     again after INTERVAL steps, doubling while the verdict holds. TP ranks see equal batch sizes and
-    accept lengths but not step times: with reduce_max, costs are the ranks' maximum (every SYNC)."""
+    accept lengths, not step times: with reduce_max costs are the ranks' maximum (every SYNC)."""
 
     PROBE, INTERVAL, MAX_INTERVAL, SYNC, ALPHA, MARGIN = 8, 512, 16384, 16, 0.3, 0.03
     BUCKETS = [(s, 1 << i) for s in (True, False) for i in range(14)]
@@ -91,8 +91,10 @@ class SpecDisableController:
             if not self.enabled and self.accept is not None and self.accept < 1 + m:
                 return False
             return self._start_probe(True)
-        if on is not None and off is None:
-            return self._start_probe(False)
+        if on is not None and off is None:  # a plain step costs no less than at the smaller buckets: a bound
+            off = max((c for c in (self.cost(False, b >> i) for i in range(1, 14)) if c), default=None)
+            if off is None or self.accept * off / on < 1.25:
+                return self._start_probe(False)
         gain = self.accept * off / on if on is not None else 0.0
         verdict = gain > (1 - m if self.enabled else 1 + m)
         if on is not None:
@@ -125,11 +127,10 @@ class SpecDisableController:
 
 
 @contextlib.contextmanager
-def plain_target(model_runner, attn_backend=None, graph_runner=None):
-    """The target model runner as a non-speculative one, optionally on other backend/graphs."""
+def plain_target(mr, attn_backend=None, graph_runner=None):
+    """The target model runner mr as a non-speculative one, optionally on other backend/graphs."""
     from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
 
-    mr = model_runner
     saved = (mr.spec_algorithm, mr.attn_backend, mr.decode_cuda_graph_runner)
     mr.spec_algorithm = SpeculativeAlgorithm.NONE
     if attn_backend is not None:
