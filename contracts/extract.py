@@ -16,7 +16,8 @@ Pipeline (``extract(source)``), passes over one shared ``Analysis`` (``analysis.
 5. **Holders** (``holders.py``): per function, the names that hold an owner instance.
 6. **Reads** (``reads.py``) and **producers** (``producers.py``) of every scoped function.
 7. **Return paths** (``return_paths.py``): for each worker class, each return path of the
-   scheduler-called method with the fields it sets non-None (following helper calls).
+   scheduler-called method with the fields it sets non-None (following helper calls with their
+   arguments, callables passed on, and the writes helpers make through a parameter: ``arguments.py``).
 8. **Violations** (``violations.py``): an unguarded scheduler read of a None-default field that a
    worker's return path leaves unset, when the read's path condition, the worker's selection
    condition (how ``self.model_worker`` comes to be that class, ``selection.py``) and the return
