@@ -382,9 +382,10 @@ class ReturnPathFinder:
 
     def _name(self, module: str, rel: str, f: FunctionFacts, name: str, line: int, blocks: list, depth: int,
               seen: tuple, want: dict, owner: bool) -> list[Outcome]:
-        """The value a local holds at ``line``: its last dominating binding, then every later binding
-        and attribute write before ``line``; one not on every path forks (taken under its condition,
-        skipped under its negation), so a ``None`` written on any branch is seen."""
+        """The value a local holds at ``line``: its last dominating binding (a parameter without one:
+        its argument at the call being followed), then every later binding and attribute write
+        before ``line``, its own or a helper's it is passed to; one not on every path forks (taken
+        under its condition, skipped under its negation), so a ``None`` written on any branch is seen."""
         binds = [b for b in f.bindings if b.target == name and b.line < line]
         dom = [b for b in binds if _dominates(b.blocks, blocks)]
         arg = self._argument(module, f, name) if not dom and any(p == name for p, _ in f.params) else None
