@@ -180,3 +180,38 @@ def test_changed_file_is_reread_alone(sglang_copy, tmp_path, monkeypatch):
     proj.index_all(jobs=1)
     assert parsed == ["sglang/srt/managers/overlap_utils.py"]
     assert "added_later" in proj.module("sglang.srt.managers.overlap_utils").functions
+
+
+def test_parsing_ahead_changes_no_answer_and_fills_the_pack(sglang_copy, tmp_path, monkeypatch):
+    from spectrace.source import from_path
+
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    root = sglang_copy(OLD, subdirs=("sglang/srt/managers", "sglang/srt/speculative"))
+    plain = call_graph(Project(from_path(root), use_cache=False), [RUN_BATCH], depth=2)
+    proj = Project(from_path(root))
+    with proj.parsing_ahead():
+        ahead = call_graph(proj, [RUN_BATCH], depth=2)
+    proj.save()
+    assert set(ahead.edges(data="resolution")) == set(plain.edges(data="resolution"))
+    # what the worker parsed is in the pack: the next process parses nothing
+    again = Project(from_path(root))
+    monkeypatch.setattr("spectrace.tracer.summary_cache.summarize_source", None)
+    assert set(call_graph(again, [RUN_BATCH], depth=2).edges) == set(plain.edges)
+
+
+def test_refresh_counts_every_module_without_loading_one(sglang_copy, tmp_path, monkeypatch):
+    from spectrace.source import from_path
+
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    root = sglang_copy(OLD, subdirs=("sglang/srt/managers",))
+    (root / "sglang/srt/managers/io_struct.py").write_text("def broken(:\n")
+    loaded = Project(from_path(root), use_cache=False)
+    loaded.index_all(jobs=1)
+    mods = list(loaded.loaded_modules())
+    first = Project(from_path(root)).store.refresh(jobs=1)
+    warm = Project(from_path(root))
+    assert warm.store.refresh() == first and not list(warm.loaded_modules())
+    assert len(first) == len(mods)
+    assert sum(s[1] for s in first) == sum(len(m.functions) for m in mods)
+    assert sum(s[2] for s in first) == sum(len(f.calls) for m in mods for f in m.functions.values())
+    assert [s[3] for s in first if s[3]] == loaded.errors

@@ -73,6 +73,7 @@ class CallResolver:
         f = mod.functions.get(local) if mod else None
         if f is None:
             return []
+        self.symbols.store.expect_calls(mod, f)
         out = []
         for line, col, callee, _kw in f.calls:
             call = self.resolve_call(mod.module, f, callee, line, col, cha)

@@ -105,7 +105,7 @@ def map_command(roots, sglang, source_path, package, depth, fmt, output, include
         if graph.number_of_edges() == 0:
             raise SpectraceError(f"no reads or writes of a field named '{field}' in {proj.source.describe()}")
     else:
-        with waiting("building the call graph"):
+        with waiting("building the call graph"), proj.parsing_ahead():
             graph = call_graph(proj, resolve_roots(proj, roots), depth=depth, include=include,
                                exclude=exclude, external=external, cha=not no_cha, exact=exact,
                                closures=closures)
@@ -134,14 +134,12 @@ def index_command(sglang, source_path, package, jobs):
     """Index every module of an SGLang tree or a package (warms the cache for --field maps and contracts)."""
     proj = open_project(sglang, source_path, package)
     t0 = time.perf_counter()
-    proj.index_all(jobs=jobs, progress=Bar("indexing"))
-    mods = list(proj.loaded_modules())
-    n_cls = sum(len(m.classes) for m in mods)
-    n_fn = sum(len(m.functions) for m in mods)
-    n_calls = sum(len(f.calls) for m in mods for f in m.functions.values())
+    # Brings the cache up to date; a warm run reads the counts kept beside each module's summary.
+    stats = proj.store.refresh(jobs=jobs, progress=Bar("indexing"))
+    errors = [s[3] for s in stats if s[3]]
     click.echo(
-        f"{len(mods)} modules, {n_cls} classes, {n_fn} functions, {n_calls} call sites, "
-        f"{len(proj.errors)} files with errors, {time.perf_counter() - t0:.1f} s"
+        f"{len(stats)} modules, {sum(s[0] for s in stats)} classes, {sum(s[1] for s in stats)} functions, "
+        f"{sum(s[2] for s in stats)} call sites, {len(errors)} files with errors, {time.perf_counter() - t0:.1f} s"
     )
-    for err in proj.errors:
+    for err in errors:
         click.echo(f"spectrace: skipped {err}", err=True)

@@ -627,6 +627,7 @@ class TypeInference:
         modules = self.symbols.texts.mentions(word)
         if len(modules) > MAX_CALLER_MODULES:
             return
+        self.store.expect(modules)
         for m in modules:
             summary = self.store.module(m)
             for caller in (summary.functions.values() if summary else ()):

@@ -7,14 +7,16 @@ pack, which ``save`` writes for the next process.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from spectrace.interrupts import process_pool
 from spectrace.source import module_name
-from spectrace.tracer.index import ModuleSummary
+from spectrace.tracer.index import FuncInfo, ModuleSummary
+from spectrace.tracer.prefetch import ParseAhead
 from spectrace.tracer.summary_cache import (
     SummaryCache,
     report_write_failure,
@@ -38,6 +40,19 @@ class ModuleStore:
         self._files: dict[str, str] | None = None
         self._pack: dict | None = None  # relpath -> (size, mtime_ns, content key, pickled summary)
         self._pack_dirty = False
+        self._ahead: ParseAhead | None = None
+
+    @contextlib.contextmanager
+    def parsing_ahead(self) -> Iterator[None]:
+        """For the length of the block, the in-tree imports of each parsed module are parsed ahead
+        in a worker process (``prefetch``); what it finished goes into the pack."""
+        self._ahead = ParseAhead(self.root, self.cache.enabled)
+        try:
+            yield
+        finally:
+            for rel, parsed in self._ahead.close():
+                self._keep_parsed(rel, parsed)
+            self._ahead = None
 
     @property
     def files(self) -> dict[str, str]:
@@ -68,10 +83,82 @@ class ModuleStore:
             return None
         summary = self._from_pack(rel)
         if summary is None:
-            key, summary = summarize_file(self.root, rel, self.cache)
-            self._remember(rel, key, summary)
+            summary = self._from_worker(rel)
+            if summary is None:
+                summary, entry = summarize_file(self.root, rel, self.cache)
+                self._remember(rel, entry)
+            if self._ahead is not None:  # the modules of its classes' bases (MROs are asked for first)
+                self._ahead.expect(self._imported_files(summary, self._base_imports(summary)))
         self._adopt(summary)
         return summary
+
+    def _from_worker(self, rel: str) -> ModuleSummary | None:
+        parsed = self._ahead.take(rel) if self._ahead is not None else None
+        if parsed is None:
+            return None
+        self._keep_parsed(rel, parsed)
+        return pickle.loads(parsed[0][3])
+
+    def _keep_parsed(self, rel: str, parsed) -> None:
+        entry, write_failure = parsed
+        if write_failure:
+            report_write_failure(write_failure)
+        self._remember(rel, entry)
+
+    @staticmethod
+    def _base_imports(summary: ModuleSummary) -> list:
+        """The imports that the bases of ``summary``'s classes are reached through."""
+        out = []
+        for c in summary.classes.values():
+            for b in c.bases:
+                while b[0] in ("a", "s"):
+                    b = b[1]
+                if b[0] == "n" and b[1] in summary.imports:
+                    out.append(summary.imports[b[1]])
+        return out
+
+    def _imported_files(self, summary: ModuleSummary, targets) -> list[str]:
+        """The files of the in-tree modules of import ``targets``, not known yet."""
+        files, pack = self.files, self._load_pack()
+        out = []
+        for target in targets:
+            mod = target[1]
+            if target[0] == "from" and f"{mod}.{target[2]}" in files:
+                mod = f"{mod}.{target[2]}"
+            rel = files.get(mod)
+            if rel is not None and mod not in self._summaries and rel not in pack and rel not in out:
+                out.append(rel)
+        return out
+
+    def expect(self, modules) -> None:
+        """While parsing ahead: these modules are about to be asked for, in this order."""
+        if self._ahead is not None:
+            pack = self._load_pack()
+            self._ahead.expect([rel for rel in (self.files.get(m) for m in modules if m not in self._summaries)
+                                if rel is not None and rel not in pack])
+
+    def expect_calls(self, summary: ModuleSummary, f: FuncInfo) -> None:
+        """While parsing ahead: the modules that the names ``f``'s calls start from are imported
+        from, in call order, are about to be asked for."""
+        if self._ahead is None:
+            return
+        files, pack = self.files, self._load_pack()
+        rels = []
+        for _line, _col, callee, _kw in f.calls:
+            while callee[0] in ("a", "c", "s"):
+                callee = callee[1]
+            if callee[0] != "n":
+                continue
+            target = f.imports.get(callee[1]) or summary.imports.get(callee[1])
+            if target is None:
+                continue
+            mod = target[1]
+            if target[0] == "from" and f"{mod}.{target[2]}" in files:
+                mod = f"{mod}.{target[2]}"
+            rel = files.get(mod)
+            if rel is not None and mod not in self._summaries and rel not in pack and rel not in rels:
+                rels.append(rel)
+        self._ahead.expect(rels)
 
     def loaded(self) -> Iterable[ModuleSummary]:
         return (m for m in self._summaries.values() if m is not None)
@@ -87,6 +174,23 @@ class ModuleStore:
                 self._adopt(summary)
             else:
                 todo.append(rel)
+        for rel, summary in self._parse(todo, jobs, progress):
+            self._adopt(summary if summary is not None else pickle.loads(self._pack[rel][3]))
+        self.save()
+
+    def refresh(self, jobs: int | None = None, progress: Progress | None = None) -> list[tuple]:
+        """Bring the pack up to date with every file (the changed ones parsed in parallel) without
+        loading any summary; the ``module_stats`` of every module, in file order."""
+        pack = self._load_pack()
+        todo = [rel for rel in self.files.values() if not self._fresh(pack.get(rel), rel)]
+        for _rel, _summary in self._parse(todo, jobs, progress):
+            pass
+        self.save()
+        return [pack[rel][4] for rel in self.files.values() if rel in pack]
+
+    def _parse(self, todo: list[str], jobs: int | None, progress: Progress | None):
+        """Parse ``todo`` into the pack; yields (file, its summary, or None where only the pack
+        entry came back from a worker process)."""
         total = len(todo)
         if progress:
             progress(0, total)
@@ -94,24 +198,21 @@ class ModuleStore:
             return
         jobs = jobs or min(os.cpu_count() or 1, 8)
         if jobs <= 1 or total < PARALLEL_FROM:
-            results = ((rel, summarize_file(self.root, rel, self.cache)) for rel in todo)
-            for i, (rel, (key, summary)) in enumerate(results, 1):
-                self._remember(rel, key, summary)
-                self._adopt(summary)
+            for i, rel in enumerate(todo, 1):
+                summary, entry = summarize_file(self.root, rel, self.cache)
+                self._remember(rel, entry)
+                yield rel, summary
                 if progress:
                     progress(i, total)
         else:
             args = [(str(self.root), rel, self.cache.enabled) for rel in todo]
             with process_pool(jobs) as pool:
                 done = pool.map(summarize_in_worker, args, chunksize=16)
-                for i, (rel, (key, summary), write_failure) in enumerate(done, 1):
-                    if write_failure:
-                        report_write_failure(write_failure)
-                    self._remember(rel, key, summary)
-                    self._adopt(summary)
+                for i, (rel, entry, write_failure) in enumerate(done, 1):
+                    self._keep_parsed(rel, (entry, write_failure))
+                    yield rel, None
                     if progress:
                         progress(i, total)
-        self.save()
 
     def save(self) -> None:
         """Write the per-tree pack (warm start for the next process)."""
@@ -127,26 +228,22 @@ class ModuleStore:
 
     def _from_pack(self, rel: str) -> ModuleSummary | None:
         entry = self._load_pack().get(rel)
-        if entry is None:
-            return None
-        size, mtime, _key, blob = entry
-        try:
-            st = os.stat(self.root / rel)
-        except OSError:
-            return None  # gone since the walk: reading it will report why
-        if st.st_size == size and st.st_mtime_ns == mtime:
-            return pickle.loads(blob)
-        return None
+        return pickle.loads(entry[3]) if self._fresh(entry, rel) else None
 
-    def _remember(self, rel: str, key: str, summary: ModuleSummary) -> None:
-        pack = self._load_pack()
+    def _fresh(self, entry, rel: str) -> bool:
+        """A pack entry whose file has the size and mtime it was read with."""
+        if entry is None:
+            return False
         try:
             st = os.stat(self.root / rel)
         except OSError:
-            return  # gone since it was read: nothing to key a pack entry on, and it was parsed
+            return False  # gone since the walk: reading it will report why
+        return st.st_size == entry[0] and st.st_mtime_ns == entry[1]
+
+    def _remember(self, rel: str, entry: tuple) -> None:
         # Each module is kept as its own pickle inside the pack: a lazy map unpickles only the
         # modules it reaches, not the whole package an earlier `index` stored.
-        pack[rel] = (st.st_size, st.st_mtime_ns, key, pickle.dumps(summary, pickle.HIGHEST_PROTOCOL))
+        self._load_pack()[rel] = entry
         self._pack_dirty = True
 
     def _adopt(self, summary: ModuleSummary) -> None:

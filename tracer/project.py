@@ -65,6 +65,11 @@ class Project:
     def save(self) -> None:
         self.store.save()
 
+    def parsing_ahead(self):
+        """A block in which the modules that parsed ones import are parsed in a second process
+        (a cold lazy walk's speed-up; answers are the same without it)."""
+        return self.store.parsing_ahead()
+
     # -- text scans (SourceTexts)
     def file_bytes(self, module: str) -> bytes:
         return self.texts.file_bytes(module)

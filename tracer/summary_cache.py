@@ -18,7 +18,7 @@ from spectrace.atomic import atomic_write
 from spectrace.source import cache_dir
 from spectrace.tracer.index import ModuleSummary, summarize_source
 
-SUMMARY_FORMAT = 9  # bump when the summary layout changes: old cache entries are ignored
+SUMMARY_FORMAT = 10  # bump when the summary layout changes: old cache entries are ignored
 
 # What an unreadable entry raises: absent or unreadable file (OSError), truncated (EOFError),
 # corrupt (UnpicklingError), written by an older layout of the classes (AttributeError).
@@ -64,18 +64,19 @@ class SummaryCache:
     def _obj_path(self, key: str) -> Path:
         return self.root / "objects" / key[:2] / f"{key}.pkl"
 
-    def get(self, key: str) -> ModuleSummary | None:
+    def get_blob(self, key: str) -> bytes | None:
+        """The pickled summary of a content key (unpickling it is the caller's: a bad one is a miss)."""
         if not self.enabled:
             return None
         try:
             with open(self._obj_path(key), "rb") as fh:
-                return pickle.load(fh)
-        except _UNREADABLE:
+                return fh.read()
+        except OSError:
             return None  # a miss: the file is parsed again and its entry rewritten
 
-    def put(self, key: str, summary: ModuleSummary) -> None:
+    def put_blob(self, key: str, blob: bytes) -> None:
         if self.enabled:
-            self.write(self._obj_path(key), pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL))
+            self.write(self._obj_path(key), blob)
 
     def pack_path(self, tree_root: Path) -> Path:
         key = hashlib.blake2b(str(tree_root.resolve()).encode(), digest_size=10).hexdigest()
@@ -113,22 +114,39 @@ class SummaryCache:
                 report_write_failure(str(exc))
 
 
-def summarize_file(root: Path, relpath: str, cache: SummaryCache | None = None) -> tuple[str, ModuleSummary]:
-    """(content key, summary) of one file, from the cache when its content was seen before."""
-    data = (root / relpath).read_bytes()
+def module_stats(summary: ModuleSummary) -> tuple:
+    """What ``spectrace index`` reports of a module, kept beside its pickle so that a warm index
+    need not unpickle it: (classes, functions, call sites, parse error or None)."""
+    return (len(summary.classes), len(summary.functions),
+            sum(len(f.calls) for f in summary.functions.values()), summary.error)
+
+
+def summarize_file(root: Path, relpath: str, cache: SummaryCache | None = None) -> tuple[ModuleSummary, tuple]:
+    """A file's summary and its pack entry, (size, mtime_ns, content key, pickled summary,
+    ``module_stats``), from the cache when its content was seen before."""
+    path = root / relpath
+    st = os.stat(path)  # before reading: a file changed meanwhile is read again next time
+    data = path.read_bytes()
     key = content_key(data)
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None and hit.path == relpath:
-            return key, hit
-    summary = summarize_source(data, relpath)
-    if cache is not None:
-        cache.put(key, summary)
-    return key, summary
+    blob = cache.get_blob(key) if cache is not None else None
+    summary = None
+    if blob is not None:
+        try:
+            summary = pickle.loads(blob)
+        except _UNREADABLE:
+            summary = None
+    if summary is None or summary.path != relpath:
+        summary = summarize_source(data, relpath)
+        blob = pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
+        if cache is not None:
+            cache.put_blob(key, blob)
+    return summary, (st.st_size, st.st_mtime_ns, key, blob, module_stats(summary))
 
 
-def summarize_in_worker(args: tuple[str, str, bool]) -> tuple[str, tuple[str, ModuleSummary], str | None]:
-    """``summarize_file`` in a pool process; returns the cache's write failure for the parent to report."""
+def summarize_in_worker(args: tuple[str, str, bool]) -> tuple[str, tuple, str | None]:
+    """``summarize_file`` in a pool process: the pack entry alone comes back (the summary travels
+    pickled once), with the cache's write failure for the parent to report."""
     root, relpath, enabled = args
     cache = SummaryCache(enabled, report_failures=False)
-    return relpath, summarize_file(Path(root), relpath, cache), cache.write_failure
+    _summary, entry = summarize_file(Path(root), relpath, cache)
+    return relpath, entry, cache.write_failure

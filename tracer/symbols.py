@@ -182,7 +182,9 @@ class SymbolTable:
         self._subclasses[class_qn] = []  # cycle guard
         name = class_qn.rsplit(".", 1)[-1]
         out = set()
-        for mod in self.texts.base_name_index().get(name, []):
+        modules = self.texts.base_name_index().get(name, [])
+        self.store.expect(modules)
+        for mod in modules:
             summary = self.store.module(mod)
             for qn in (summary.classes if summary else ()):
                 full = f"{summary.module}.{qn}"
@@ -195,7 +197,9 @@ class SymbolTable:
     # -- searches by name
     def find_classes(self, name: str) -> list[str]:
         found = []
-        for mod in sorted(self.texts.class_name_index().get(name, [])):
+        modules = sorted(self.texts.class_name_index().get(name, []))
+        self.store.expect(modules)
+        for mod in modules:
             summary = self.store.module(mod)
             if summary is None:
                 continue

@@ -1,0 +1,97 @@
+"""Parsing ahead: a second process summarises the modules a lazy walk is about to ask for.
+
+A cold ``map`` spends most of its time parsing the modules its roots reach, one at a time, on one
+core. Before the calls of a function are resolved, the modules its calls name through imports are
+known; they are handed to one worker process, which takes them from the end of the list while the
+walk resolves the calls from the start, so the two meet in the middle. A module the walk asks for
+before the worker has started on it is parsed by the walk itself. What the walk asks for does not
+depend on the worker (it only fills a waiting room), so neither do the answers.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+
+from spectrace.tracer.summary_cache import SummaryCache, summarize_file
+
+# (pack entry, write failure or None): the entry is ``summarize_file``'s
+Parsed = tuple
+
+
+
+def parse_for_pack(args: tuple[str, str, bool]) -> Parsed:
+    """In the worker: one file's summary, pickled as the pack keeps it (the parent stores the bytes)."""
+    root, rel, enabled = args
+    cache = SummaryCache(enabled, report_failures=False)
+    _summary, entry = summarize_file(Path(root), rel, cache)
+    return entry, cache.write_failure
+
+
+class ParseAhead:
+    """One file at a time goes to the worker (a file sent is no longer the walk's to parse), the
+    next as soon as the last is done (a callback in the pool's thread, hence the lock)."""
+
+    def __init__(self, root: Path, cache_enabled: bool):
+        self.root = root
+        self.cache_enabled = cache_enabled
+        self._pool: ProcessPoolExecutor | None = None
+        self._stack: list[str] = []  # wanted soon, not sent yet: the last pushed goes first
+        self._sent: dict[str, Future] = {}
+        self._busy = False
+        self._lock = threading.RLock()  # a job done already runs its callback in the sender
+
+    def expect(self, rels) -> None:
+        """Files the walk will ask for, in the order it will (the worker starts from the last)."""
+        with self._lock:
+            for rel in rels:
+                if rel not in self._sent:
+                    if rel in self._stack:
+                        self._stack.remove(rel)
+                    self._stack.append(rel)
+            self._send_next()
+
+    def take(self, rel: str) -> Parsed | None:
+        """The worker's result for ``rel``, waiting if it was sent; None when it was not sent (it is
+        withdrawn: the asker parses it now) or the worker failed on it."""
+        with self._lock:
+            job = self._sent.pop(rel, None)
+            if job is None:
+                if rel in self._stack:
+                    self._stack.remove(rel)
+                return None
+        try:
+            return job.result()
+        except Exception:  # noqa: BLE001 (the asker parses it again and reports what is wrong)
+            return None
+
+    def _send_next(self) -> None:
+        """With the lock held: send the top of the stack if the worker is idle."""
+        if self._busy or not self._stack:
+            return
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=1)
+        rel = self._stack.pop()
+        self._busy = True
+        job = self._pool.submit(parse_for_pack, (str(self.root), rel, self.cache_enabled))
+        self._sent[rel] = job
+        job.add_done_callback(self._done)
+
+    def _done(self, _job: Future) -> None:
+        with self._lock:
+            self._busy = False
+            if self._pool is not None:
+                self._send_next()
+
+    def close(self) -> list[tuple[str, Parsed]]:
+        """Stop: return what the worker finished and was not asked for (it is good for the pack)."""
+        with self._lock:
+            self._stack.clear()
+            pool, self._pool = self._pool, None
+            sent, self._sent = self._sent, {}
+        done = [(rel, job.result()) for rel, job in sent.items()
+                if job.done() and not job.cancelled() and job.exception() is None]
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        return done
