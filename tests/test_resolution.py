@@ -135,7 +135,8 @@ def test_tuple_unpacking_and_zip():
 
 def test_assigned_type_preferred_to_base_annotation():
     proj = project("concrete.py")
-    assert edges(proj, "concrete.Holder.run") == {("Holder.run", "FastWorker.step", "attr-type")}
+    assert edges(proj, "concrete.Holder.run") == {("Holder.run", "FastWorker.step", "attr-type"),
+                                                  ("Holder.run", "Holder.draft", "property")}
     assert proj.attr_types("concrete.Holder", "worker") == {("inst", "concrete.FastWorker")}
     assert proj.attr_types("concrete.Holder", "draft") == {("inst", "concrete.FastWorker")}
 
@@ -269,11 +270,12 @@ def test_partial_objects_call_their_function_through_keyword_dicts():
 
 def test_property_returning_an_attribute_takes_the_receivers_assigned_types():
     proj = project("factories.py")
-    assert edges(proj, "factories.FastSpec.forward") == {("FastSpec.forward", "FastDraft.draft", "attr-type")}
+    assert edges(proj, "factories.FastSpec.forward") == {("FastSpec.forward", "FastDraft.draft", "attr-type"),
+                                                         ("FastSpec.forward", "SpecBase.draft_worker", "property")}
     # nothing assigned on the receiver: the property's annotation, expanded
     assert edges(proj, "factories.PlainSpec.forward") == {
         ("PlainSpec.forward", "Draft.draft", "cha"), ("PlainSpec.forward", "FastDraft.draft", "cha"),
-        ("PlainSpec.forward", "SlowDraft.draft", "cha"),
+        ("PlainSpec.forward", "SlowDraft.draft", "cha"), ("PlainSpec.forward", "SpecBase.draft_worker", "property"),
     }
 
 
@@ -292,3 +294,17 @@ def test_self_cls_and_super_in_a_base_method_reach_the_subclasses():
         ("Mixin.save", "?inherited.Mixin.save@35:8", "unresolved")}
     # a subclass's own self call stays exact when nothing below it overrides
     assert edges(proj, "inherited.Square.check") == set()
+
+
+def test_property_reads_and_writes_run_the_getter_and_the_setter():
+    proj = project("properties.py")
+    assert edges(proj, "properties.main") == {
+        ("main", "Account.__init__", "constructor"), ("main", "Account.plain", "attr-type"),
+        ("main", "Account.balance", "property")}
+    g = call_graph(proj, ["properties.main"], depth=1)
+    assert g.edges["properties.main", "properties.Account.balance"]["sites"] == [31, 32]
+    # the setter's body is the property's too, and the getter stays a property
+    assert edges(proj, "properties.Account.balance") == {
+        ("Account.balance", "compute", "import"), ("Account.balance", "audit", "import")}
+    assert proj.func("properties.Account.balance").kind == "property"
+

@@ -23,6 +23,8 @@
   decorator received is the original;
 * a variable holding ``lambda ...: g(...)`` called is a call of ``g`` (resolution ``lambda``); the
   lambda's own calls are also the defining function's, where it is written;
+* reading or writing ``x.p`` (``x`` a name) where ``x``'s class defines property ``p`` runs its getter
+  or setter, one node for both (resolution ``property``);
 * ``for x in obj`` and ``with obj`` call ``__iter__``/``__next__`` and ``__enter__``/``__exit__``
   (their async forms likewise) of obj's classes when the tree defines them (resolution ``protocol``,
   ``protocol_calls``); nothing is recorded when it does not.
@@ -83,7 +85,29 @@ class CallResolver:
                 call.text = ir_text(callee) + "(<decorated>)"
                 call.resolution = "decorator" if len(call.targets) == 1 else call.resolution
             out.append(call)
-        return out + self.protocol_calls(mod.module, f)
+        return out + self.protocol_calls(mod.module, f) + self.property_calls(mod.module, f)
+
+    def property_calls(self, module: str, f: FuncInfo) -> list[ResolvedCall]:
+        """``x.p`` read or written, where ``x``'s class defines property ``p``: its getter or setter
+        runs (both are the property's node); once per name, attribute and direction."""
+        out = []
+        for (name, attr, store), (line, col) in f.uses.items():
+            targets: list[str] = []
+            via: dict = {}
+            for t in sorted(self.types.expr_types_in(module, f, ("n", name)), key=repr):
+                if t[0] not in INSTANCE:
+                    continue
+                found = self.symbols.lookup_method(t[1], attr)
+                info = self.symbols.func(found) if found else None
+                if info is not None and info.kind == "property":
+                    targets.append(found)
+                    via.setdefault(found, set()).add(t[1])
+            if targets:
+                text = f"{name}.{attr}" + (" = ..." if store else "")
+                targets = list(dict.fromkeys(targets))
+                out.append(ResolvedCall(line, col, text, targets, "property",
+                                        via={t: sorted(v) for t, v in via.items()}))
+        return out
 
     def protocol_calls(self, module: str, f: FuncInfo) -> list[ResolvedCall]:
         """``for``/``with`` over objects whose classes define the protocol's methods in the tree."""

@@ -169,6 +169,9 @@ class FuncInfo:
     protocols: list = field(default_factory=list)  # [(line, col, "iter"|"aiter"|"with"|"awith", value IR)]
     deco_sites: set = field(default_factory=set)  # (line, col) of `@factory(...)` applications
     npos: int = -1  # how many leading params take positional arguments (the rest are keyword-only)
+    # `name.attr` read or written other than as a call's callee (a property's getter or setter runs):
+    # (name, attr, written) -> (line, col) of its first use
+    uses: dict = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -228,6 +231,7 @@ class _Extractor(ast.NodeVisitor):
         self.func_stack: list[FuncInfo] = []
         self.hidden = 0  # inside a class body nested in a function: no scope records its calls
         self.lambda_params: list[set] = []  # parameter names of the lambdas being visited
+        self.callee = None  # the callee expression of the call being visited
         # Calls made by module-level code (class bodies and decorators included).
         self.module_func = FuncInfo(qualname=MODULE_FUNC, name=MODULE_FUNC, line=1, end=1, cls=None,
                                     params=[], returns=None, decorators=[])
@@ -385,6 +389,14 @@ class _Extractor(ast.NodeVisitor):
             npos=len(args.posonlyargs) + len(args.args),
         )
         self._decorators(node, qn)  # decorators are calls made at definition time
+        getter = self._property_of(node, cls)
+        if getter is not None:  # `@x.setter def x(...)`: one node with the getter, the two bodies' facts merged
+            self.func_stack.append(info)
+            for stmt in node.body:
+                self.visit(stmt)
+            self.func_stack.pop()
+            _merge_accessor(getter, info)
+            return
         if cls is not None:
             cls.methods[node.name] = qn
         if parent is not None:
@@ -394,6 +406,17 @@ class _Extractor(ast.NodeVisitor):
         for stmt in node.body:
             self.visit(stmt)
         self.func_stack.pop()
+
+    def _property_of(self, node, cls: ClassInfo | None) -> FuncInfo | None:
+        """The getter a ``@<name>.setter`` (or ``.deleter``) definition belongs to, if indexed."""
+        if cls is None or node.name not in cls.methods:
+            return None
+        for d in node.decorator_list:
+            if (type(d) is ast.Attribute and d.attr in ("setter", "deleter") and type(d.value) is ast.Name
+                    and d.value.id == node.name):
+                getter = self.s.functions.get(cls.methods[node.name])
+                return getter if getter is not None and getter.kind == "property" else None
+        return None
 
     visit_FunctionDef = _function
     visit_AsyncFunctionDef = _function
@@ -427,6 +450,7 @@ class _Extractor(ast.NodeVisitor):
         args = (tuple(expr_ir(a) for a in node.args),
                 tuple((k.arg, expr_ir(k.value)) if k.arg else ("**", expr_ir(k.value)) for k in node.keywords))
         self.add_call(node, expr_ir(node.func), tuple(k.arg for k in node.keywords if k.arg), args)
+        self.callee = node.func  # `x.m()` calls m: no property use (the walk meets func first)
         self.generic_visit(node)
 
     def visit_Raise(self, node: ast.Raise):
@@ -503,8 +527,11 @@ class _Extractor(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute):
         if self.func_stack:
             f = self.func_stack[-1]
-            book = f.writes if type(node.ctx) is ast.Store else f.reads
+            store = type(node.ctx) is ast.Store
+            book = f.writes if store else f.reads
             book.setdefault(node.attr, []).append(node.lineno)
+            if type(node.value) is ast.Name and node is not self.callee:
+                f.uses.setdefault((node.value.id, node.attr, store), (node.lineno, node.col_offset))
         self.generic_visit(node)
 
     def visit_Lambda(self, node):
@@ -512,6 +539,25 @@ class _Extractor(ast.NodeVisitor):
         self.lambda_params.append({x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x})
         self.generic_visit(node)
         self.lambda_params.pop()
+
+
+def _merge_accessor(getter: FuncInfo, accessor: FuncInfo) -> None:
+    """A property's setter or deleter runs on attribute writes: its calls and facts are the property's."""
+    getter.calls += accessor.calls
+    getter.args.update(accessor.args)
+    getter.assigns += accessor.assigns
+    getter.protocols += accessor.protocols
+    getter.deco_sites |= accessor.deco_sites
+    getter.nested += [n for n in accessor.nested if n not in getter.nested]
+    getter.params += [p for p in accessor.params if p not in getter.params]
+    for name, target in accessor.imports.items():
+        getter.imports.setdefault(name, target)
+    for mine, theirs in ((getter.reads, accessor.reads), (getter.writes, accessor.writes)):
+        for attr, lines in theirs.items():
+            mine.setdefault(attr, []).extend(lines)
+    for key, site in accessor.uses.items():
+        getter.uses.setdefault(key, site)
+    getter.end = max(getter.end, accessor.end)
 
 
 def summarize_source(source: bytes, relpath: str) -> ModuleSummary:
