@@ -68,6 +68,7 @@ class CallResolver:
     def __init__(self, types: TypeInference):
         self.types = types
         self.symbols = types.symbols
+        self._refined: TypeInference | None = None  # made when a receiver first needs it
 
     def calls(self, func_qn: str, cha: bool = True) -> list[ResolvedCall]:
         """Every call site in ``func_qn``, in source order, resolved (not cached: each is asked once)."""
@@ -155,7 +156,7 @@ class CallResolver:
         if callee[0] == "a":
             types = set()
             meth = callee[2]
-            for base in self.types.expr_types_in(module, f, callee[1]):
+            for base in self._receiver_types(module, f, callee[1], meth, cha):
                 if base[0] in CONTAINERS:
                     owner = next((c for c in CONTAINER_TYPES[base[0]] if hasattr(c, meth)), None)
                     if owner is not None:
@@ -209,6 +210,16 @@ class CallResolver:
         if callee[0] == "n" and callee[1] in BUILTINS:
             return ResolvedCall(line, col, text, [f"builtins.{callee[1]}"], "external", external=True)
         return ResolvedCall(line, col, text, [], "unresolved")
+
+    def _receiver_types(self, module: str, f: FuncInfo, receiver, meth: str, cha: bool) -> set:
+        """The receiver's types; where an annotation-only class would be expanded to overrides,
+        first what the callers pass in its place (``TypeInference.refined_param``)."""
+        types = self.types.expr_types_in(module, f, receiver)
+        if cha and any(t[0] == "decl" and self._overrides(t[1], meth, {}) for t in types):
+            if self._refined is None:
+                self._refined = TypeInference(self.symbols, refine=True)
+            types = self._refined.expr_types_in(module, f, receiver) or types
+        return types
 
     def _through_parameter(self, module: str, f: FuncInfo, callee, hops: int = 0) -> bool:
         """The callee, or its receiver's root name, is a parameter typed by its arguments."""

@@ -10,7 +10,8 @@
 * a property that returns ``self.x`` is the receiver class's ``x`` (its annotation where that is unknown);
 * a field of a class without ``__init__`` (dataclass, NamedTuple) annotated vaguely (``object``,
   ``Any``) is typed by what its constructor's callers pass;
-* ``partial(f, ...)`` is called like ``f``; ``**d`` binds the string keys of a local dict ``d``.
+* ``partial(f, ...)`` is called like ``f``; ``**d`` binds the string keys of a local dict ``d``
+  (a display, ``dict(key=...)`` or ``d["key"] = ...``).
 
 * where both are known, the concrete types of assigned values win over annotations (an
   attribute annotated with a base class and assigned a subclass is that subclass);
@@ -29,10 +30,17 @@ set of every type its subject can hold. Internal tags, never returned by ``Proje
 Parameters without a usable annotation (none, ``Any``, ``Callable``...) are typed by the arguments
 their callers pass (context-insensitive: every caller's arguments together). The callers are the
 call sites, in the modules whose text names the function (its class for ``__init__``, the outermost
-enclosing function for nested ones), that resolve to it; beyond ``MAX_CALLER_MODULES`` such modules
+enclosing function for nested ones), that resolve to it, and for ``__init__`` also the calls of a
+local name assigned the result of a factory that returns the class (``cls = create(); cls(...)``);
+beyond ``MAX_CALLER_MODULES`` such modules
 the parameter stays untyped, which keeps the search cheap. Arguments bind by position (after
 ``self``/``cls`` where the call binds them) and by keyword; extra positional arguments make
 ``*args`` a sequence, extra keywords make ``**kwargs`` a dict; starred arguments bind nothing.
+
+A parameter annotated with a class is that class or any subclass (class-hierarchy expansion). Where
+a call would be expanded that way, its receiver is typed again with ``refine`` on: such a parameter
+is then what its callers pass, when every call site passes a known instance of that class (or of a
+subclass); one unknown site keeps the annotation.
 """
 
 from __future__ import annotations
@@ -56,6 +64,11 @@ HIDDEN = CONTAINERS + ("lambda",)  # internal tags Project never answers
 VAGUE_ANNOTATIONS = {"Callable", "Any", "object", "Awaitable", "Coroutine"}
 MAX_CALLER_MODULES = 32  # a parameter whose function's name is in more modules than this stays untyped
 EMPTY = frozenset()
+
+
+def _last_name(ir) -> str | None:
+    """``f`` of ``f`` or ``x.f``."""
+    return ir[1] if ir[0] == "n" else (ir[2] if ir[0] == "a" else None)
 
 
 def seq_of(elems) -> set:
@@ -82,9 +95,12 @@ UNKNOWN_KEY = UNKNOWN  # `{**other}` in a dict display: no key expression
 
 
 class TypeInference:
-    def __init__(self, symbols: SymbolTable):
+    def __init__(self, symbols: SymbolTable, refine: bool = False):
         self.symbols = symbols
         self.store = symbols.store
+        # A parameter annotated with a class takes the concrete classes its callers pass, when every
+        # call site is known to pass one (``refined_params``); costlier, so asked only where it matters.
+        self.refine = refine
         self._attr: dict = {}  # (class_qn, attr) -> types
         self._returns: dict = {}  # func_qn -> types
         self._names: dict = {}  # (module, func qualname, name) -> types of a name in that function
@@ -496,6 +512,8 @@ class TypeInference:
             for pname, pann in scope.params:
                 if pname.lstrip("*") == name:
                     declared = self.annotation_types(module, pann, scope) if pann is not None else set()
+                    if declared and self.refine:
+                        return self.refined_param(f"{module}.{scope.qualname}", pname, declared, depth + 1)
                     if declared or not self._vague(pann):
                         return declared
                     return self.param_types(f"{module}.{scope.qualname}", pname, depth + 1)
@@ -584,15 +602,66 @@ class TypeInference:
         out.discard(("none",))
         return out
 
+    def refined_param(self, func_qn: str, param: str, declared: set, depth: int) -> set:
+        """``declared`` with its annotation-only classes replaced by the instances every caller
+        passes, when each call site passes instances of those classes (or subclasses); else as is."""
+        decls = {t[1] for t in declared if t[0] == "decl"}
+        passed = self._passed_per_site(func_qn, param, depth) if decls else None
+        if not passed:
+            return declared
+        out = {t for t in declared if t[0] != "decl"}
+        for types in passed:
+            types = types - {("none",)}
+            if not types or any(t[0] != "inst" or not decls & set(self.symbols.mro(t[1])) for t in types):
+                return declared
+            out |= types
+        return out
+
+    def _passed_per_site(self, func_qn: str, param: str, depth: int) -> list[set] | None:
+        """The types each call site of ``func_qn`` passes to named parameter ``param``; None when a
+        site's value is unknown (a starred argument, an unknown ``**`` dict, the default left)."""
+        f = self.symbols.func(func_qn)
+        if f is None:
+            return None
+        names = [p for p, _a in f.params]
+        npos = f.npos if f.npos >= 0 else len([p for p in names if not p.startswith("*")])
+        positional = names[:npos]
+        out = []
+        for module, caller, pos, kws, offset in self.call_sites(func_qn, depth):
+            irs = []
+            for i, a in enumerate(pos):
+                if a[0] == "*":
+                    return None
+                if i + offset < len(positional) and positional[i + offset] == param:
+                    irs.append(a)
+            for key, a in kws:
+                if key == "**":
+                    entries = self._dict_entries(caller, a[1]) if a[0] == "n" else []
+                    if not entries:
+                        return None
+                    irs += [v for k, v in entries if k == param]
+                elif key == param:
+                    irs.append(a)
+            if not irs:
+                return None
+            out.append(set().union(*(self.expr_types_in(module, caller, a, depth + 1) for a in irs)))
+        return out
+
     @staticmethod
     def _dict_entries(f: FuncInfo | None, name: str) -> list:
-        """(key, value IR) of local dict ``name``: string keys of its displays and of `name["key"] = v`."""
+        """(key, value IR) of local dict ``name``: string keys of its displays, of ``dict(key=v)`` and
+        of `name["key"] = v`."""
         out = []
-        for target, value, _annot, _line in (f.assigns if f is not None else ()):
+        for target, value, _annot, line in (f.assigns if f is not None else ()):
             if target[0] == "s" and target[1] == ("n", name) and target[2][0][0] == "k":
                 out.append((target[2][0][1], value))
             elif target == ("n", name) and value[0] == "d":
                 out += [(k[1], v) for k, v in zip(value[1], value[2]) if k[0] == "k" and type(k[1]) is str]
+            elif target == ("n", name) and value[0] == "c" and value[1] == ("n", "dict"):
+                for cline, col, callee, _kw in f.calls:  # the call's arguments are kept by its position
+                    if cline == line and callee == ("n", "dict") and (cline, col) in f.args:
+                        out += [(k, v) for k, v in f.args[(cline, col)][1] if k != "**"]
+                        break
         return out
 
     def call_sites(self, func_qn: str, depth: int = 0) -> list:
@@ -617,8 +686,41 @@ class TypeInference:
             offset = self._binds(m, caller, callee, func_qn, f, depth)
             if offset is not None:
                 found.append((m, caller, args[0], args[1], offset))
+        if f.name == "__init__" and f.cls:  # classes handed out by factories, called where they land
+            for factory in self._factories(f"{mod.module}.{f.cls}", word, depth):
+                for m, caller, callee, args in self._calls_of_results(factory):
+                    offset = self._binds(m, caller, callee, func_qn, f, depth)
+                    if offset is not None:
+                        found.append((m, caller, args[0], args[1], offset))
         self._sites[func_qn] = found
         return found
+
+    def _factories(self, class_qn: str, word: str, depth: int) -> list[str]:
+        """Names of the functions that return the class ``class_qn`` itself (``return EAGLEWorker``),
+        found in the modules that name it."""
+        modules = self.symbols.texts.mentions(word)
+        out: list[str] = []
+        for m in (modules if len(modules) <= MAX_CALLER_MODULES else ()):
+            summary = self.store.module(m)
+            for g in (summary.functions.values() if summary else ()):
+                if g.name not in out and any(_last_name(r) == word for r in g.return_exprs) and \
+                        ("cls", class_qn) in self.return_types(f"{m}.{g.qualname}", depth + 1):
+                    out.append(g.name)
+        return out
+
+    def _calls_of_results(self, factory: str):
+        """(module, caller, callee IR, (positional, keyword) IRs) of the calls with arguments of a
+        local name assigned a call of ``factory`` (``cls = make_cls(...); cls(...)``)."""
+        modules = self.symbols.texts.mentions(factory)
+        for m in (modules if len(modules) <= MAX_CALLER_MODULES else ()):
+            summary = self.store.module(m)
+            for caller in (summary.functions.values() if summary else ()):
+                made = {t[1] for t, v, _a, _l in caller.assigns
+                        if t[0] == "n" and v[0] == "c" and _last_name(v[1]) == factory}
+                for line, col, callee, _kw in (caller.calls if made else ()):
+                    args = caller.args.get((line, col))
+                    if args is not None and callee[0] == "n" and callee[1] in made:
+                        yield m, caller, callee, args
 
     def _calls_with_args(self, word: str):
         """(module, caller, callee IR, the callee's last name, (positional, keyword) IRs) of every

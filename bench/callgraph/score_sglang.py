@@ -4,8 +4,8 @@
 The key lists, per root, every call site in the root's body with the SGLang function(s) it can
 reach (``edges``), and what is not scored (``not_in_key``: calls into torch / the stdlib / other
 packages, constructors of classes without an ``__init__`` in source, nested functions, property
-reads).  An edge spectrace draws to a property getter or to such a class is neutral: neither
-true nor false.  Edges to unresolved call sites (``?...``) are counted apart.
+reads).  An edge spectrace draws to a property getter (one the key lists, or a ``property`` edge:
+a read spectrace found) or to such a class is neutral: neither true nor false.  Edges to unresolved call sites (``?...``) are counted apart.
 
     python bench/callgraph/score_sglang.py --version 0.5.9 --version 0.5.23 --json /tmp/sglang-score.json
 """
@@ -40,9 +40,12 @@ def score_version(version: str, spectrace: str) -> dict:
         return {"version": version, "status": f"crash (exit {proc.returncode})", "detail": proc.stderr.strip()[-300:]}
     graph = json.loads(proc.stdout)
     found_by_root: dict[str, set[str]] = {q: set() for q in roots.values()}
+    property_reads: dict[str, set[str]] = {q: set() for q in roots.values()}  # not in the key: neutral
     for e in graph["edges"]:
         if e["source"] in found_by_root:
             found_by_root[e["source"]].add(e["target"])
+            if e.get("resolution") == "property":
+                property_reads[e["source"]].add(e["target"])
     result = {"version": version, "status": "ok", "roots": {}}
     for alias, qual in roots.items():
         entry = key["roots"][alias]
@@ -53,8 +56,8 @@ def score_version(version: str, spectrace: str) -> dict:
                            or "dataclass" in x["why"]}
         found = found_by_root[qual]
         unresolved = {t for t in found if t.startswith("?")}
-        neutral = {t for t in found - unresolved
-                   if t in neutral_props or t.rsplit(".", 1)[-1] in neutral_classes
+        neutral = {t for t in found - unresolved - expected
+                   if t in neutral_props or t in property_reads[qual] or t.rsplit(".", 1)[-1] in neutral_classes
                    or (t.endswith(".__init__") and t.rsplit(".", 2)[-2] in neutral_classes)}
         scored = found - unresolved - neutral
         tp = scored & expected
