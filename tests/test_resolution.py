@@ -317,3 +317,11 @@ def test_an_annotated_parameter_is_what_every_caller_passes():
     assert edges(proj, "refined.any_worker") == {
         ("any_worker", "Worker.step", "cha"), ("any_worker", "Fast.step", "cha"), ("any_worker", "Slow.step", "cha")}
     assert proj.param_types("refined.Spec.__init__", "target") == {("inst", "refined.Fast")}
+
+
+def test_a_literal_index_picks_one_item_of_a_list_or_tuple():
+    proj = project("indexed.py")
+    assert edges(proj, "indexed.first") == {("first", "a", "import")}
+    assert edges(proj, "indexed.last") == {("last", "c", "import")}
+    assert edges(proj, "indexed.literal") == {("literal", "b", "import")}
+    assert edges(proj, "indexed.reordered") == {("reordered", "a", "polymorphic"), ("reordered", "b", "polymorphic")}

@@ -28,7 +28,8 @@ from spectrace.source import module_name
 # ("a", base, attr)           attribute
 # ("c", func, kwnames)        call (keyword argument names kept for constructor field flow)
 # ("s", base, (items...))     subscript (annotations: Optional[X], Type[X], Union[...])
-# ("k", value)                constant (None, str: string annotations)
+# ("k", value)                constant (None, int, str: string annotations; other values as None)
+# ("kb", value)               True or False
 # ("|", left, right)          X | Y in annotations
 # ("t", (items...))           tuple
 # ("l", (items...))           list or set display
@@ -86,7 +87,12 @@ def _expr_ir(node: ast.AST | None, depth: int = 0):
         return ("s", expr_ir(node.value, depth + 1), tuple(expr_ir(i, depth + 1) for i in items))
     if t is ast.Constant:
         v = node.value
-        return ("k", v if v is None or isinstance(v, (str, bool, int)) else None)
+        if type(v) is bool:  # a tag of its own: ("k", True) == ("k", 1), and equal IRs are shared
+            return ("kb", v)
+        return ("k", v if v is None or isinstance(v, (str, int)) else None)
+    if t is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant \
+            and type(node.operand.value) is int:  # a negative index
+        return ("k", -node.operand.value)
     if t is ast.BinOp and type(node.op) is ast.BitOr:
         return ("|", expr_ir(node.left, depth + 1), expr_ir(node.right, depth + 1))
     if t is ast.Tuple:
@@ -125,7 +131,7 @@ def ir_text(ir) -> str:
         return f"{ir_text(ir[1])}(...)"
     if tag == "s":
         return f"{ir_text(ir[1])}[{', '.join(ir_text(i) for i in ir[2])}]"
-    if tag == "k":
+    if tag in ("k", "kb"):
         return repr(ir[1])
     if tag == "|":
         return f"{ir_text(ir[1])} | {ir_text(ir[2])}"

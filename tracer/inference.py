@@ -89,6 +89,9 @@ def prefer_concrete(types: set) -> set:
     if any(t[0] == "inst" for t in types):
         return {t for t in types if t[0] != "decl"}
     return types
+# List methods that move items to other positions, and those that add items at the end.
+REORDERS = frozenset({"insert", "pop", "remove", "sort", "reverse", "clear", "__setitem__", "__delitem__"})
+GROWS = frozenset({"append", "extend", "__iadd__"})
 MAX_DEPTH = 48  # semantic hops (attribute and return lookups); cycles are caught by _memo
 _IN_PROGRESS = object()
 UNKNOWN_KEY = UNKNOWN  # `{**other}` in a dict display: no key expression
@@ -414,6 +417,10 @@ class TypeInference:
         if tag == "s":
             out = set()
             index = ir[2][0] if len(ir[2]) == 1 else None
+            if index is not None and index[0] == "k" and type(index[1]) is int:
+                picked = self._literal_item(module, f, ir[1], index[1])
+                if picked is not None:  # `[f, g][0]`, `HANDLERS[0]`: that item alone
+                    return set().union(*(types(i) for i in picked))
             for t in types(ir[1]):
                 if t[0] == "cls":  # Generic[...] alias of a class: the class itself
                     out.add(t)
@@ -440,6 +447,32 @@ class TypeInference:
         if name == "next":
             return first
         return seq_of(first)
+
+    def _literal_item(self, module: str, f: FuncInfo | None, ir, i: int) -> list | None:
+        """The ``i``-th item of a list or tuple display, written there or held by a name every value
+        of which is one and on which no method that reorders it (nor, for a negative ``i``, one that
+        grows it) is called in its scope (a local's function, a global's module); else None."""
+        if ir[0] in ("l", "t"):
+            values, scopes = [ir], []
+        elif ir[0] == "n" and f is not None and self._local_assigns(f, ir[1]):
+            values, scopes = [v for v, _a in self._local_assigns(f, ir[1])], [f]
+        elif ir[0] == "n":
+            t = self.symbols.resolve_symbol(module, ir[1])
+            if t is None or t[0] != "global":
+                return None
+            values, scopes = [self.store.module(t[1]).globals[t[2]]], list(self.store.module(t[1]).functions.values())
+        else:
+            return None
+        changes = REORDERS | (GROWS if i < 0 else frozenset())
+        for scope in scopes:
+            if any(c[0] == "a" and c[1] == ir and c[2] in changes for _l, _c, c, _k in scope.calls):
+                return None
+        picked = []
+        for v in values:
+            if v[0] not in ("l", "t") or not -len(v[1]) <= i < len(v[1]) or any(x[0] == "*" for x in v[1]):
+                return None
+            picked.append(v[1][i])
+        return picked
 
     def elements(self, types: set, depth: int = 0) -> set:
         """What iterating over a value of ``types`` yields (``__iter__``/``__next__`` for classes)."""
