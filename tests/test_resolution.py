@@ -226,7 +226,7 @@ def test_lambdas_call_what_their_body_calls():
     assert edges(proj, "lambdas.Holder.fire") == {("Holder.fire", "g", "lambda")}
     g = call_graph(proj, ["lambdas.direct"], depth=1)  # written and called in one function: one edge
     assert set(g.edges) == {("lambdas.direct", "lambdas.g")} and g.edges["lambdas.direct", "lambdas.g"]["sites"] == [13, 14]
-    assert edges(proj, "lambdas.apply") == {("apply", "h", "argument")}
+    assert edges(proj, "lambdas.apply") == {("apply", "h", "lambda")}  # passed by `passed`
     # a lambda's own parameter is not the module's function of that name
     assert {(u, v) for u, v, _r in edges(proj, "lambdas.own_param")} == {("own_param", "?lambdas.own_param@19:4")}
 

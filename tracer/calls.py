@@ -21,8 +21,9 @@
   flow into the decorator's parameter (to every function the decorator decorates: the flow is
   context-insensitive). A call through a parameter is never rerouted to a wrapper, since what the
   decorator received is the original;
-* a variable holding ``lambda ...: g(...)`` called is a call of ``g`` (resolution ``lambda``); the
-  lambda's own calls are also the defining function's, where it is written;
+* a variable, attribute or parameter holding ``lambda ...: g(...)`` called is a call of ``g``
+  (resolution ``lambda``, whenever every value called is a lambda); the lambda's own calls are also
+  the defining function's, where it is written;
 * reading or writing ``x.p`` (``x`` a name) where ``x``'s class defines property ``p`` runs its getter
   or setter, one node for both (resolution ``property``);
 * ``for x in obj`` and ``with obj`` call ``__iter__``/``__next__`` and ``__enter__``/``__exit__``
@@ -177,14 +178,13 @@ class CallResolver:
         else:
             types = self.types.expr_types_in(module, f, callee)
         targets = []
-        constructor = decorated = through_lambda = False
+        constructor = decorated = False
+        # a call of a lambda reaches what its body calls: said so (`lambda`), even where the lambda
+        # came through a parameter, since those calls are also the lambda's defining function's
+        through_lambda = bool(types) and all(t[0] == "lambda" for t in types)
         argument = self._through_parameter(module, f, callee)
         for t in sorted(types, key=repr):
-            if t[0] == "lambda":
-                through_lambda = True
-                inner = t[1]
-            else:
-                inner = (t,)
+            inner = t[1] if t[0] == "lambda" else (t,)
             for t in sorted(inner, key=repr):
                 if t[0] == "func":
                     wrappers = None if argument else self.types.decorated(t[1])
@@ -200,9 +200,10 @@ class CallResolver:
         targets = list(dict.fromkeys(exact + expanded))
         if targets:
             how = "cha" if len(targets) > len(exact) else self._how(callee, f, targets, constructor)
-            if len(targets) == 1 and how != "cha":
-                how = ("argument" if argument else "decorator" if decorated else "lambda" if through_lambda
-                       else how)
+            if through_lambda:
+                how = "lambda"
+            elif len(targets) == 1 and how != "cha":
+                how = "argument" if argument else "decorator" if decorated else how
             return ResolvedCall(line, col, text, targets, how,
                                 via={t: sorted(via[t]) for t in targets if t in via})
         if external:

@@ -23,8 +23,8 @@ An edge's ``resolution`` says how its call was resolved:
 * ``decorator``   a call of a function whose decorator returns a wrapper it defines reaches the
   wrapper (the wrapper reaches the originals through ``argument``); also ``@factory(...)`` applying
   what the factory returns, from the decorated definition's scope;
-* ``lambda``      a call of a variable or attribute holding ``lambda ...: g(...)`` reaches ``g`` (the
-  lambda's calls are also edges of the function that writes it, where it is written);
+* ``lambda``      a call of a variable, attribute or parameter holding ``lambda ...: g(...)`` reaches
+  ``g`` (the lambda's calls are also edges of the function that writes it, where it is written);
 * ``property``    reading or writing ``x.p`` runs property ``p``'s getter or setter (one node for both);
 * ``protocol``    ``for x in obj`` / ``with obj`` reach ``__iter__``/``__next__`` /
   ``__enter__``/``__exit__`` (and the async forms) of obj's classes, when the tree defines them;
