@@ -93,7 +93,10 @@ class CallResolver:
         """``x.p`` read or written, where ``x``'s class defines property ``p``: its getter or setter
         runs (both are the property's node); once per name, attribute and direction."""
         out = []
+        names = self.symbols.texts.property_names() if f.uses else frozenset()
         for (name, attr, store), (line, col) in f.uses.items():
+            if attr not in names:
+                continue
             targets: list[str] = []
             via: dict = {}
             for t in sorted(self.types.expr_types_in(module, f, ("n", name)), key=repr):
@@ -216,9 +219,10 @@ class CallResolver:
         """The receiver's types; where an annotation-only class would be expanded to overrides,
         first what the callers pass in its place (``TypeInference.refined_param``)."""
         types = self.types.expr_types_in(module, f, receiver)
-        if cha and any(t[0] == "decl" and self._overrides(t[1], meth, {}) for t in types):
+        if cha and any(t[0] == "decl" and t[1] in self.types.param_decls and self._overrides(t[1], meth, {})
+                       for t in types):
             if self._refined is None:
-                self._refined = TypeInference(self.symbols, refine=True)
+                self._refined = TypeInference(self.symbols, refining=self.types)
             types = self._refined.expr_types_in(module, f, receiver) or types
         return types
 

@@ -38,7 +38,7 @@ the parameter stays untyped, which keeps the search cheap. Arguments bind by pos
 ``*args`` a sequence, extra keywords make ``**kwargs`` a dict; starred arguments bind nothing.
 
 A parameter annotated with a class is that class or any subclass (class-hierarchy expansion). Where
-a call would be expanded that way, its receiver is typed again with ``refine`` on: such a parameter
+a call would be expanded that way, its receiver is typed again by a refining inference: such a parameter
 is then what its callers pass, when every call site passes a known instance of that class (or of a
 subclass); one unknown site keeps the annotation.
 """
@@ -98,17 +98,21 @@ UNKNOWN_KEY = UNKNOWN  # `{**other}` in a dict display: no key expression
 
 
 class TypeInference:
-    def __init__(self, symbols: SymbolTable, refine: bool = False):
+    def __init__(self, symbols: SymbolTable, refining: TypeInference | None = None):
         self.symbols = symbols
         self.store = symbols.store
-        # A parameter annotated with a class takes the concrete classes its callers pass, when every
-        # call site is known to pass one (``refined_params``); costlier, so asked only where it matters.
-        self.refine = refine
+        # With ``refining`` (the plain inference), a parameter annotated with a class takes the
+        # concrete classes its callers pass, when every call site is known to pass one
+        # (``refined_param``, which asks the plain inference for the sites and the arguments'
+        # types); costlier, so asked only where it matters.
+        self.plain = refining
         self._attr: dict = {}  # (class_qn, attr) -> types
         self._returns: dict = {}  # func_qn -> types
         self._names: dict = {}  # (module, func qualname, name) -> types of a name in that function
-        self._locals: dict = {}  # id(FuncInfo) -> name -> [(value_ir, annotation_ir)]
+        # id(FuncInfo) -> name -> [(value_ir, annotation_ir)]: structure alone, shared
+        self._locals: dict = refining._locals if refining is not None else {}
         self._params: dict = {}  # (func_qn, param) -> types of the arguments passed to it
+        self.param_decls: set = set()  # classes some parameter's annotation names (worth refining)
         self._sites: dict = {}  # func_qn -> the call sites that reach it, with their arguments
         self._decorated: dict = {}  # func_qn -> what its decorators turn it into
         # Shared by the three memoised queries above, which recurse into one another.
@@ -545,7 +549,8 @@ class TypeInference:
             for pname, pann in scope.params:
                 if pname.lstrip("*") == name:
                     declared = self.annotation_types(module, pann, scope) if pann is not None else set()
-                    if declared and self.refine:
+                    self.param_decls.update(t[1] for t in declared if t[0] == "decl")
+                    if declared and self.plain is not None:
                         return self.refined_param(f"{module}.{scope.qualname}", pname, declared, depth + 1)
                     if declared or not self._vague(pann):
                         return declared
@@ -660,7 +665,8 @@ class TypeInference:
         npos = f.npos if f.npos >= 0 else len([p for p in names if not p.startswith("*")])
         positional = names[:npos]
         out = []
-        for module, caller, pos, kws, offset in self.call_sites(func_qn, depth):
+        plain = self.plain or self
+        for module, caller, pos, kws, offset in plain.call_sites(func_qn, depth):
             irs = []
             for i, a in enumerate(pos):
                 if a[0] == "*":
@@ -677,7 +683,7 @@ class TypeInference:
                     irs.append(a)
             if not irs:
                 return None
-            out.append(set().union(*(self.expr_types_in(module, caller, a, depth + 1) for a in irs)))
+            out.append(set().union(*(plain.expr_types_in(module, caller, a, depth + 1) for a in irs)))
         return out
 
     @staticmethod

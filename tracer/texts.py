@@ -20,6 +20,9 @@ from spectrace.tracer.modules import ModuleStore
 # re.M makes the regex engine try every position, 14 times slower over a whole tree).
 CLASS_STMT = re.compile(rb"class[ \t]+(\w+)[ \t]*(\(([^)]*)\))?")
 IDENT = re.compile(rb"[A-Za-z_]\w*")
+# `@property` / `@functools.cached_property` (further decorators allowed) and the def it applies to
+PROPERTY_DEF = re.compile(rb"@(?:\w+\.)?(?:property|cached_property)\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*"
+                          rb"[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 
 
 def class_statements(data: bytes):
@@ -40,6 +43,7 @@ class SourceTexts:
         self._class_index: dict[str, list[str]] | None = None
         self._base_index: dict[str, list[str]] | None = None
         self._mentions: dict[str, list[str]] = {}
+        self._properties: frozenset[str] | None = None
 
     def file_bytes(self, module: str) -> bytes:
         """A module's source, read once per process and shared by every text scan."""
@@ -111,6 +115,21 @@ class SourceTexts:
 
             self._base_index = self.cached_scan("base-index", scan)
         return self._base_index
+
+    def property_names(self) -> frozenset[str]:
+        """The names defined under ``@property`` or ``@cached_property`` anywhere in the tree (a
+        filter: only reads of these attributes can run a getter)."""
+        if self._properties is None:
+
+            def scan():
+                found: set = set()
+                for data in self._all().values():
+                    if b"property" in data:
+                        found.update(m.decode() for m in PROPERTY_DEF.findall(data))
+                return sorted(found)
+
+            self._properties = frozenset(self.cached_scan("property-names", scan))
+        return self._properties
 
     def mentions(self, word: str) -> list[str]:
         """Modules whose text holds ``word`` as a whole identifier (callers of a function by its name)."""
