@@ -120,6 +120,17 @@ def _expr_ir(node: ast.AST | None, depth: int = 0):
     return UNKNOWN
 
 
+def annotation_ir(node: ast.AST):
+    """An annotation's IR; a string annotation (``"ForwardBatch"``) is parsed here, once per file
+    content, rather than each time a query reads it (a string that is no expression stays one)."""
+    if type(node) is ast.Constant and type(node.value) is str:
+        try:
+            return expr_ir(ast.parse(node.value, mode="eval").body)
+        except (SyntaxError, ValueError):
+            pass
+    return expr_ir(node)
+
+
 def ir_text(ir) -> str:
     """Source-like text of an IR expression, for labels and unresolved edges."""
     tag = ir[0]
@@ -333,7 +344,7 @@ class _Extractor(ast.NodeVisitor):
         self._decorators(node, info.qualname)
         for stmt in node.body:
             if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name:
-                info.annotations[stmt.target.id] = expr_ir(stmt.annotation)
+                info.annotations[stmt.target.id] = annotation_ir(stmt.annotation)
                 info.field_order.append(stmt.target.id)
                 if stmt.value is not None:
                     info.assigns[stmt.target.id] = expr_ir(stmt.value)
@@ -377,7 +388,7 @@ class _Extractor(ast.NodeVisitor):
         args = node.args
         params = []
         for a in args.posonlyargs + args.args + args.kwonlyargs:
-            params.append((a.arg, expr_ir(a.annotation) if a.annotation is not None else None))
+            params.append((a.arg, annotation_ir(a.annotation) if a.annotation is not None else None))
         if args.vararg:
             params.append(("*" + args.vararg.arg, None))
         if args.kwarg:
@@ -389,7 +400,7 @@ class _Extractor(ast.NodeVisitor):
             end=node.end_lineno or node.lineno,
             cls=cls.qualname if cls is not None else None,
             params=params,
-            returns=expr_ir(node.returns) if node.returns is not None else None,
+            returns=annotation_ir(node.returns) if node.returns is not None else None,
             decorators=[expr_ir(d) for d in node.decorator_list],
             parent=parent.qualname if parent is not None else None,
             npos=len(args.posonlyargs) + len(args.args),
@@ -513,7 +524,7 @@ class _Extractor(ast.NodeVisitor):
     def visit_AnnAssign(self, node: ast.AnnAssign):
         if self.func_stack or not self.class_stack:
             self._record_assign(node.target, expr_ir(node.value) if node.value else UNKNOWN,
-                                expr_ir(node.annotation), node.lineno)
+                                annotation_ir(node.annotation), node.lineno)
         self.generic_visit(node)
 
     def visit_With(self, node):

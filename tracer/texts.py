@@ -61,9 +61,10 @@ class SourceTexts:
         """A digest of every file's path, size and mtime: changes whenever any file does."""
         if self._fingerprint is None:
             h = hashlib.blake2b(digest_size=12)
+            root = str(self.root)
             for rel in sorted(self.store.files.values()):
                 try:
-                    st = os.stat(self.root / rel)
+                    st = os.stat(f"{root}/{rel}")
                 except OSError:
                     continue  # gone since the walk: its absence is what the digest should say
                 h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
