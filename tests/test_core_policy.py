@@ -1,0 +1,180 @@
+"""The 0.5.17 and 0.5.23 dynamic-disable core's policy code, run on the CPU: the module the core adds
+(its source, patches/dynamic-disable/src/<version>/, which the patches are generated from) imports
+no torch and no SGLang at module level, so its measured rule and its start-up refusals run as they
+would in the server, on a simulated clock."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+import types
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "patches/dynamic-disable/src"
+
+
+@pytest.fixture(params=["0.5.17", "0.5.23"])
+def core(request):
+    path = SRC / request.param / "speculative/dynamic_disable.py"
+    spec = importlib.util.spec_from_file_location(f"core_{request.param.replace('.', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Server:
+    """Decode steps of a simulated server: each step's wall time by mode and batch size, and the
+    accepted drafts that a verify step reports back (as the result processor does)."""
+
+    def __init__(self, core, accept, spec_ms, plain_ms, bound=None, reduce_max=None):
+        self.now = 0.0
+        self.accept, self.spec_ms, self.plain_ms = accept, spec_ms, plain_ms
+        self.controller = core.SpecDisableController(bound, reduce_max, clock=lambda: self.now)
+
+    def step(self, bs, needs_verify=False):
+        speculate = self.controller.decide(bs, needs_verify)
+        if speculate:
+            self.controller.observe([self.accept - 1] * bs)
+        self.now += (self.spec_ms(bs) if speculate else self.plain_ms(bs)) / 1e3
+        return speculate
+
+    def run(self, sizes):
+        return "".join("S" if self.step(bs) else "p" for bs in sizes)
+
+
+def spec_ms(bs):  # verify over num_draft_tokens x bs tokens: its relative cost grows with the batch
+    return 7.0 + 0.4 * bs
+
+
+def plain_ms(bs):
+    return 4.8 + 0.05 * bs
+
+
+def test_drafts_that_are_never_accepted_are_measured_once_then_plain_decoding_runs(core):
+    server = Server(core, accept=1.0, spec_ms=spec_ms, plain_ms=plain_ms)
+    steps = server.run([1] * 600)
+    # one probe of each mode (8 steps), then plain, and speculation measured again after 512 steps
+    assert steps[:16] == "S" * 8 + "p" * 8
+    assert steps[16:512] == "p" * 496 and "S" * 8 in steps[512:]
+    c = server.controller
+    assert c.accept == 1.0 and c.verdict == {1: False}
+    assert c.cost(True, 1) == pytest.approx(0.0074) and c.cost(False, 1) == pytest.approx(0.00485)
+    # a larger batch never probes speculation: a smaller one already loses
+    assert set(server.run([64] * 300)) == {"p"}
+
+
+def test_accepted_drafts_speculate_where_they_pay_and_stop_where_the_batch_is_too_large(core):
+    server = Server(core, accept=4.0, spec_ms=spec_ms, plain_ms=plain_ms)
+    assert server.run([1] * 40).endswith("S" * 20)
+    # bs 4: the plain time of bs 1 bounds the gain (4 x 4.85 / 8.6 > 1.25): no plain probe there
+    assert set(server.run([4] * 40)) == {"S"}
+    assert server.controller.cost(False, 4) is None
+    # bs 128: 4 x 11.2 ms < 58.2 ms, plain decoding wins once both are measured
+    assert server.run([128] * 60).endswith("p" * 30)
+    assert server.controller.verdict[128] is False and server.controller.verdict[1] is True
+
+
+def test_a_verdict_that_holds_is_measured_again_less_often(core):
+    server = Server(core, accept=1.0, spec_ms=spec_ms, plain_ms=plain_ms)
+    steps = server.run([1] * 4000)
+    probes = [i for i in range(1, len(steps)) if steps[i] == "S" and steps[i - 1] == "p"]
+    gaps = [b - a for a, b in zip(probes, probes[1:])]
+    assert len(gaps) == 2 and gaps[1] > 1.9 * gaps[0]  # 512 steps, then 1024, then 2048
+    assert steps.count("S") < 40  # 8 steps per measurement, a handful of measurements
+
+
+def test_step_times_skip_prefills_idle_gaps_and_mode_changes(core):
+    server = Server(core, accept=1.0, spec_ms=spec_ms, plain_ms=plain_ms)
+    c = server.controller
+    server.run([1] * 16)
+    samples = c.local[(False, 1)][1]
+    c.history.clear()  # what a prefill does (SpecDisableRuntime.on_prefill)
+    server.run([1] * 3)
+    assert c.local[(False, 1)][1] == samples  # three decisions after a prefill: none timed yet
+    server.run([1])
+    assert c.local[(False, 1)][1] == samples + 1
+    server.now += 5.0  # an idle server: this gap is no step time
+    server.run([1])
+    assert c.local[(False, 1)][1] == samples + 1
+    server.run([1, 2])
+    assert c.local[(False, 1)][1] == samples + 2  # a changed batch size ends the run of samples
+    server.run([2] * 3)
+    assert c.local[(False, 1)][1] == samples + 2 and c.cost(False, 1) == pytest.approx(0.00485)
+
+
+def test_the_bound_turns_speculation_off_but_not_for_steps_that_need_verify(core):
+    server = Server(core, accept=4.0, spec_ms=spec_ms, plain_ms=plain_ms, bound=8)
+    assert server.run([4] * 20).endswith("S" * 4)
+    assert set(server.run([16] * 20)) == {"p"}
+    assert server.step(16, needs_verify=True) is True  # logprobs, grammars, hidden states
+    off = Server(core, accept=4.0, spec_ms=spec_ms, plain_ms=plain_ms, bound=0)
+    assert set(off.run([1] * 50)) == {"p"}
+
+
+def test_tp_ranks_with_different_step_times_decide_alike(core):
+    """Two ranks time their steps differently (one is slower, and noisy); the rule reads only the
+    maximum over ranks, exchanged every SYNC decisions through reduce_max (an all-reduce in the
+    server), so both take the same decision at every step."""
+    barrier, deposits = threading.Barrier(2), [None, None]
+
+    def reduce_max(rank):
+        def exchange(values):
+            deposits[rank] = list(values)
+            barrier.wait()
+            result = [max(a, b) for a, b in zip(*deposits)]
+            barrier.wait()
+            return result
+        return exchange
+
+    sizes = [1] * 300 + [16] * 300 + [128] * 300 + [64] * 300
+    decisions = [None, None]
+
+    def rank(r):
+        jitter = iter([1.0, 1.3, 0.9, 1.1] * 1000)
+        server = Server(core, accept=2.5, reduce_max=reduce_max(r),
+                        spec_ms=lambda bs: spec_ms(bs) * (1.0 if r == 0 else 1.1 * next(jitter)),
+                        plain_ms=lambda bs: plain_ms(bs) * (1.0 if r == 0 else 1.05 * next(jitter)))
+        decisions[r] = server.run(sizes)
+
+    threads = [threading.Thread(target=rank, args=(r,)) for r in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert decisions[0] == decisions[1]
+    assert "S" * 100 in decisions[0][:300] and decisions[0].endswith("p" * 100)
+
+
+def test_an_empty_verify_report_changes_nothing(core):
+    c = core.SpecDisableController()
+    c.observe([])
+    assert c.accept is None
+    c.observe([3, 1])
+    assert c.accept == 3.0
+
+
+def server_args(**overrides):
+    fields = dict(
+        speculative_algorithm="EAGLE3", speculative_eagle_topk=1, enable_multi_layer_eagle=False,
+        speculative_adaptive=False, speculative_use_rejection_sampling=False, enable_dp_attention=False,
+        pp_size=1, enable_two_batch_overlap=False, enable_pdmux=False, disaggregation_mode="null",
+        speculative_disable_above_bs=None,
+    )
+    fields.update(overrides)
+    return types.SimpleNamespace(**fields)
+
+
+@pytest.mark.parametrize("overrides, reason", [
+    ({}, None),
+    ({"speculative_disable_above_bs": 0}, None),
+    ({"speculative_algorithm": "NGRAM"}, "speculative algorithm NGRAM (EAGLE and EAGLE3 only)"),
+    ({"speculative_eagle_topk": 4}, "--speculative-eagle-topk > 1"),
+    ({"speculative_adaptive": True}, "--speculative-adaptive (this replaces its steps-0 tier)"),
+    ({"enable_dp_attention": True}, "DP attention"),
+    ({"pp_size": 2}, "pipeline parallelism"),
+    ({"disaggregation_mode": "decode"}, "PD disaggregation"),
+])
+def test_server_start_refuses_what_the_core_does_not_support(core, overrides, reason):
+    assert core.unsupported_reason(server_args(**overrides)) == reason
