@@ -542,3 +542,18 @@ def test_the_weight_edit_makes_the_target_repeat_and_the_draft_agree():
     f = drafts.vocabulary_pairing(vocab, 0)
     assert torch.equal(f[f], torch.arange(vocab)) and bool((f != torch.arange(vocab)).all())
     assert torch.equal(target.lm_head.weight, e[f])
+
+
+def test_the_accept_length_counts_verify_steps_only():
+    """Plain steps of a dynamic-disable server add completion tokens but no verify step: the accept
+    length comes from the correct drafts where SGLang reports them, else from the completion tokens."""
+    from spectrace.bench.worker import _count
+
+    def out(ids, **meta):
+        return {"output_ids": list(range(ids)), "meta_info": meta}
+
+    # 32 verify steps with 2 correct drafts each (accept 3), and 32 tokens of plain steps
+    mixed = [out(128, completion_tokens=128, spec_verify_ct=32, spec_num_correct_drafts=64)]
+    assert _count(mixed) == (128, 3.0)
+    assert _count([out(128, completion_tokens=128, spec_verify_ct=32)]) == (128, 4.0)  # older releases
+    assert _count([out(16, completion_tokens=16)]) == (16, None)  # no speculation

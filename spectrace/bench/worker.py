@@ -17,12 +17,20 @@ from spectrace.bench.prompts import prompts_for
 WARM_AFTER_FLUSH_TOKENS = 32
 
 
-def _count(outs: list[dict]) -> tuple[int, int, int]:
-    """(output ids, completion tokens, verify steps) over a run's outputs."""
+def _count(outs: list[dict]) -> tuple[int, float | None]:
+    """(output ids, accept length) over a run's outputs. The accept length is tokens per verify step,
+    bonus included: from the correct drafts where SGLang reports them, since completion tokens over
+    verify steps also counts the tokens of steps that did not speculate (dynamic disable)."""
+    meta = [o.get("meta_info") or {} for o in outs]
     toks = sum(len(o.get("output_ids") or []) for o in outs)
-    ver = sum((o.get("meta_info") or {}).get("spec_verify_ct", 0) or 0 for o in outs)
-    ct = sum((o.get("meta_info") or {}).get("completion_tokens", 0) or 0 for o in outs)
-    return toks, ct, ver
+    ver = sum(m.get("spec_verify_ct", 0) or 0 for m in meta)
+    if not ver:
+        return toks, None
+    if all("spec_num_correct_drafts" in m for m in meta if m.get("spec_verify_ct")):
+        accepted = ver + sum(m.get("spec_num_correct_drafts", 0) for m in meta)
+    else:
+        accepted = sum(m.get("completion_tokens", 0) or 0 for m in meta)
+    return toks, round(accepted / ver, 3)
 
 
 def _timed(driver, c: int, spec: dict, sampling: dict, vocab: int, seed: int) -> tuple[list[dict], float]:
@@ -74,10 +82,10 @@ def run_worker(spec: dict) -> dict:
                 pool_after_run = driver.pool(flush=False)
                 gauges = driver.gauges()
                 pool_after = driver.pool(flush=True)
-                toks, ct, ver = _count(outs)
+                toks, accept_len = _count(outs)
                 run = {"concurrency": c, "requests": len(outs), "output_tokens": toks, "wall_s": round(wall, 3),
                        "tok_per_s": round(toks / wall, 1) if wall else None,
-                       "accept_len": round(ct / ver, 3) if ver else None,
+                       "accept_len": accept_len,
                        "pool_before": pool_before, "pool_after_run": pool_after_run, "pool_after": pool_after}
                 if gauges:
                     run["gauges"] = gauges
