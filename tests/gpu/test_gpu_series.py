@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from spectrace.source import read_version
+
 torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
@@ -58,18 +60,32 @@ def run_bench(tree: Path, out: Path, toml: str, timeout: float = 560) -> tuple[i
     return proc.returncode, data
 
 
+# The patched engine's switch between a load where speculation wins and one where it loses.
+# 0.5.9/0.5.12: the load rule alone (static rule, accept rule off), dummy drafts: C=64 above
+# --speculative-disable-above-bs (24), C=1 and C=4 below the enable threshold (16); attention still
+# shapes the greedy outputs, so equal outputs mean equal KV.
+# The core (0.5.17+): its measured rule, with drafts always accepted: speculation wins at C=1 and
+# C=4 and loses at C=128 on an H200 (docs/results.md).
+SWITCHING = {
+    "series": ("1,64,4", "dummy", "--speculative-disable-load-rule static --speculative-disable-below-accept-len 0"),
+    "core": ("1,128,4", "accepted", ""),
+}
+
+
 @pytest.fixture(scope="module")
 def switching(sglang_tree, out_root):
-    """A baseline engine and a patched one that switches by load alone (static rule, accept rule
-    off): C=64 above --speculative-disable-above-bs (24), C=1 and C=4 below the enable threshold
-    (16). Dummy drafts: attention still shapes the greedy outputs, so equal outputs mean equal KV."""
+    """A baseline engine and a patched one, both in raise mode, over loads that make the patched
+    one switch off and on again (SWITCHING)."""
     if not (sglang_tree / "sglang" / "srt" / "speculative" / "dynamic_disable.py").exists():
         pytest.skip(f"{sglang_tree} is not patched: spectrace patch apply --sglang {sglang_tree}")
+    version = read_version(sglang_tree)
+    concurrency, drafts, rule = SWITCHING["series" if version in ("0.5.9", "0.5.12") else "core"]
     toml = f"""
 [defaults]
 args = "--max-running-requests 128 --cuda-graph-max-bs 128"
 dummy_model = "8b"
-concurrency = "1,64,4"
+drafts = "{drafts}"
+concurrency = "{concurrency}"
 seq_reps = 2
 plot = false
 reference = "baseline"
@@ -83,37 +99,37 @@ args = ""
 [[config]]
 name = "patched"
 shims = "raise"
-args = "{SPEC} --speculative-dynamic-disable --speculative-disable-load-rule static --speculative-disable-below-accept-len 0"
+args = "{SPEC} --speculative-dynamic-disable {rule}"
 """
     rc, data = run_bench(sglang_tree, out_root / "switching", toml)
-    return rc, {r["name"]: r for r in data.get("results", [])}
+    return rc, {r["name"]: r for r in data.get("results", [])}, [int(c) for c in concurrency.split(",")]
 
 
 def test_the_patched_engine_runs_without_violations_in_raise_mode(switching):
-    rc, results = switching
+    rc, results, _ = switching
     assert rc == 0, [(r["name"], r.get("error"), r.get("log")) for r in results.values()]
     for r in results.values():
         assert r["shim_total"]["violations"] == 0 and r["shim_total"]["checks"] > 0, r["shim_total"]
 
 
 def test_the_patched_engine_switches_both_ways_under_load(switching):
-    _, results = switching
+    _, results, _ = switching
     log = Path(results["patched"]["log"]).read_text(errors="replace")
     assert "[spec-dynamic-disable] speculation OFF at batch size" in log
     assert "[spec-dynamic-disable] speculation ON at batch size" in log
 
 
 def test_greedy_outputs_equal_the_baselines(switching):
-    _, results = switching
+    _, results, concurrency = switching
     base = {(r["concurrency"], r.get("rep", 0)): r["output_ids"] for r in results["baseline"]["runs"]}
     patched = {(r["concurrency"], r.get("rep", 0)): r["output_ids"] for r in results["patched"]["runs"]}
-    assert patched.keys() == base.keys() == {(1, 0), (64, 0), (4, 0)}
+    assert patched.keys() == base.keys() == {(c, 0) for c in concurrency}
     for key, outs in patched.items():
         assert outs == base[key], f"C={key[0]}: greedy outputs differ from the baseline's"
 
 
 def test_kv_pools_are_restored_after_every_run(switching):
-    _, results = switching
+    _, results, _ = switching
     for r in results.values():
         for run in r["runs"]:
             before, after = run["pool_before"], run["pool_after"]
@@ -144,4 +160,6 @@ env = {{ PYTHONPATH = "{FAULT_DIR}", NAIVE_DISABLE_ABOVE_BS = "8" }}
     (result,) = data["results"]  # the engine may die after the fault: the report is what counts
     assert "[fault] pid" in Path(result["log"]).read_text(errors="replace"), "the fault fixture did not load"
     checks = result.get("shim_checks") or {}
-    assert checks.get("SPEC2-NDI-SPECINFO", {}).get("violations", 0) > 0, result.get("shim_total")
+    # SPEC2-NDI-SPECINFO up to 0.5.12; SPEC2-NDI-SPECINFO-OVERLAP where 0.5.13+ relays the draft input
+    caught = {cid for cid, c in checks.items() if cid.startswith("SPEC2-NDI-SPECINFO") and c.get("violations", 0) > 0}
+    assert caught, result.get("shim_total")
