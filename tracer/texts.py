@@ -88,34 +88,35 @@ class SourceTexts:
     def class_name_index(self) -> dict[str, list[str]]:
         """Class name -> the modules that define a class of that name (at any nesting)."""
         if self._class_index is None:
-
-            def scan():
-                found: dict = {}
-                for mod, data in self._all().items():
-                    for name in sorted({name.decode() for name, _bases in class_statements(data)}):
-                        found.setdefault(name, []).append(mod)
-                return found
-
-            self._class_index = self.cached_scan("class-index", scan)
+            self._class_index, self._base_index = self._class_scans()
         return self._class_index
 
     def base_name_index(self) -> dict[str, list[str]]:
         """Name -> the modules where it appears in the bases of a class statement (subclass search)."""
         if self._base_index is None:
-
-            def scan():
-                found: dict = {}
-                for mod, data in self._all().items():
-                    names = set()
-                    for _name, bases in class_statements(data):
-                        if bases is not None:
-                            names.update(i.decode() for i in IDENT.findall(bases))
-                    for name in sorted(names):
-                        found.setdefault(name, []).append(mod)
-                return found
-
-            self._base_index = self.cached_scan("base-index", scan)
+            self._class_index, self._base_index = self._class_scans()
         return self._base_index
+
+    def _class_scans(self) -> tuple[dict, dict]:
+        """Both class-statement indexes, from one pass over the tree."""
+
+        def scan():
+            classes: dict = {}
+            bases: dict = {}
+            for mod, data in self._all().items():
+                defined, named = set(), set()
+                for name, written in class_statements(data):
+                    defined.add(name.decode())
+                    if written is not None:
+                        named.update(i.decode() for i in IDENT.findall(written))
+                for name in sorted(defined):
+                    classes.setdefault(name, []).append(mod)
+                for name in sorted(named):
+                    bases.setdefault(name, []).append(mod)
+            return [classes, bases]
+
+        classes, bases = self.cached_scan("class-statements", scan)
+        return classes, bases
 
     def property_names(self) -> frozenset[str]:
         """The names defined under ``@property`` or ``@cached_property`` anywhere in the tree (a
