@@ -44,8 +44,8 @@ class ModuleStore:
 
     @contextlib.contextmanager
     def parsing_ahead(self) -> Iterator[None]:
-        """For the length of the block, the in-tree imports of each parsed module are parsed ahead
-        in a worker process (``prefetch``); what it finished goes into the pack."""
+        """For the length of the block, the modules the walk is about to ask for are parsed ahead in
+        a worker process (``prefetch``); what it finished goes into the pack."""
         self._ahead = ParseAhead(self.root, self.cache.enabled)
         try:
             yield
@@ -88,7 +88,7 @@ class ModuleStore:
                 summary, entry = summarize_file(self.root, rel, self.cache)
                 self._remember(rel, entry)
             if self._ahead is not None:  # the modules of its classes' bases (MROs are asked for first)
-                self._ahead.expect(self._imported_files(summary, self._base_imports(summary)))
+                self._ahead.expect(self._imported_files(self._base_imports(summary)))
         self._adopt(summary)
         return summary
 
@@ -117,8 +117,8 @@ class ModuleStore:
                     out.append(summary.imports[b[1]])
         return out
 
-    def _imported_files(self, summary: ModuleSummary, targets) -> list[str]:
-        """The files of the in-tree modules of import ``targets``, not known yet."""
+    def _imported_files(self, targets) -> list[str]:
+        """The files of the in-tree modules that import ``targets`` bind, not loaded nor packed yet."""
         files, pack = self.files, self._load_pack()
         out = []
         for target in targets:
@@ -142,23 +142,14 @@ class ModuleStore:
         from, in call order, are about to be asked for."""
         if self._ahead is None:
             return
-        files, pack = self.files, self._load_pack()
-        rels = []
+        targets = []
         for _line, _col, callee, _kw in f.calls:
             while callee[0] in ("a", "c", "s"):
                 callee = callee[1]
-            if callee[0] != "n":
-                continue
-            target = f.imports.get(callee[1]) or summary.imports.get(callee[1])
-            if target is None:
-                continue
-            mod = target[1]
-            if target[0] == "from" and f"{mod}.{target[2]}" in files:
-                mod = f"{mod}.{target[2]}"
-            rel = files.get(mod)
-            if rel is not None and mod not in self._summaries and rel not in pack and rel not in rels:
-                rels.append(rel)
-        self._ahead.expect(rels)
+            target = (f.imports.get(callee[1]) or summary.imports.get(callee[1])) if callee[0] == "n" else None
+            if target is not None:
+                targets.append(target)
+        self._ahead.expect(self._imported_files(targets))
 
     def loaded(self) -> Iterable[ModuleSummary]:
         return (m for m in self._summaries.values() if m is not None)

@@ -1,11 +1,13 @@
 """Parsing ahead: a second process summarises the modules a lazy walk is about to ask for.
 
 A cold ``map`` spends most of its time parsing the modules its roots reach, one at a time, on one
-core. Before the calls of a function are resolved, the modules its calls name through imports are
-known; they are handed to one worker process, which takes them from the end of the list while the
-walk resolves the calls from the start, so the two meet in the middle. A module the walk asks for
-before the worker has started on it is parsed by the walk itself. What the walk asks for does not
-depend on the worker (it only fills a waiting room), so neither do the answers.
+core. Some of what it will ask for next is known a little ahead: before the calls of a function
+are resolved, the modules its calls' names are imported from; when a module is parsed, the
+modules its classes' bases come from; before a search by name, the modules it will open. Such a
+list goes to one worker process, which takes it from the end while the walk goes from the start,
+so the two meet in the middle. A module the walk asks for before the worker has started on it is
+parsed by the walk itself. What the walk asks for does not depend on the worker (it only fills a
+waiting room), so neither do the answers.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from spectrace.tracer.summary_cache import SummaryCache, summarize_file
 
 # (pack entry, write failure or None): the entry is ``summarize_file``'s
 Parsed = tuple
-
 
 
 def parse_for_pack(args: tuple[str, str, bool]) -> Parsed:
