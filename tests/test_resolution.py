@@ -325,3 +325,10 @@ def test_a_literal_index_picks_one_item_of_a_list_or_tuple():
     assert edges(proj, "indexed.last") == {("last", "c", "import")}
     assert edges(proj, "indexed.literal") == {("literal", "b", "import")}
     assert edges(proj, "indexed.reordered") == {("reordered", "a", "polymorphic"), ("reordered", "b", "polymorphic")}
+    assert edges(proj, "indexed.by_key") == {("by_key", "c", "import")}
+
+
+def test_keywords_handed_on_through_kwargs_reach_the_parameter():
+    proj = project("forwarded.py")
+    assert edges(proj, "forwarded.target") == {("target", "greet", "argument")}
+    assert proj.param_types("forwarded.target", "action") == {("func", "forwarded.greet")}

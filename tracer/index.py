@@ -79,6 +79,10 @@ def _expr_ir(node: ast.AST | None, depth: int = 0):
         if (node.args and type(node.args[0]) is not ast.Starred
                 and (f.id if type(f) is ast.Name else f.attr if type(f) is ast.Attribute else None) == "partial"):
             return ("pa", expr_ir(f, depth + 1), expr_ir(node.args[0], depth + 1))
+        if type(f) is ast.Name and f.id == "dict" and not node.args and all(k.arg for k in node.keywords):
+            # `dict(a=x, b=y)` is the display `{"a": x, "b": y}`
+            return ("d", tuple(("k", k.arg) for k in node.keywords),
+                    tuple(expr_ir(k.value, depth + 1) for k in node.keywords))
         kw = tuple(k.arg for k in node.keywords if k.arg)
         return ("c", expr_ir(node.func, depth + 1), kw)
     if t is ast.Subscript:

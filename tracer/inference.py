@@ -11,7 +11,7 @@
 * a field of a class without ``__init__`` (dataclass, NamedTuple) annotated vaguely (``object``,
   ``Any``) is typed by what its constructor's callers pass;
 * ``partial(f, ...)`` is called like ``f``; ``**d`` binds the string keys of a local dict ``d``
-  (a display, ``dict(key=...)`` or ``d["key"] = ...``).
+  (a display, ``dict(key=...)`` or ``d["key"] = ...``); ``dict(key=...)`` is a display.
 
 * where both are known, the concrete types of assigned values win over annotations (an
   attribute annotated with a base class and assigned a subclass is that subclass);
@@ -35,7 +35,8 @@ local name assigned the result of a factory that returns the class (``cls = crea
 beyond ``MAX_CALLER_MODULES`` such modules
 the parameter stays untyped, which keeps the search cheap. Arguments bind by position (after
 ``self``/``cls`` where the call binds them) and by keyword; extra positional arguments make
-``*args`` a sequence, extra keywords make ``**kwargs`` a dict; starred arguments bind nothing.
+``*args`` a sequence, extra keywords make ``**kwargs`` a dict; ``**kwargs`` handed on by a function
+that was given it binds what that function's callers pass; other starred arguments bind nothing.
 
 A parameter annotated with a class is that class or any subclass (class-hierarchy expansion). Where
 a call would be expanded that way, its receiver is typed again by a refining inference: such a parameter
@@ -629,6 +630,8 @@ class TypeInference:
                     for k, v in self._dict_entries(caller, a[1]):
                         if k == param:
                             out |= types(v)
+                    if caller is not None and ("**" + a[1]) in (p for p, _a in caller.params):
+                        out |= self._forwarded(module, caller, param, depth)
                 elif key == param and key in named:
                     out |= types(a)
                 elif key != "**" and key not in named and param.startswith("**"):
@@ -638,6 +641,19 @@ class TypeInference:
         if param.startswith("*"):
             return seq_of(extra_pos)
         out.discard(("none",))
+        return out
+
+    def _forwarded(self, module: str, caller: FuncInfo, param: str, depth: int) -> set:
+        """``f(**kwargs)`` in ``caller``, whose ``**kwargs`` it was given: what ``caller``'s own
+        callers pass as the keyword ``param`` (one it has no parameter of its own for)."""
+        own = {p for p, _a in caller.params if not p.startswith("*")}
+        out: set = set()
+        if param in own:
+            return out
+        for m, site, _pos, kws, _offset in self.call_sites(f"{module}.{caller.qualname}", depth + 1):
+            for key, a in kws:
+                if key == param:
+                    out |= self.expr_types_in(m, site, a, depth + 1)
         return out
 
     def refined_param(self, func_qn: str, param: str, declared: set, depth: int) -> set:
@@ -688,19 +704,14 @@ class TypeInference:
 
     @staticmethod
     def _dict_entries(f: FuncInfo | None, name: str) -> list:
-        """(key, value IR) of local dict ``name``: string keys of its displays, of ``dict(key=v)`` and
-        of `name["key"] = v`."""
+        """(key, value IR) of local dict ``name``: string keys of its displays (``dict(key=v)``
+        included) and of `name["key"] = v`."""
         out = []
-        for target, value, _annot, line in (f.assigns if f is not None else ()):
+        for target, value, _annot, _line in (f.assigns if f is not None else ()):
             if target[0] == "s" and target[1] == ("n", name) and target[2][0][0] == "k":
                 out.append((target[2][0][1], value))
             elif target == ("n", name) and value[0] == "d":
                 out += [(k[1], v) for k, v in zip(value[1], value[2]) if k[0] == "k" and type(k[1]) is str]
-            elif target == ("n", name) and value[0] == "c" and value[1] == ("n", "dict"):
-                for cline, col, callee, _kw in f.calls:  # the call's arguments are kept by its position
-                    if cline == line and callee == ("n", "dict") and (cline, col) in f.args:
-                        out += [(k, v) for k, v in f.args[(cline, col)][1] if k != "**"]
-                        break
         return out
 
     def call_sites(self, func_qn: str, depth: int = 0) -> list:

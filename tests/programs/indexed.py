@@ -1,4 +1,5 @@
-"""A literal index into a list or tuple display picks that item, unless the list is reordered."""
+"""A literal index into a list or tuple display picks that item, unless the list is reordered;
+``dict(key=value)`` is a dict display."""
 
 
 def a():
@@ -33,3 +34,8 @@ def reordered():
     fs = [a, b]
     fs.sort(key=id)
     fs[0]()
+
+
+def by_key():
+    table = dict(ls=c)
+    table["ls"]()
