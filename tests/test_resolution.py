@@ -332,3 +332,9 @@ def test_keywords_handed_on_through_kwargs_reach_the_parameter():
     proj = project("forwarded.py")
     assert edges(proj, "forwarded.target") == {("target", "greet", "argument")}
     assert proj.param_types("forwarded.target", "action") == {("func", "forwarded.greet")}
+
+
+def test_appended_and_extended_items_are_elements():
+    proj = project("added.py")
+    assert edges(proj, "added.Button.click") == {("Button.click", "save", "import")}
+    assert edges(proj, "added.local") == {("local", "log", "import")}

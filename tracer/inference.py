@@ -90,6 +90,8 @@ def prefer_concrete(types: set) -> set:
     if any(t[0] == "inst" for t in types):
         return {t for t in types if t[0] != "decl"}
     return types
+# Methods that put their last argument (``extend``: its elements) into a list, set or deque.
+ADDERS = frozenset({"append", "appendleft", "add", "insert", "extend"})
 # List methods that move items to other positions, and those that add items at the end.
 REORDERS = frozenset({"insert", "pop", "remove", "sort", "reverse", "clear", "__setitem__", "__delitem__"})
 GROWS = frozenset({"append", "extend", "__iadd__"})
@@ -112,6 +114,7 @@ class TypeInference:
         self._names: dict = {}  # (module, func qualname, name) -> types of a name in that function
         # id(FuncInfo) -> name -> [(value_ir, annotation_ir)]: structure alone, shared
         self._locals: dict = refining._locals if refining is not None else {}
+        self._adds: dict = refining._adds if refining is not None else {}  # id(FuncInfo) -> ``_additions``
         self._params: dict = {}  # (func_qn, param) -> types of the arguments passed to it
         self.param_decls: set = set()  # classes some parameter's annotation names (worth refining)
         self._sites: dict = {}  # func_qn -> the call sites that reach it, with their arguments
@@ -185,6 +188,7 @@ class TypeInference:
                 f = mod.functions.get(fqn)
                 if f is None:
                     continue
+                types |= self._added(mod.module, f, ("a", ("n", "self"), attr), depth)
                 for target, value, annot, _line in f.assigns:
                     if target[0] == "a" and target[1] == ("n", "self") and target[2] == attr:
                         if annot is not None:
@@ -563,6 +567,7 @@ class TypeInference:
                     if annot is not None:
                         out |= self.annotation_types(module, annot, scope)
                     out |= self.expr_types_in(module, scope, value, depth + 1)
+                out |= self._added(module, scope, ("n", name), depth)
                 return prefer_concrete(out)
             if name in scope.nested:
                 return {("func", f"{module}.{scope.qualname}.{name}")}
@@ -642,6 +647,29 @@ class TypeInference:
             return seq_of(extra_pos)
         out.discard(("none",))
         return out
+
+    def _added(self, module: str, f: FuncInfo, holder, depth: int) -> set:
+        """A sequence of what ``f`` adds to ``holder`` (``x.append(v)``, ``x.extend(vs)``, ...)."""
+        elems: set = set()
+        for line, col, callee, _kw in self._additions(f).get(holder, ()):
+            pos = f.args.get((line, col), ((), ()))[0]
+            if not pos or pos[-1][0] == "*":
+                continue
+            found = self.expr_types_in(module, f, pos[-1], depth + 1)
+            elems |= self.elements(found, depth + 1) if callee[2] == "extend" else found
+        return seq_of(elems)
+
+    def _additions(self, f: FuncInfo) -> dict:
+        """The calls in ``f`` that add to a name or an attribute, by what they add to."""
+        table = self._adds.get(id(f))
+        if table is None:
+            table = {}
+            for call in f.calls:
+                callee = call[2]
+                if callee[0] == "a" and callee[2] in ADDERS and callee[1][0] in ("n", "a"):
+                    table.setdefault(callee[1], []).append(call)
+            self._adds[id(f)] = table
+        return table
 
     def _forwarded(self, module: str, caller: FuncInfo, param: str, depth: int) -> set:
         """``f(**kwargs)`` in ``caller``, whose ``**kwargs`` it was given: what ``caller``'s own
