@@ -114,7 +114,8 @@ class TypeInference:
         self._names: dict = {}  # (module, func qualname, name) -> types of a name in that function
         # id(FuncInfo) -> name -> [(value_ir, annotation_ir)]: structure alone, shared
         self._locals: dict = refining._locals if refining is not None else {}
-        self._adds: dict = refining._adds if refining is not None else {}  # id(FuncInfo) -> ``_additions``
+        # id(FuncInfo) -> ``_additions``, class qualname -> ``_adders_of``
+        self._adds: dict = refining._adds if refining is not None else {}
         self._params: dict = {}  # (func_qn, param) -> types of the arguments passed to it
         self.param_decls: set = set()  # classes some parameter's annotation names (worth refining)
         self._sites: dict = {}  # func_qn -> the call sites that reach it, with their arguments
@@ -184,11 +185,12 @@ class TypeInference:
                 types |= declared
             if attr in info.assigns:
                 types |= self.expr_types_in(mod.module, None, info.assigns[attr], depth + 1)
+            for f in self._adders_of(c, mod, info).get(attr, ()):
+                types |= self._added(mod.module, f, ("a", ("n", "self"), attr), depth)
             for fqn in info.methods.values():
                 f = mod.functions.get(fqn)
                 if f is None:
                     continue
-                types |= self._added(mod.module, f, ("a", ("n", "self"), attr), depth)
                 for target, value, annot, _line in f.assigns:
                     if target[0] == "a" and target[1] == ("n", "self") and target[2] == attr:
                         if annot is not None:
@@ -658,6 +660,18 @@ class TypeInference:
             found = self.expr_types_in(module, f, pos[-1], depth + 1)
             elems |= self.elements(found, depth + 1) if callee[2] == "extend" else found
         return seq_of(elems)
+
+    def _adders_of(self, class_qn: str, mod, info) -> dict:
+        """attr -> the methods of the class that add to ``self.<attr>``."""
+        table = self._adds.get(class_qn)
+        if table is None:
+            table = {}
+            for f in (mod.functions.get(q) for q in info.methods.values()):
+                for holder in (self._additions(f) if f is not None else ()):
+                    if holder[0] == "a" and holder[1] == ("n", "self"):
+                        table.setdefault(holder[2], []).append(f)
+            self._adds[class_qn] = table
+        return table
 
     def _additions(self, f: FuncInfo) -> dict:
         """The calls in ``f`` that add to a name or an attribute, by what they add to."""
