@@ -17,7 +17,10 @@
   attribute annotated with a base class and assigned a subclass is that subclass);
 * containers keep their element types: ``List[Req]``, ``[A(), B()]``, comprehensions, dicts,
   tuples (unpacking), and the builtins that pass elements on (``enumerate``, ``zip``, ...);
-  loops and comprehensions bind their variables to elements, ``__iter__``/``__next__`` included.
+  loops and comprehensions bind their variables to elements, ``__iter__``/``__next__`` included;
+  what is appended, added, inserted or extended into a local list (in its function) or into
+  ``self.x`` (in any method of the class) is among the elements; a literal index into a list or
+  tuple display picks its item (``_literal_item``).
 
 Types are the tags of ``symbols`` (``("inst", qn)``, ``("cls", qn)``, ...); a query answers the
 set of every type its subject can hold. Internal tags, never returned by ``Project``:
