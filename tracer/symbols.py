@@ -240,9 +240,13 @@ class SymbolTable:
 
     def close_matches(self, spec: str, limit: int = 8) -> list[str]:
         """Function qualnames that look like ``spec`` (for "did you mean" hints)."""
-        prefix = spec.split(".")[-1].split(":")[-1][:4].encode()
+        name = spec.split(".")[-1].split(":")[-1]
+        defined = self.texts.defined_names(name[:4])
+        # only the modules defining a name close to the one asked for are parsed (a short name
+        # shares its first letters with thousands of functions)
+        near = difflib.get_close_matches(name, sorted(defined), n=limit * 4, cutoff=0.5)
         candidates = set()
-        for m in self.texts.grep(rb"def\s+\w*" + re.escape(prefix), prefix):
+        for m in sorted({m for n in near for m in defined[n]}):
             summary = self.store.module(m)
             candidates.update(summary.functions if summary else ())
         wanted = spec.split(":")[-1]

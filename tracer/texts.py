@@ -118,6 +118,17 @@ class SourceTexts:
         classes, bases = self.cached_scan("class-statements", scan)
         return classes, bases
 
+    def defined_names(self, fragment: str) -> dict[str, list[str]]:
+        """Function names holding ``fragment`` -> the modules whose text defines one of that name."""
+        literal = fragment.encode()
+        rx = re.compile(rb"def[ \t]+(\w*" + re.escape(literal) + rb"\w*)")
+        found: dict = {}
+        for mod, data in self._all().items():
+            if literal in data:
+                for name in {n.decode() for n in rx.findall(data)}:
+                    found.setdefault(name, []).append(mod)
+        return found
+
     def property_names(self) -> frozenset[str]:
         """The names defined under ``@property`` or ``@cached_property`` anywhere in the tree (a
         filter: only reads of these attributes can run a getter)."""
