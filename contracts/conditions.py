@@ -81,16 +81,8 @@ def conjunction(parts: Iterable[tuple[str, bool]], expand=None) -> Formula:
     return ("and", items)
 
 
-def atoms(f: Formula, out: set | None = None) -> set:
-    out = set() if out is None else out
-    if f[0] == "atom":
-        out.add(f[1])
-    elif f[0] == "not":
-        atoms(f[1], out)
-    elif f[0] in ("and", "or"):
-        for g in f[1]:
-            atoms(g, out)
-    return out
+def atoms(f: Formula) -> set:
+    return set(_occurrences(f, {}))
 
 
 def _occurrences(f: Formula, out: dict) -> dict:
