@@ -86,8 +86,8 @@ class SpecDisableController:
             self.probe = (mode, left - 1)
             return mode
         on, off, m = self.cost(True, b), self.cost(False, b), self.MARGIN
-        smaller = [self.verdict.get(c) for c in self.verdict if c < b]
-        if self.accept is None or (on is None and False not in smaller):
+        smaller_loses = any(c < b and not wins for c, wins in self.verdict.items())
+        if self.accept is None or (on is None and not smaller_loses):
             if not self.enabled and self.accept is not None and self.accept < 1 + m:
                 return False
             return self._start_probe(True)
