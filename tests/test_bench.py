@@ -557,3 +557,39 @@ def test_the_accept_length_counts_verify_steps_only():
     assert _count(mixed) == (128, 3.0)
     assert _count([out(128, completion_tokens=128, spec_verify_ct=32)]) == (128, 4.0)  # older releases
     assert _count([out(16, completion_tokens=16)]) == (16, None)  # no speculation
+
+
+def test_engines_run_in_rounds_and_tables_take_medians_over_every_engine(server, tmp_path, monkeypatch):
+    started = []
+    real_run_config = lifecycle.run_config
+
+    def recorded(cfg, common, out, log):
+        started.append(cfg["name"])
+        return real_run_config(cfg, common, out, log)
+
+    monkeypatch.setattr(lifecycle, "run_config", recorded)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=", "--config", "b=",
+                                    "--concurrency", "1,4", "--input-len", "8", "--output-len", "5",
+                                    "--seq-reps", "1", "--vocab-size", "500", "--reps", "2", "--engines", "2",
+                                    "--better-of", "a,b", "--reference", "a", "--no-plot", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    # every configuration's first engine before any second one, each with files of its own
+    assert started == ["a.1", "b.1", "a.2", "b.2"]
+    assert {p.name for p in out.glob("log-*.txt")} == {"log-a.1.txt", "log-b.1.txt", "log-a.2.txt", "log-b.2.txt"}
+    data = json.loads((out / "bench.json").read_text())
+    assert [r["name"] for r in data["results"]] == ["a", "b"]
+    a = data["results"][0]
+    assert sorted((run["concurrency"], run["engine"], run["rep"]) for run in a["runs"]) == [
+        (c, e, r) for c in (1, 4) for e, r in ((0, 0), (0, 1), (1, 2), (1, 3))]
+    assert [Path(e["log"]).name for e in a["engines"]] == ["log-a.1.txt", "log-a.2.txt"]
+    md = (out / "bench.md").read_text()
+    assert "median of 2 engines x 2 repetitions" in md
+    # b's repetitions are compared with a's of the same engine and repetition: 4 runs of 1 or 4 requests
+    row = next(line for line in md.splitlines() if line.startswith("| b |"))
+    assert "| 20/20 |" in row
+
+
+def test_engines_below_one_are_refused(tmp_path):
+    res = CliRunner().invoke(main, ["bench", "--config", "a=", "--engines", "0", "-o", str(tmp_path)])
+    assert res.exit_code == 2 and "--engines must be at least 1" in res.output

@@ -56,6 +56,9 @@ def _apply_file_defaults(ctx: click.Context, params: dict, defaults: dict, path:
 @click.option("--plot/--no-plot", default=True, show_default=True)
 @click.option("--reps", type=int, default=1, show_default=True,
               help="Time the concurrency list this many times per engine; tables show medians.")
+@click.option("--engines", type=int, default=1, show_default=True,
+              help="Engines per configuration, started in rounds over the configurations; tables show "
+                   "medians over every engine's repetitions.")
 @click.option("--better-of", default=None, metavar="A,B",
               help="Add a table of ratios to the better of these configurations.")
 @click.option("--mean-of", default=None, metavar="A,B",

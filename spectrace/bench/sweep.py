@@ -18,7 +18,8 @@ from spectrace.errors import SpectraceError
 
 
 def _check(configs: list[dict], reps: int, better: list[str], mean: list[str], catalog: str | None,
-           plot: bool, drafts: str = "dummy", dummy_model: str | None = None, url: str | None = None) -> None:
+           plot: bool, drafts: str = "dummy", dummy_model: str | None = None, url: str | None = None,
+           engines: int = 1) -> None:
     if not configs:
         raise SpectraceError("no configuration: give --config name='server args' or --configs FILE")
     names = [c["name"] for c in configs]
@@ -26,6 +27,8 @@ def _check(configs: list[dict], reps: int, better: list[str], mean: list[str], c
         raise SpectraceError(f"configuration names must be unique: {names}")
     if reps < 1:
         raise SpectraceError(f"--reps must be at least 1, got {reps}")
+    if engines < 1:
+        raise SpectraceError(f"--engines must be at least 1, got {engines}")
     edited = sorted({c.get("drafts", drafts) for c in configs} - {"dummy"})
     if edited and (not dummy_model or url):
         # the regimes are edits of the dummy weights in an engine the bench starts
@@ -49,6 +52,33 @@ def _check(configs: list[dict], reps: int, better: list[str], mean: list[str], c
             raise SpectraceError("the plot needs matplotlib: pip install 'spectrace[bench]', or pass --no-plot")
 
 
+def merge_engine(merged: dict | None, result: dict, engine: int, reps: int) -> dict:
+    """One configuration's result over its engines: engine e's repetition r becomes repetition
+    e * reps + r, so the tables take medians over every engine and pair the repetitions of two
+    configurations engine by engine; shim counts add up; each engine's log and start stay listed."""
+    for run in result.get("runs", []):
+        run["engine"] = engine
+        run["rep"] = engine * reps + run.get("rep", 0)
+    own = {k: result.get(k) for k in ("log", "engine_start_s", "wall_s", "error", "shim_total") if k in result}
+    if merged is None:
+        merged = dict(result, engines=[own])
+        return merged
+    merged["runs"] = merged.get("runs", []) + result.get("runs", [])
+    merged["engines"].append(own)
+    if result.get("error") and not merged.get("error"):
+        merged["error"], merged["log"] = f"engine {engine + 1}: {result['error']}", result.get("log")
+    starts = [e.get("engine_start_s") for e in merged["engines"] if e.get("engine_start_s") is not None]
+    merged["engine_start_s"] = " / ".join(str(s) for s in starts) if starts else None
+    a, b = merged.get("shim_total") or {}, result.get("shim_total") or {}
+    if "checks" in a or "checks" in b:
+        merged["shim_total"] = dict(a, **{k: a.get(k, 0) + b.get(k, 0) for k in ("checks", "violations", "processes")})
+    for cid, counts in (result.get("shim_checks") or {}).items():
+        mine = merged.setdefault("shim_checks", {}).setdefault(cid, {"checks": 0, "violations": 0})
+        mine["checks"] += counts["checks"]
+        mine["violations"] += counts["violations"]
+    return merged
+
+
 def failure_message(failed: list[dict], total: int) -> str:
     """One line: which configurations failed, why, and the log that tells more."""
     parts = [f"{r['name']} ({r['error']}; log {r.get('log', '-')})" for r in failed]
@@ -62,11 +92,12 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
           warmup: bool = True, plot: bool = True, reference: str | None = None, seed: int = 1234,
           vocab_size: int | None = None, python: str | None = None, reps: int = 1,
           better_of: str | None = None, mean_of: str | None = None, drafts: str = "dummy",
-          log=print) -> dict:
-    """Run every configuration; returns bench.json's content. Raises SpectraceError (exit 1) after
-    writing the outputs when a configuration failed."""
+          engines: int = 1, log=print) -> dict:
+    """Run every configuration (``engines`` engines each, in rounds over the configurations, so
+    that drift over the sweep spreads over all of them); returns bench.json's content. Raises
+    SpectraceError (exit 1) after writing the outputs when a configuration failed."""
     better, mean = split_names(better_of), split_names(mean_of)
-    _check(configs, reps, better, mean, catalog, plot, drafts, dummy_model, url)
+    _check(configs, reps, better, mean, catalog, plot, drafts, dummy_model, url, engines)
     names = [c["name"] for c in configs]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -82,19 +113,29 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
                   shims=shims, catalog=catalog, value_sample=value_sample, base_args=base_args, url=url,
                   server=server, port=port, timeout=timeout, warmup=warmup, seed=seed,
                   vocab_size=vocab_size or 32000, models=models, python=python, reps=reps,
-                  drafts=drafts if dummy_model else None)
-    results = []
-    for i, cfg in enumerate(configs):
+                  drafts=drafts if dummy_model else None, engines=engines)
+    merged: dict[str, dict] = {}
+    order = [(e, cfg) for e in range(engines) for cfg in configs]
+    for i, (e, cfg) in enumerate(order):
         regime = f", drafts {cfg.get('drafts', drafts)}" if dummy_model else ""
-        log(f"[bench] configuration {cfg['name']}: {cfg.get('args', '')} (shims {cfg.get('shims', shims)}{regime})")
-        r = lifecycle.run_config(cfg, common, out, log)
-        results.append(r)
+        which = f" (engine {e + 1} of {engines})" if engines > 1 else ""
+        log(f"[bench] configuration {cfg['name']}{which}: {cfg.get('args', '')} "
+            f"(shims {cfg.get('shims', shims)}{regime})")
+        # each engine's files (log, result, shims report) under a name of its own
+        engine_cfg = dict(cfg, name=f"{cfg['name']}.{e + 1}") if engines > 1 else cfg
+        r = lifecycle.run_config(engine_cfg, common, out, log)
+        r["name"] = cfg["name"]
         for run in r.get("runs", []):
             log(f"[bench]   C={run['concurrency']}: {run.get('tok_per_s')} tok/s, accept {run.get('accept_len')}")
         if r.get("shim_total"):
             log(f"[bench]   shims: {r['shim_total']}")
-        # after every configuration: a bench stopped by a time budget keeps the finished ones' table
-        summary, md = summarize(results, common, reference, better, mean, pending=names[i + 1:])
+        if engines > 1:
+            r = merge_engine(merged.get(cfg["name"]), r, e, int(cfg.get("reps") or reps))
+        merged[cfg["name"]] = r
+        results = [merged[n] for n in names if n in merged]
+        # after every engine: a bench stopped by a time budget keeps the finished ones' table
+        pending = [c["name"] + (f" (engine {f + 1})" if engines > 1 else "") for f, c in order[i + 1:]]
+        summary, md = summarize(results, common, reference, better, mean, pending=pending)
         (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
         (out / "bench.md").write_text(md)
     png = out / "bench.png"

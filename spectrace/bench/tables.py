@@ -152,10 +152,11 @@ def _gauges_table(results: list[dict]) -> list[str]:
 def render_markdown(results: list[dict], common: dict, reference: str | None,
                     better_of: list[str] | None = None, mean_of: list[str] | None = None) -> str:
     concs = sorted({run["concurrency"] for r in results for run in r.get("runs", [])} | set(common["concurrency"]))
-    reps = common.get("reps", 1)
+    reps, engines = common.get("reps", 1), common.get("engines", 1)
+    spread = f"{engines} engines x {reps} repetitions" if engines > 1 else f"{reps} repetitions"
     lines = [f"Output tokens/s, {common['input_len']} in / {common['output_len']} out, greedy, ignore_eos; "
              f"C=1: {common['seq_reps']} requests one after another, C>1: C requests at once"
-             + (f"; median of {reps} repetitions (lowest–highest)." if reps > 1 else ".")
+             + (f"; median of {spread} (lowest–highest)." if reps * engines > 1 else ".")
              + " Each run follows the pool check's cache flush and one untimed request of its concurrency "
                f"({WARM_AFTER_FLUSH_TOKENS} tokens) that warms the emptied CUDA allocator.", ""]
     timed = [timed_runs(r) for r in results]
