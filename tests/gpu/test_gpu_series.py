@@ -109,7 +109,9 @@ def test_the_patched_engine_runs_without_violations_in_raise_mode(switching):
     rc, results, _ = switching
     assert rc == 0, [(r["name"], r.get("error"), r.get("log")) for r in results.values()]
     for r in results.values():
-        assert r["shim_total"]["violations"] == 0 and r["shim_total"]["checks"] > 0, r["shim_total"]
+        assert r["shim_total"]["violations"] == 0, (r["name"], r["shim_total"])
+    # a plain engine runs none of the speculative paths the contracts are about (0.5.13+)
+    assert results["patched"]["shim_total"]["checks"] > 0, results["patched"]["shim_total"]
 
 
 def test_the_patched_engine_switches_both_ways_under_load(switching):
