@@ -593,3 +593,22 @@ def test_engines_run_in_rounds_and_tables_take_medians_over_every_engine(server,
 def test_engines_below_one_are_refused(tmp_path):
     res = CliRunner().invoke(main, ["bench", "--config", "a=", "--engines", "0", "-o", str(tmp_path)])
     assert res.exit_code == 2 and "--engines must be at least 1" in res.output
+
+
+def test_output_lengths_spread_evenly_around_the_mean():
+    assert prompts.output_lengths(4, 8, 0.0) == [8, 8, 8, 8]
+    assert prompts.output_lengths(4, 8, 0.5) == [4, 7, 9, 12]
+    assert prompts.output_lengths(1, 8, 0.5) == [8]
+    assert min(prompts.output_lengths(64, 128, 0.99)) == 1
+
+
+def test_output_spread_gives_each_request_its_own_length(server, tmp_path):
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=", "--concurrency", "1,4",
+                                    "--input-len", "8", "--output-len", "8", "--output-spread", "0.5",
+                                    "--seq-reps", "2", "--vocab-size", "500", "--no-plot", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    runs = {run["concurrency"]: run for run in json.loads((out / "bench.json").read_text())["results"][0]["runs"]}
+    assert [len(ids) for ids in runs[4]["output_ids"]] == [4, 7, 9, 12]
+    assert [len(ids) for ids in runs[1]["output_ids"]] == [4, 12]
+    assert "8 out (spread ±0.5)" in (out / "bench.md").read_text()

@@ -36,6 +36,9 @@ def _apply_file_defaults(ctx: click.Context, params: dict, defaults: dict, path:
 @click.option("--concurrency", default="1,4,16,64,128", show_default=True)
 @click.option("--input-len", type=int, default=128, show_default=True)
 @click.option("--output-len", type=int, default=128, show_default=True)
+@click.option("--output-spread", type=click.FloatRange(0, 1, max_open=True), default=0.0, show_default=True,
+              help="Output lengths evenly spread over (1 - S) to (1 + S) times --output-len, so that the "
+                   "batch shrinks during a run.")
 @click.option("--seq-reps", type=int, default=3, show_default=True,
               help="Requests sent one after another at concurrency 1.")
 @click.option("--shims", type=click.Choice(SHIMS_MODES), default="off", show_default=True,

@@ -124,11 +124,13 @@ class HttpDriver:
     def generate(self, prompts, sampling):
         from concurrent.futures import ThreadPoolExecutor
 
-        def one(p):
-            return self._post("/generate", {"input_ids": p, "sampling_params": sampling})
+        params = sampling if isinstance(sampling, list) else [sampling] * len(prompts)  # one per request
+
+        def one(p, s):
+            return self._post("/generate", {"input_ids": p, "sampling_params": s})
 
         with ThreadPoolExecutor(max_workers=len(prompts)) as pool:
-            return list(pool.map(one, prompts))
+            return list(pool.map(one, prompts, params))
 
     def pool(self, flush: bool) -> dict | None:
         if flush:

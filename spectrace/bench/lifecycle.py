@@ -128,7 +128,8 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
     args_filled = args.format(**models) if models else args
     spec = {"name": name, "args": args_filled, "shims": shims,
             "concurrency": parse_ints(cfg["concurrency"]) if cfg.get("concurrency") else common["concurrency"],
-            "input_len": common["input_len"], "output_len": common["output_len"], "seq_reps": common["seq_reps"],
+            "input_len": common["input_len"], "output_len": common["output_len"],
+            "output_spread": common.get("output_spread", 0.0), "seq_reps": common["seq_reps"],
             "seed": common["seed"], "vocab_size": common.get("vocab_size"), "warmup": common["warmup"],
             "user_flags": user_flags(cfg.get("args", "")), "reps": int(cfg.get("reps") or common.get("reps") or 1)}
     t0 = time.time()

@@ -86,7 +86,7 @@ def failure_message(failed: list[dict], total: int) -> str:
 
 
 def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_len: int = 128,
-          output_len: int = 128, seq_reps: int = 3, shims: str = "off", catalog: str | None = None,
+          output_len: int = 128, output_spread: float = 0.0, seq_reps: int = 3, shims: str = "off", catalog: str | None = None,
           value_sample: int | None = None, dummy_model: str | None = None, base_args: str = "",
           url: str | None = None, server: bool = False, port: int | None = None, timeout: float = 900,
           warmup: bool = True, plot: bool = True, reference: str | None = None, seed: int = 1234,
@@ -109,7 +109,8 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
         models = write_dummy_models(dummy_model, out / "models")
         vocab_size = vocab_size or models["vocab_size"]
         base_args = " ".join(x for x in (DUMMY_DEFAULT_ARGS, base_args) if x)
-    common = dict(concurrency=concurrency, input_len=input_len, output_len=output_len, seq_reps=seq_reps,
+    common = dict(concurrency=concurrency, input_len=input_len, output_len=output_len,
+                  output_spread=output_spread, seq_reps=seq_reps,
                   shims=shims, catalog=catalog, value_sample=value_sample, base_args=base_args, url=url,
                   server=server, port=port, timeout=timeout, warmup=warmup, seed=seed,
                   vocab_size=vocab_size or 32000, models=models, python=python, reps=reps,

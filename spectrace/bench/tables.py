@@ -154,7 +154,9 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
     concs = sorted({run["concurrency"] for r in results for run in r.get("runs", [])} | set(common["concurrency"]))
     reps, engines = common.get("reps", 1), common.get("engines", 1)
     spread = f"{engines} engines x {reps} repetitions" if engines > 1 else f"{reps} repetitions"
-    lines = [f"Output tokens/s, {common['input_len']} in / {common['output_len']} out, greedy, ignore_eos; "
+    spread_out = common.get("output_spread") or 0
+    out_len = f"{common['output_len']} out" + (f" (spread ±{spread_out:g})" if spread_out else "")
+    lines = [f"Output tokens/s, {common['input_len']} in / {out_len}, greedy, ignore_eos; "
              f"C=1: {common['seq_reps']} requests one after another, C>1: C requests at once"
              + (f"; median of {spread} (lowest–highest)." if reps * engines > 1 else ".")
              + " Each run follows the pool check's cache flush and one untimed request of its concurrency "

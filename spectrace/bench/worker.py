@@ -11,7 +11,7 @@ import json
 import time
 from pathlib import Path
 
-from spectrace.bench.prompts import prompts_for
+from spectrace.bench.prompts import output_lengths, prompts_for
 
 # more than the dynamic-disable series' 16-position catch-up window, so its flush runs once too
 WARM_AFTER_FLUSH_TOKENS = 32
@@ -33,18 +33,25 @@ def _count(outs: list[dict]) -> tuple[int, float | None]:
     return toks, round(accepted / ver, 3)
 
 
+def _per_request(sampling: dict, count: int, spec: dict) -> list[dict]:
+    lengths = output_lengths(count, spec["output_len"], spec.get("output_spread") or 0.0)
+    return [dict(sampling, max_new_tokens=n) for n in lengths]
+
+
 def _timed(driver, c: int, spec: dict, sampling: dict, vocab: int, seed: int) -> tuple[list[dict], float]:
     """C=1: ``seq_reps`` requests one after another, the sum of their times; C>1: C at once."""
     if c == 1:
         outs, wall = [], 0.0
-        for p in prompts_for(1, spec["seq_reps"], spec["input_len"], vocab, seed):
+        prompts = prompts_for(1, spec["seq_reps"], spec["input_len"], vocab, seed)
+        for p, params in zip(prompts, _per_request(sampling, len(prompts), spec)):
             t = time.perf_counter()
-            outs += driver.generate([p], sampling)
+            outs += driver.generate([p], params)
             wall += time.perf_counter() - t
         return outs, wall
     prompts = prompts_for(c, c, spec["input_len"], vocab, seed)
+    params = _per_request(sampling, c, spec) if spec.get("output_spread") else sampling
     t = time.perf_counter()
-    outs = driver.generate(prompts, sampling)
+    outs = driver.generate(prompts, params)
     return outs, time.perf_counter() - t
 
 
