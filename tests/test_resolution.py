@@ -47,6 +47,30 @@ def test_any_package_is_indexed_not_only_sglang():
     assert proj.find_functions("tool") == ["starpkg.tools.tool"]
 
 
+def test_text_scans_shared_with_a_helper_answer_as_one_pass(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    for i in range(12):  # both halves define and name the same things, in varying order
+        (pkg / "sub" / f"m{i:02}.py").write_text(
+            f"class Base{i % 3}(object):\n    @property\n    def p{i % 4}(self): ...\n"
+            f"class Child{i}(Base{(i + 1) % 3}, Mixin):\n    def make_{i % 5}(self): return Base{i % 2}()\n"
+            + ("# Child0 named in a comment\n" if i % 4 == 0 else ""))
+    questions = lambda t: (t.class_name_index(), t.base_name_index(), t.property_names(),  # noqa: E731
+                           [t.mentions(w) for w in ("Base1", "Child0", "make_3", "absent")],
+                           t.grep(rb"^class Child1\d", b"Child1"), t.defined_names("make"))
+    plain = questions(Project(package_source(pkg), use_cache=False).texts)
+    shared = Project(package_source(pkg), use_cache=False)
+    with shared.texts.sharing():
+        answers = questions(shared.texts)
+        assert shared.texts._helper is not None  # the second half was scanned by the helper
+    assert answers == plain
+    # after the block the helper is gone: a new scan reads its half here
+    assert shared.texts.mentions("Base2") == Project(package_source(pkg), use_cache=False).texts.mentions("Base2")
+    assert shared.texts.mentions("Child11") == ["pkg.sub.m11"]
+    assert list(answers[0]) == list(plain[0])  # names in the same order of first sight
+
+
 def test_class_hierarchy_expansion_reaches_every_override():
     proj = project("cha.py")
     assert edges(proj, "cha.use") == {

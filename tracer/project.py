@@ -14,8 +14,9 @@ Nothing is parsed until a query needs it.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from spectrace.source import PackageSource, SglangSource
 from spectrace.tracer.calls import CallResolver, ResolvedCall
@@ -65,10 +66,13 @@ class Project:
     def save(self) -> None:
         self.store.save()
 
-    def parsing_ahead(self):
-        """A block in which the modules that parsed ones import are parsed in a second process
-        (a cold lazy walk's speed-up; answers are the same without it)."""
-        return self.store.parsing_ahead()
+    @contextlib.contextmanager
+    def parsing_ahead(self) -> Iterator[None]:
+        """A block in which the modules that parsed ones import are parsed in a second process, and
+        whole-tree text scans are shared with another (a cold lazy walk's speed-up; answers are the
+        same without them)."""
+        with self.store.parsing_ahead(), self.texts.sharing():
+            yield
 
     # -- text scans (SourceTexts)
     def file_bytes(self, module: str) -> bytes:

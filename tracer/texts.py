@@ -3,16 +3,22 @@
 Each file is read at most once per process and shared by every scan. A scan's result can be
 cached on disk under the tree's fingerprint (every file's path, size and mtime), so a warm run
 reads no file for it.
+
+Inside ``SourceTexts.sharing()`` (a cold ``map``) the tree is split in two: a helper process
+reads and scans the second half while this process reads and scans the first, and the two
+partial results are joined in file order, so the answers are those of one pass over the tree.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from spectrace.tracer.modules import ModuleStore
 
@@ -38,24 +44,48 @@ class SourceTexts:
     def __init__(self, root: Path, store: ModuleStore):
         self.root = root
         self.store = store
-        self._texts: dict[str, bytes] | None = None  # module name -> source bytes
+        self._texts: dict[str, bytes] | None = None  # module name -> source bytes (this process's part)
+        self._others: dict[str, bytes] = {}  # files of the helper's part read here (``file_bytes``)
+        self._rest: list | None = None  # [(module, file)] of the helper's part, not read here
         self._fingerprint: str | None = None
+        self._sizes: dict[str, int] = {}  # file -> size, from the fingerprint's stats
         self._class_index: dict[str, list[str]] | None = None
         self._base_index: dict[str, list[str]] | None = None
         self._mentions: dict[str, list[str]] = {}
         self._properties: frozenset[str] | None = None
+        self._sharing = False
+        self._helper: _Helper | None = None
+
+    @contextlib.contextmanager
+    def sharing(self) -> Iterator[None]:
+        """For the length of the block, whole-tree scans that have to read the tree share it with a
+        helper process (each reads and scans half); the answers are the same without it."""
+        self._sharing = True
+        try:
+            yield
+        finally:
+            self._sharing = False
+            self._lost_helper()  # a later scan reads the helper's part here
 
     def file_bytes(self, module: str) -> bytes:
         """A module's source, read once per process and shared by every text scan."""
-        return self._all().get(module, b"")
+        own = self._own()
+        if module in own:
+            return own[module]
+        if module not in self._others:
+            rel = self.store.files.get(module)
+            try:
+                self._others[module] = _read(f"{self.root}/{rel}") if rel is not None else b""
+            except OSError:
+                self._others[module] = b""
+        return self._others[module]
 
     def grep(self, pattern: bytes, literal: bytes = b"") -> list[str]:
         """Modules whose text matches ``pattern``.
 
         ``literal`` must occur in a matching file; testing it first skips the regex on most files.
         """
-        rx = re.compile(pattern, re.M)
-        return [mod for mod, data in self._all().items() if literal in data and rx.search(data)]
+        return self._scan("grep", (pattern, literal))
 
     def fingerprint(self) -> str:
         """A digest of every file's path, size and mtime: changes whenever any file does."""
@@ -67,6 +97,7 @@ class SourceTexts:
                     st = os.stat(f"{root}/{rel}")
                 except OSError:
                     continue  # gone since the walk: its absence is what the digest should say
+                self._sizes[rel] = st.st_size
                 h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
             self._fingerprint = h.hexdigest()
         return self._fingerprint
@@ -99,71 +130,89 @@ class SourceTexts:
 
     def _class_scans(self) -> tuple[dict, dict]:
         """Both class-statement indexes, from one pass over the tree."""
-
-        def scan():
-            classes: dict = {}
-            bases: dict = {}
-            for mod, data in self._all().items():
-                defined, named = set(), set()
-                for name, written in class_statements(data):
-                    defined.add(name.decode())
-                    if written is not None:
-                        named.update(i.decode() for i in IDENT.findall(written))
-                for name in sorted(defined):
-                    classes.setdefault(name, []).append(mod)
-                for name in sorted(named):
-                    bases.setdefault(name, []).append(mod)
-            return [classes, bases]
-
-        classes, bases = self.cached_scan("class-statements", scan)
+        classes, bases = self.cached_scan("class-statements", lambda: self._scan("classes", None))
         return classes, bases
 
     def defined_names(self, fragment: str) -> dict[str, list[str]]:
         """Function names holding ``fragment`` -> the modules whose text defines one of that name."""
-        literal = fragment.encode()
-        rx = re.compile(rb"def[ \t]+(\w*" + re.escape(literal) + rb"\w*)")
-        found: dict = {}
-        for mod, data in self._all().items():
-            if literal in data:
-                for name in {n.decode() for n in rx.findall(data)}:
-                    found.setdefault(name, []).append(mod)
-        return found
+        return self._scan("defined", fragment)
 
     def property_names(self) -> frozenset[str]:
         """The names defined under ``@property`` or ``@cached_property`` anywhere in the tree (a
         filter: only reads of these attributes can run a getter)."""
         if self._properties is None:
-
-            def scan():
-                found: set = set()
-                for data in self._all().values():
-                    if b"property" in data:
-                        found.update(m.decode() for m in PROPERTY_DEF.findall(data))
-                return sorted(found)
-
-            self._properties = frozenset(self.cached_scan("property-names", scan))
+            self._properties = frozenset(self.cached_scan("property-names", lambda: self._scan("properties", None)))
         return self._properties
 
     def mentions(self, word: str) -> list[str]:
         """Modules whose text holds ``word`` as a whole identifier (callers of a function by its name)."""
         if word not in self._mentions:
-            rx = re.compile(rb"\b" + re.escape(word.encode()) + rb"\b")
-            literal = word.encode()
-            self._mentions[word] = self.cached_scan(
-                f"modules-naming-{word}", lambda: [m for m, data in self._all().items() if literal in data and rx.search(data)])
+            self._mentions[word] = self.cached_scan(f"modules-naming-{word}", lambda: self._scan("mentions", word))
         return self._mentions[word]
 
-    def _all(self) -> dict[str, bytes]:
+    def _scan(self, name: str, arg):
+        """One whole-tree scan: over this process's part, and at the same time over the helper's."""
+        scan, join = SCANS[name]
+        own = self._own()
+        helper = self._helper
+        if helper is not None and not helper.send((name, arg)):
+            self._lost_helper()
+            own, helper = self._own(), None
+        parts = [scan(own, arg)]
+        if helper is not None:
+            theirs = helper.receive()
+            if theirs is _FAILED:
+                self._lost_helper()
+                texts = self._own()
+                theirs = scan({m: texts[m] for m, _rel in helper.part if m in texts}, arg)
+            parts.append(theirs)
+        return join(parts)
+
+    def _own(self) -> dict[str, bytes]:
+        """The texts this process scans: the whole tree, or its first half while a helper holds the rest."""
         if self._texts is None:
-            texts = {}
-            root = str(self.root)
-            for mod, rel in self.store.files.items():
-                try:
-                    texts[mod] = _read(f"{root}/{rel}")
-                except OSError:
-                    continue  # scans skip it; parsing the module, if asked for, reports why
-            self._texts = texts
+            files = list(self.store.files.items())
+            if self._sharing and len(files) > 1 and multiprocessing.get_start_method() == "fork":
+                # (a helper that had to start a fresh interpreter would cost more than it saves)
+                cut = self._halfway(files)
+                self._helper = _Helper.start(str(self.root), files[cut:])
+                if self._helper is not None:
+                    files, self._rest = files[:cut], files[cut:]
+            self._texts = self._texts_of(files)
+        elif self._rest is not None and self._helper is None:  # the helper is gone: read its part
+            self._texts = {**self._texts, **self._texts_of(self._rest)}
+            self._rest = None
         return self._texts
+
+    def _halfway(self, files: list) -> int:
+        """Where to cut the file list into two parts of about the same number of bytes."""
+        sizes = [self._sizes.get(rel, 1) for _mod, rel in files]
+        half, total = sum(sizes) / 2, 0
+        for i, n in enumerate(sizes):
+            total += n
+            if total >= half:
+                return min(i + 1, len(files) - 1)
+        return len(files) - 1
+
+    def _lost_helper(self) -> None:
+        """No helper from now on (it failed, or the block ended): this process scans the whole
+        tree, reading the helper's part when a scan first needs it."""
+        helper, self._helper = self._helper, None
+        if helper is not None:
+            helper.close()
+
+    def _texts_of(self, files) -> dict[str, bytes]:
+        return _read_texts(str(self.root), files)
+
+
+def _read_texts(root: str, files) -> dict[str, bytes]:
+    texts = {}
+    for mod, rel in files:
+        try:
+            texts[mod] = _read(f"{root}/{rel}")
+        except OSError:
+            continue  # scans skip it; parsing the module, if asked for, reports why
+    return texts
 
 
 def _read(path: str) -> bytes:
@@ -171,3 +220,138 @@ def _read(path: str) -> bytes:
     over the thousands of small files of a tree."""
     with open(path, "rb", buffering=0) as fh:
         return fh.readall()
+
+
+# -- the scans: module -> text in (a part of the tree, in file order), a partial result out; the
+#    join puts the parts' results together as one pass over the whole tree would have them
+def _scan_classes(texts: dict, _arg) -> list:
+    classes: dict = {}
+    bases: dict = {}
+    for mod, data in texts.items():
+        defined, named = set(), set()
+        for name, written in class_statements(data):
+            defined.add(name.decode())
+            if written is not None:
+                named.update(i.decode() for i in IDENT.findall(written))
+        for name in sorted(defined):
+            classes.setdefault(name, []).append(mod)
+        for name in sorted(named):
+            bases.setdefault(name, []).append(mod)
+    return [classes, bases]
+
+
+def _scan_defined(texts: dict, fragment: str) -> dict:
+    literal = fragment.encode()
+    rx = re.compile(rb"def[ \t]+(\w*" + re.escape(literal) + rb"\w*)")
+    found: dict = {}
+    for mod, data in texts.items():
+        if literal in data:
+            for name in {n.decode() for n in rx.findall(data)}:
+                found.setdefault(name, []).append(mod)
+    return found
+
+
+def _scan_properties(texts: dict, _arg) -> set:
+    found: set = set()
+    for data in texts.values():
+        if b"property" in data:
+            found.update(m.decode() for m in PROPERTY_DEF.findall(data))
+    return found
+
+
+def _scan_mentions(texts: dict, word: str) -> list:
+    rx = re.compile(rb"\b" + re.escape(word.encode()) + rb"\b")
+    literal = word.encode()
+    return [m for m, data in texts.items() if literal in data and rx.search(data)]
+
+
+def _scan_grep(texts: dict, arg) -> list:
+    pattern, literal = arg
+    rx = re.compile(pattern, re.M)
+    return [mod for mod, data in texts.items() if literal in data and rx.search(data)]
+
+
+def _join_lists(dicts: list) -> dict:
+    """name -> modules, each part's modules after the earlier parts' (names in order of first sight)."""
+    out: dict = {}
+    for part in dicts:
+        for name, mods in part.items():
+            if name in out:
+                out[name] = out[name] + mods
+            else:
+                out[name] = mods
+    return out
+
+
+def _concat(parts: list) -> list:
+    return [m for part in parts for m in part]
+
+
+SCANS = {
+    "classes": (_scan_classes, lambda parts: [_join_lists([p[0] for p in parts]), _join_lists([p[1] for p in parts])]),
+    "defined": (_scan_defined, _join_lists),
+    "properties": (_scan_properties, lambda parts: sorted(set().union(*parts))),
+    "mentions": (_scan_mentions, _concat),
+    "grep": (_scan_grep, _concat),
+}
+
+_FAILED = object()
+
+
+class _Helper:
+    """A process that reads the second part of the tree and runs scans over it on request."""
+
+    def __init__(self, process, conn, part: list):
+        self.process = process
+        self.conn = conn
+        self.part = part  # [(module, file)] it holds
+
+    @classmethod
+    def start(cls, root: str, part: list) -> _Helper | None:
+        try:
+            conn, child = multiprocessing.Pipe()
+            process = multiprocessing.Process(target=_helper_main, args=(child, root, part), daemon=True)
+            process.start()
+        except OSError:
+            return None  # no second process here: this one reads and scans everything
+        child.close()
+        return cls(process, conn, part)
+
+    def send(self, request) -> bool:
+        try:
+            self.conn.send(request)
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def receive(self):
+        try:
+            status, result = self.conn.recv()
+        except (OSError, EOFError, ValueError):
+            return _FAILED
+        return result if status == "ok" else _FAILED
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(None)
+        self.conn.close()
+        self.process.join(timeout=1)
+        if self.process.is_alive():
+            self.process.kill()
+
+
+def _helper_main(conn, root: str, part: list) -> None:
+    texts = _read_texts(root, part)
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        if request is None:
+            return
+        name, arg = request
+        try:
+            result = ("ok", SCANS[name][0](texts, arg))
+        except Exception as exc:  # noqa: BLE001 (the asking process scans this part itself)
+            result = ("error", repr(exc))
+        conn.send(result)
