@@ -45,10 +45,12 @@ class ModuleStore:
     @contextlib.contextmanager
     def parsing_ahead(self) -> Iterator[None]:
         """For the length of the block, the modules the walk is about to ask for are parsed ahead in
-        a worker process (``prefetch``); what it finished goes into the pack."""
+        a worker process (``prefetch``), and this process's cache files are written by a thread
+        (``SummaryCache.writing_behind``); what the worker finished goes into the pack."""
         self._ahead = ParseAhead(self.root, self.cache.enabled)
         try:
-            yield
+            with self.cache.writing_behind():
+                yield
         finally:
             for rel, parsed in self._ahead.close():
                 self._keep_parsed(rel, parsed)

@@ -7,12 +7,16 @@ cause, so that a read-only or full cache directory does not go unnoticed.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import os
 import pickle
+import queue
 import sys
+import threading
 from pathlib import Path
+from typing import Iterator
 
 from spectrace.atomic import atomic_write
 from spectrace.source import cache_dir
@@ -64,6 +68,31 @@ class SummaryCache:
         self.root = _cache_root()
         self.report_failures = report_failures
         self.write_failure: str | None = None
+        self._behind: queue.SimpleQueue | None = None  # files for the writing thread, in order
+
+    @contextlib.contextmanager
+    def writing_behind(self) -> Iterator[None]:
+        """For the length of the block, cache files are written by a thread while the caller goes
+        on; all of them are written when the block ends. (Creating a file costs up to a millisecond
+        of system time on some filesystems, and a cold map writes one per module it parses.)"""
+        if not self.enabled or self._behind is not None:
+            yield
+            return
+        todo: queue.SimpleQueue = queue.SimpleQueue()
+        thread = threading.Thread(target=self._write_queued, args=(todo,), name="spectrace-cache-writer",
+                                  daemon=True)
+        thread.start()
+        self._behind = todo
+        try:
+            yield
+        finally:
+            self._behind = None
+            todo.put(None)
+            thread.join()
+
+    def _write_queued(self, todo: queue.SimpleQueue) -> None:
+        while (item := todo.get()) is not None:
+            self._write_now(*item)
 
     def _obj_path(self, key: str) -> Path:
         return self.root / "objects" / key[:2] / f"{key}.pkl"
@@ -108,6 +137,13 @@ class SummaryCache:
 
     def write(self, path: Path, data: bytes) -> None:
         """Replace one cache file atomically (readers see the old file or the new one)."""
+        behind = self._behind
+        if behind is not None:
+            behind.put((path, data))
+        else:
+            self._write_now(path, data)
+
+    def _write_now(self, path: Path, data: bytes) -> None:
         try:
             try:
                 if path.parent not in _made_dirs:
