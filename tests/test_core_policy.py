@@ -89,21 +89,49 @@ def test_step_times_skip_prefills_idle_gaps_and_mode_changes(core):
     server = Server(core, accept=1.0, spec_ms=spec_ms, plain_ms=plain_ms)
     c = server.controller
     server.run([1] * 16)
-    samples = c.local[(False, 1)][1]
+    times = c.local[(False, 1)]
+    times.clear()
     c.history.clear()  # what a prefill does (SpecDisableRuntime.on_prefill)
     server.run([1] * 3)
-    assert c.local[(False, 1)][1] == samples  # three decisions after a prefill: none timed yet
+    assert len(times) == 0  # three decisions after a prefill: none timed yet
     server.run([1])
-    assert c.local[(False, 1)][1] == samples + 1
+    assert len(times) == 1
     server.now += 5.0  # an idle server: this gap is no step time
     server.run([1])
-    assert c.local[(False, 1)][1] == samples + 1
+    assert len(times) == 1
     server.run([1, 2])
-    assert c.local[(False, 1)][1] == samples + 2  # a changed batch size ends the run of samples
+    assert len(times) == 2  # a changed batch size ends the run of samples
     server.run([2] * 3)
-    assert c.local[(False, 1)][1] == samples + 2 and c.cost(False, 1) == pytest.approx(0.00485)
+    assert len(times) == 2 and list(times) == pytest.approx([0.00485] * 2)
 
 
+def test_a_slow_step_or_bucket_does_not_decide(core):
+    """A shrinking batch: plain decoding's step time measured in a smaller bucket during a slow
+    stretch (requests ending, prefills nearby) is bounded by the larger bucket's; and one slow step
+    among five is not the bucket's time."""
+    c = core.SpecDisableController()
+    for t in (0.0071, 0.0072, 0.0071):
+        c.local[(False, 128)].append(t)
+    for t in (0.0207, 0.0210, 0.0205):
+        c.local[(False, 64)].append(t)
+    assert c.cost(False, 64) == pytest.approx(0.0071)
+    assert c.cost(False, 32) is None  # a bound, not a measurement: the bucket is still probed
+    for t in (0.0060, 0.0061, 0.0300, 0.0059):
+        c.local[(True, 8)].append(t)
+    assert c.cost(True, 8) == pytest.approx(0.00605)  # the median of the four
+
+
+def test_a_shrinking_batch_keeps_plain_decoding_where_it_wins(core):
+    """The batch shrinks from 128 to 64 requests while the plain steps of the bucket 64 run slow
+    (as when requests end and others are prefilled): plain decoding stays, as the larger bucket
+    shows it wins."""
+    def plain_slow_at_64(bs):
+        return plain_ms(bs) * (4 if 32 < bs <= 64 else 1)
+
+    server = Server(core, accept=2.0, spec_ms=spec_ms, plain_ms=plain_slow_at_64)
+    server.run([128] * 40)  # both modes measured at 128: plain wins
+    steps = server.run([64] * 30)
+    assert steps.endswith("p" * 10)
 def test_the_bound_turns_speculation_off_but_not_for_steps_that_need_verify(core):
     server = Server(core, accept=4.0, spec_ms=spec_ms, plain_ms=plain_ms, bound=8)
     assert server.run([4] * 20).endswith("S" * 4)

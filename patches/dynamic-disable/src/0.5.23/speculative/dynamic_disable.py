@@ -8,6 +8,7 @@ import collections
 import contextlib
 import dataclasses
 import logging
+import statistics
 import time
 from types import SimpleNamespace
 from typing import Optional
@@ -35,21 +36,21 @@ def unsupported_reason(server_args) -> Optional[str]:
 
 
 class SpecDisableController:
-    """Speculate or not, once per decode step. Per batch-size bucket (powers of two): each mode's step
-    time (the overlap scheduler launches step k, then waits for k-1: the time between decisions is a
-    step of GPU work, kept after three decisions of one mode and batch size) and the verify steps'
-    accept length. Speculate while accept * t_plain > t_spec (MARGIN band). A missing cost is measured
-    for PROBE steps, except speculation's where a smaller bucket loses or while off with accept inside
-    the band, and plain decoding's where smaller buckets bound a clear win; the other mode is measured
-    again after INTERVAL steps, doubling while the verdict holds. TP ranks see equal batch sizes and
-    accept lengths, not step times: with reduce_max costs are the ranks' maximum (every SYNC)."""
+    """Speculate or not, once per decode step. Per batch-size bucket (powers of two): each mode's step time (the
+    overlap scheduler launches step k, then waits for k-1: the time between decisions is a step of GPU work, kept
+    after three decisions of one mode and batch size; the median of the last five, at most a larger bucket's, so
+    that no slow step decides) and the verify steps' accept length. Speculate while accept * t_plain > t_spec
+    (MARGIN band). A missing cost is measured for PROBE steps, except speculation's where a smaller bucket loses or
+    while off with accept inside the band, and plain decoding's where smaller buckets bound a clear win; the other
+    mode is measured again after INTERVAL steps, doubling while the verdict holds. TP ranks see equal batch sizes
+    and accept lengths, not step times: with reduce_max costs are the ranks' maximum (every SYNC)."""
 
     PROBE, INTERVAL, MAX_INTERVAL, SYNC, ALPHA, MARGIN = 8, 512, 16384, 16, 0.3, 0.03
     BUCKETS = [(s, 1 << i) for s in (True, False) for i in range(14)]
 
     def __init__(self, disable_above_bs=None, reduce_max=None, clock=time.perf_counter):
         self.bound, self.reduce_max, self.clock = disable_above_bs, reduce_max, clock
-        self.local = {}  # (speculate, bucket) -> [seconds (EMA), samples]
+        self.local = collections.defaultdict(lambda: collections.deque(maxlen=5))  # (speculate, bucket) -> seconds
         self.shared = {}  # the ranks' maximum of the local costs, with reduce_max
         self.history = collections.deque(maxlen=3)  # (speculate, bs, time) of the last decisions
         self.accept = None
@@ -58,23 +59,21 @@ class SpecDisableController:
         self.since, self.interval, self.verdict = collections.Counter(), {}, {}
         self.decisions = 0
 
+    def median(self, key) -> Optional[float]:
+        return statistics.median(times) if len(times := self.local.get(key, ())) >= 3 else None
+
     def cost(self, speculate: bool, b: int) -> Optional[float]:
-        if self.reduce_max is not None:
-            return self.shared.get((speculate, b))
-        seconds, samples = self.local.get((speculate, b), (0.0, 0))
-        return seconds if samples >= 3 else None
+        own = self.shared.get if self.reduce_max is not None else self.median
+        found = [c for c in (own((speculate, b << i)) for i in range(14)) if c]
+        return min(found) if own((speculate, b)) else None
 
     def decide(self, bs: int, needs_verify: bool = False) -> bool:
         now, h, b = self.clock(), self.history, 1 << max(0, bs - 1).bit_length()
-        if len(h) == 3 and h[0][:2] == h[1][:2] == h[2][:2] == (h[2][0], bs):
-            seconds, key = now - h[2][2], (h[2][0], b)
-            known, samples = self.local.get(key, (seconds, 0))
-            if seconds < 1.0 and not (samples >= 3 and seconds > 3 * known):
-                self.local[key] = [known + self.ALPHA * (seconds - known), samples + 1]
+        if len(h) == 3 and h[0][:2] == h[1][:2] == h[2][:2] == (h[2][0], bs) and now - h[2][2] < 1.0:
+            self.local[(h[2][0], b)].append(now - h[2][2])
         self.decisions += 1
         if self.reduce_max is not None and self.decisions % self.SYNC == 0:
-            own = [self.local.get(k, (0.0, 0)) for k in self.BUCKETS]
-            maxima = self.reduce_max([s if n >= 3 else -1.0 for s, n in own])
+            maxima = self.reduce_max([self.median(k) or -1.0 for k in self.BUCKETS])
             self.shared = {k: c for k, c in zip(self.BUCKETS, maxima) if c > 0}
         speculate = (self.bound is None or bs <= self.bound) and self._measured(b) or needs_verify
         h.append((speculate, bs, now))
