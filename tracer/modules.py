@@ -45,16 +45,16 @@ class ModuleStore:
     @contextlib.contextmanager
     def parsing_ahead(self) -> Iterator[None]:
         """For the length of the block, the modules the walk is about to ask for are parsed ahead in
-        a worker process (``prefetch``), and this process's cache files are written by a thread
-        (``SummaryCache.writing_behind``); what the worker finished goes into the pack."""
+        a worker process (``prefetch``), and the cache files are written by a thread of this
+        process (``SummaryCache.writing_behind``); what the worker finished goes into the pack."""
         self._ahead = ParseAhead(self.root, self.cache.enabled)
-        try:
-            with self.cache.writing_behind():
+        with self.cache.writing_behind():
+            try:
                 yield
-        finally:
-            for rel, parsed in self._ahead.close():
-                self._keep_parsed(rel, parsed)
-            self._ahead = None
+            finally:
+                for rel, parsed in self._ahead.close():
+                    self._keep_ahead(rel, parsed)
+                self._ahead = None
 
     @property
     def files(self) -> dict[str, str]:
@@ -98,8 +98,14 @@ class ModuleStore:
         parsed = self._ahead.take(rel) if self._ahead is not None else None
         if parsed is None:
             return None
-        self._keep_parsed(rel, parsed)
+        self._keep_ahead(rel, parsed)
         return pickle.loads(parsed[0][3])
+
+    def _keep_ahead(self, rel: str, parsed) -> None:
+        entry, fresh = parsed
+        self._remember(rel, entry)
+        if fresh:
+            self.cache.put_blob(entry[2], entry[3])
 
     def _keep_parsed(self, rel: str, parsed) -> None:
         entry, write_failure = parsed

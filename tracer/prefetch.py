@@ -16,18 +16,19 @@ import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
-from spectrace.tracer.summary_cache import SummaryCache, summarize_file
+from spectrace.tracer.summary_cache import SummaryCache, read_or_parse
 
-# (pack entry, write failure or None): the entry is ``summarize_file``'s
+# (pack entry, parsed anew): the entry is ``summarize_file``'s
 Parsed = tuple
 
 
 def parse_for_pack(args: tuple[str, str, bool]) -> Parsed:
-    """In the worker: one file's summary, pickled as the pack keeps it (the parent stores the bytes)."""
+    """In the worker: one file's summary, pickled as the pack keeps it. The parent stores the
+    bytes, and writes them under their content key where they were parsed anew (so that the
+    worker is not held up creating files)."""
     root, rel, enabled = args
-    cache = SummaryCache(enabled, report_failures=False)
-    _summary, entry = summarize_file(Path(root), rel, cache)
-    return entry, cache.write_failure
+    _summary, entry, fresh = read_or_parse(Path(root), rel, SummaryCache(enabled, report_failures=False))
+    return entry, fresh
 
 
 class ParseAhead:

@@ -171,6 +171,15 @@ def module_stats(summary: ModuleSummary) -> tuple:
 def summarize_file(root: Path, relpath: str, cache: SummaryCache | None = None) -> tuple[ModuleSummary, tuple]:
     """A file's summary and its pack entry, (size, mtime_ns, content key, pickled summary,
     ``module_stats``), from the cache when its content was seen before."""
+    summary, entry, fresh = read_or_parse(root, relpath, cache)
+    if fresh and cache is not None:
+        cache.put_blob(entry[2], entry[3])
+    return summary, entry
+
+
+def read_or_parse(root: Path, relpath: str, cache: SummaryCache | None = None) -> tuple[ModuleSummary, tuple, bool]:
+    """``summarize_file`` without writing the cache: also whether the summary was parsed anew
+    (and so is worth writing under its content key)."""
     path = root / relpath
     st = os.stat(path)  # before reading: a file changed meanwhile is read again next time
     data = path.read_bytes()
@@ -182,12 +191,11 @@ def summarize_file(root: Path, relpath: str, cache: SummaryCache | None = None) 
             summary = pickle.loads(blob)
         except _UNREADABLE:
             summary = None
-    if summary is None or summary.path != relpath:
+    fresh = summary is None or summary.path != relpath
+    if fresh:
         summary = summarize_source(data, relpath)
         blob = pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
-        if cache is not None:
-            cache.put_blob(key, blob)
-    return summary, (st.st_size, st.st_mtime_ns, key, blob, module_stats(summary))
+    return summary, (st.st_size, st.st_mtime_ns, key, blob, module_stats(summary)), fresh
 
 
 def summarize_in_worker(args: tuple[str, str, bool]) -> tuple[str, tuple, str | None]:
