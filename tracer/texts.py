@@ -332,12 +332,11 @@ class _Helper:
         return result if status == "ok" else _FAILED
 
     def close(self) -> None:
+        """Tell it to stop, without waiting: it ends on its own (or, being a daemon, when this
+        process exits)."""
         with contextlib.suppress(OSError, ValueError):
             self.conn.send(None)
         self.conn.close()
-        self.process.join(timeout=1)
-        if self.process.is_alive():
-            self.process.kill()
 
 
 def _helper_main(conn, root: str, part: list) -> None:
