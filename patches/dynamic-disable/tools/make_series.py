@@ -69,7 +69,8 @@ PATCHES = {
                               "sglang/srt/environ.py"]),
         ("0003-worker-disabled-step", ["sglang/srt/speculative/eagle_worker_v2.py", "sglang/srt/managers/utils.py"]),
         ("0004-metrics-log", ["sglang/srt/managers/scheduler_components/batch_result_processor.py",
-                              "sglang/srt/managers/scheduler_components/metrics_reporter.py"]),
+                              "sglang/srt/managers/scheduler_components/metrics_reporter.py",
+                              "sglang/srt/managers/tokenizer_manager.py"]),
     ],
     "0.5.23": [
         ("0001-core-module", [MODULE]),
@@ -77,7 +78,8 @@ PATCHES = {
                               "sglang/srt/arg_groups/speculative_hook.py", "sglang/srt/environ.py"]),
         ("0003-worker-disabled-step", ["sglang/srt/speculative/eagle_worker_v2.py", "sglang/srt/managers/utils.py"]),
         ("0004-metrics-log", ["sglang/srt/managers/scheduler_components/batch_result_processor.py",
-                              "sglang/srt/managers/scheduler_components/metrics_reporter.py"]),
+                              "sglang/srt/managers/scheduler_components/metrics_reporter.py",
+                              "sglang/srt/managers/tokenizer_manager.py"]),
     ],
     "0.5.9": [
         ("0001-speculative-dynamic-disable-module", [MODULE]),

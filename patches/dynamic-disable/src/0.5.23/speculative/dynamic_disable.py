@@ -56,8 +56,7 @@ class SpecDisableController:
         self.accept = None
         self.enabled = True
         self.probe = (True, 0)  # (mode, steps left)
-        self.since, self.interval, self.verdict = collections.Counter(), {}, {}
-        self.decisions = 0
+        self.since, self.interval, self.verdict, self.decisions = collections.Counter(), {}, {}, 0
 
     def median(self, key) -> Optional[float]:
         return statistics.median(times) if len(times := self.local.get(key, ())) >= 3 else None
