@@ -312,7 +312,7 @@ class _Helper:
             conn, child = multiprocessing.Pipe()
             process = multiprocessing.Process(target=_helper_main, args=(child, root, part), daemon=True)
             process.start()
-        except OSError:
+        except (OSError, AssertionError):  # AssertionError: a daemonic process may have no children
             return None  # no second process here: this one reads and scans everything
         child.close()
         return cls(process, conn, part)
