@@ -85,20 +85,27 @@ def test_bench_against_a_running_server(server, tmp_path):
     assert (out / "bench.png").stat().st_size > 0
 
 
+def record_engine_starts(monkeypatch, stop_at: int | None = None) -> list[str]:
+    """The names each engine is started under, in order; with ``stop_at``, the bench is stopped
+    (as by SIGTERM) when that engine starts."""
+    real_run_config = lifecycle.run_config
+    started: list[str] = []
+
+    def recorded(cfg, common, out, log):
+        started.append(cfg["name"])
+        if len(started) == stop_at:
+            raise SystemExit(128 + 15)
+        return real_run_config(cfg, common, out, log)
+
+    monkeypatch.setattr(lifecycle, "run_config", recorded)
+    return started
+
+
 def test_a_bench_stopped_between_configurations_keeps_the_finished_ones_table(server, tmp_path, monkeypatch):
     """The GPU scripts stop a bench at their time budget (`timeout` sends SIGTERM, which the bench
     turns into SystemExit): bench.json and bench.md must already hold every finished configuration,
     and say which did not run."""
-    real_run_config = lifecycle.run_config
-    started = []
-
-    def stopped_at_the_third(cfg, common, out, log):
-        started.append(cfg["name"])
-        if len(started) == 3:
-            raise SystemExit(128 + 15)
-        return real_run_config(cfg, common, out, log)
-
-    monkeypatch.setattr(lifecycle, "run_config", stopped_at_the_third)
+    started = record_engine_starts(monkeypatch, stop_at=3)
     out = tmp_path / "out"
     res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "baseline=", "--config", "patched=",
                                     "--config", "baseline2=", "--config", "patched2=", "--concurrency", "1",
@@ -560,14 +567,7 @@ def test_the_accept_length_counts_verify_steps_only():
 
 
 def test_engines_run_in_rounds_and_tables_take_medians_over_every_engine(server, tmp_path, monkeypatch):
-    started = []
-    real_run_config = lifecycle.run_config
-
-    def recorded(cfg, common, out, log):
-        started.append(cfg["name"])
-        return real_run_config(cfg, common, out, log)
-
-    monkeypatch.setattr(lifecycle, "run_config", recorded)
+    started = record_engine_starts(monkeypatch)
     out = tmp_path / "out"
     res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=", "--config", "b=",
                                     "--concurrency", "1,4", "--input-len", "8", "--output-len", "5",

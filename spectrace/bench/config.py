@@ -32,8 +32,8 @@ CONFIG_KEYS = {
 
 # bench options a [defaults] table may set (the command's parameter names)
 OPTION_KEYS = ("dummy_model", "drafts", "shims", "catalog", "value_sample", "concurrency", "input_len",
-               "output_len", "output_spread", "seq_reps", "reps", "engines", "better_of", "mean_of", "reference", "seed", "vocab_size", "timeout",
-               "warmup", "plot", "python")
+               "output_len", "output_spread", "seq_reps", "reps", "engines", "better_of", "mean_of", "reference",
+               "seed", "vocab_size", "timeout", "warmup", "plot", "python")
 DEFAULTS_KEYS = ("args",) + OPTION_KEYS
 
 

@@ -61,8 +61,7 @@ def merge_engine(merged: dict | None, result: dict, engine: int, reps: int) -> d
         run["rep"] = engine * reps + run.get("rep", 0)
     own = {k: result.get(k) for k in ("log", "engine_start_s", "wall_s", "error", "shim_total") if k in result}
     if merged is None:
-        merged = dict(result, engines=[own])
-        return merged
+        return dict(result, engines=[own])
     merged["runs"] = merged.get("runs", []) + result.get("runs", [])
     merged["engines"].append(own)
     if result.get("error") and not merged.get("error"):
@@ -71,7 +70,8 @@ def merge_engine(merged: dict | None, result: dict, engine: int, reps: int) -> d
     merged["engine_start_s"] = " / ".join(str(s) for s in starts) if starts else None
     a, b = merged.get("shim_total") or {}, result.get("shim_total") or {}
     if "checks" in a or "checks" in b:
-        merged["shim_total"] = dict(a, **{k: a.get(k, 0) + b.get(k, 0) for k in ("checks", "violations", "processes")})
+        added = {k: a.get(k, 0) + b.get(k, 0) for k in ("checks", "violations", "processes")}
+        merged["shim_total"] = dict(a, **added)
     for cid, counts in (result.get("shim_checks") or {}).items():
         mine = merged.setdefault("shim_checks", {}).setdefault(cid, {"checks": 0, "violations": 0})
         mine["checks"] += counts["checks"]
@@ -86,8 +86,9 @@ def failure_message(failed: list[dict], total: int) -> str:
 
 
 def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_len: int = 128,
-          output_len: int = 128, output_spread: float = 0.0, seq_reps: int = 3, shims: str = "off", catalog: str | None = None,
-          value_sample: int | None = None, dummy_model: str | None = None, base_args: str = "",
+          output_len: int = 128, output_spread: float = 0.0, seq_reps: int = 3, shims: str = "off",
+          catalog: str | None = None, value_sample: int | None = None, dummy_model: str | None = None,
+          base_args: str = "",
           url: str | None = None, server: bool = False, port: int | None = None, timeout: float = 900,
           warmup: bool = True, plot: bool = True, reference: str | None = None, seed: int = 1234,
           vocab_size: int | None = None, python: str | None = None, reps: int = 1,
