@@ -612,3 +612,25 @@ def test_output_spread_gives_each_request_its_own_length(server, tmp_path):
     assert [len(ids) for ids in runs[4]["output_ids"]] == [4, 7, 9, 12]
     assert [len(ids) for ids in runs[1]["output_ids"]] == [4, 12]
     assert "8 out (spread ±0.5)" in (out / "bench.md").read_text()
+
+
+def test_warmup_runs_time_nothing_and_leave_the_timed_prompts_alone(server, tmp_path):
+    from http_standin import StandInApi
+
+    outs = {}
+    for runs in ("0", "2"):
+        before = StandInApi.calls["generate"]
+        out = tmp_path / runs
+        res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=", "--concurrency", "1,4",
+                                        "--input-len", "8", "--output-len", "5", "--output-spread", "0.5",
+                                        "--seq-reps", "2", "--vocab-size", "500", "--no-plot",
+                                        "--warmup-runs", runs, "-o", str(out)])
+        assert res.exit_code == 0, res.output
+        outs[runs] = (StandInApi.calls["generate"] - before, json.loads((out / "bench.json").read_text()),
+                      (out / "bench.md").read_text())
+    (plain_calls, plain, plain_md), (warm_calls, warm, warm_md) = outs["0"], outs["2"]
+    # each warm-up run: C=1's 2 requests one after another, then C=4's 4 at once
+    assert warm_calls - plain_calls == 2 * (2 + 4)
+    assert [r["output_ids"] for r in warm["results"][0]["runs"]] == [r["output_ids"] for r in plain["results"][0]["runs"]]
+    assert len(warm["results"][0]["runs"]) == 2
+    assert "workload untimed, 2 x." in warm_md and "untimed, " not in plain_md

@@ -131,6 +131,7 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
             "input_len": common["input_len"], "output_len": common["output_len"],
             "output_spread": common.get("output_spread", 0.0), "seq_reps": common["seq_reps"],
             "seed": common["seed"], "vocab_size": common.get("vocab_size"), "warmup": common["warmup"],
+            "warmup_runs": common.get("warmup_runs", 0),
             "user_flags": user_flags(cfg.get("args", "")), "reps": int(cfg.get("reps") or common.get("reps") or 1)}
     t0 = time.time()
     server = None

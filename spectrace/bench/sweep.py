@@ -90,7 +90,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
           catalog: str | None = None, value_sample: int | None = None, dummy_model: str | None = None,
           base_args: str = "",
           url: str | None = None, server: bool = False, port: int | None = None, timeout: float = 900,
-          warmup: bool = True, plot: bool = True, reference: str | None = None, seed: int = 1234,
+          warmup: bool = True, warmup_runs: int = 0, plot: bool = True, reference: str | None = None, seed: int = 1234,
           vocab_size: int | None = None, python: str | None = None, reps: int = 1,
           better_of: str | None = None, mean_of: str | None = None, drafts: str = "dummy",
           engines: int = 1, log=print) -> dict:
@@ -113,7 +113,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
     common = dict(concurrency=concurrency, input_len=input_len, output_len=output_len,
                   output_spread=output_spread, seq_reps=seq_reps,
                   shims=shims, catalog=catalog, value_sample=value_sample, base_args=base_args, url=url,
-                  server=server, port=port, timeout=timeout, warmup=warmup, seed=seed,
+                  server=server, port=port, timeout=timeout, warmup=warmup, warmup_runs=warmup_runs, seed=seed,
                   vocab_size=vocab_size or 32000, models=models, python=python, reps=reps,
                   drafts=drafts if dummy_model else None, engines=engines)
     merged: dict[str, dict] = {}

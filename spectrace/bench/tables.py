@@ -156,11 +156,13 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
     spread = f"{engines} engines x {reps} repetitions" if engines > 1 else f"{reps} repetitions"
     spread_out = common.get("output_spread") or 0
     out_len = f"{common['output_len']} out" + (f" (spread ±{spread_out:g})" if spread_out else "")
+    runs = common.get("warmup_runs") or 0
+    warm_runs = f" Before them each engine ran every concurrency's workload untimed, {runs} x." if runs else ""
     lines = [f"Output tokens/s, {common['input_len']} in / {out_len}, greedy, ignore_eos; "
              f"C=1: {common['seq_reps']} requests one after another, C>1: C requests at once"
              + (f"; median of {spread} (lowest–highest)." if reps * engines > 1 else ".")
              + " Each run follows the pool check's cache flush and one untimed request of its concurrency "
-               f"({WARM_AFTER_FLUSH_TOKENS} tokens) that warms the emptied CUDA allocator.", ""]
+               f"({WARM_AFTER_FLUSH_TOKENS} tokens) that warms the emptied CUDA allocator." + warm_runs, ""]
     timed = [timed_runs(r) for r in results]
     lines += _throughput_table(results, timed, concs)
     if better_of:

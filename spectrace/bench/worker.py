@@ -75,6 +75,9 @@ def run_worker(spec: dict) -> dict:
             driver.generate(prompts_for(0, 2, spec["input_len"], vocab, 7), dict(sampling, max_new_tokens=16))
             driver.generate(prompts_for(0, max(spec["concurrency"]), spec["input_len"], vocab, 8),
                             dict(sampling, max_new_tokens=16))
+        for run in range(spec.get("warmup_runs", 0)):
+            for c in spec["concurrency"]:
+                _timed(driver, c, spec, sampling, vocab, spec["seed"] + 15485863 + run)
         # the concurrency list in turn, rep after rep: drift spreads over every level
         for rep in range(reps):
             for c in spec["concurrency"]:
