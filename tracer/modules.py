@@ -1,7 +1,7 @@
 """The modules of one source tree and their summaries, loaded lazily or all at once.
 
 A summary comes from the per-tree pack when its file's size and mtime are unchanged, else from
-the per-file cache or a fresh parse (``summary_cache``). Whatever is parsed is put back into the
+the cache by content or a fresh parse (``summary_cache``). Whatever is parsed is put back into the
 pack, which ``save`` writes for the next process.
 """
 
@@ -17,12 +17,7 @@ from spectrace.interrupts import process_pool
 from spectrace.source import module_name
 from spectrace.tracer.index import FuncInfo, ModuleSummary
 from spectrace.tracer.prefetch import ParseAhead
-from spectrace.tracer.summary_cache import (
-    SummaryCache,
-    report_write_failure,
-    summarize_file,
-    summarize_in_worker,
-)
+from spectrace.tracer.summary_cache import SummaryCache, summarize_file, summarize_in_worker
 
 Progress = Callable[[int, int], None]
 
@@ -45,16 +40,14 @@ class ModuleStore:
     @contextlib.contextmanager
     def parsing_ahead(self) -> Iterator[None]:
         """For the length of the block, the modules the walk is about to ask for are parsed ahead in
-        a worker process (``prefetch``), and the cache files are written by a thread of this
-        process (``SummaryCache.writing_behind``); what the worker finished goes into the pack."""
+        a worker process (``prefetch``); what the worker finished goes into the pack."""
         self._ahead = ParseAhead(self.root, self.cache.enabled)
-        with self.cache.writing_behind():
-            try:
-                yield
-            finally:
-                for rel, parsed in self._ahead.close():
-                    self._keep_ahead(rel, parsed)
-                self._ahead = None
+        try:
+            yield
+        finally:
+            for rel, parsed in self._ahead.close():
+                self._keep_parsed(rel, parsed)
+            self._ahead = None
 
     @property
     def files(self) -> dict[str, str]:
@@ -98,20 +91,15 @@ class ModuleStore:
         parsed = self._ahead.take(rel) if self._ahead is not None else None
         if parsed is None:
             return None
-        self._keep_ahead(rel, parsed)
+        self._keep_parsed(rel, parsed)
         return pickle.loads(parsed[0][3])
 
-    def _keep_ahead(self, rel: str, parsed) -> None:
+    def _keep_parsed(self, rel: str, parsed) -> None:
+        """A pack entry from another process, and its summary for the cache where it was parsed anew."""
         entry, fresh = parsed
         self._remember(rel, entry)
         if fresh:
             self.cache.put_blob(entry[2], entry[3])
-
-    def _keep_parsed(self, rel: str, parsed) -> None:
-        entry, write_failure = parsed
-        if write_failure:
-            report_write_failure(write_failure)
-        self._remember(rel, entry)
 
     @staticmethod
     def _base_imports(summary: ModuleSummary) -> list:
@@ -207,8 +195,8 @@ class ModuleStore:
             args = [(str(self.root), rel, self.cache.enabled) for rel in todo]
             with process_pool(jobs) as pool:
                 done = pool.map(summarize_in_worker, args, chunksize=16)
-                for i, (rel, entry, write_failure) in enumerate(done, 1):
-                    self._keep_parsed(rel, (entry, write_failure))
+                for i, (rel, entry, fresh) in enumerate(done, 1):
+                    self._keep_parsed(rel, (entry, fresh))
                     yield rel, None
                     if progress:
                         progress(i, total)

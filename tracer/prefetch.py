@@ -24,10 +24,9 @@ Parsed = tuple
 
 def parse_for_pack(args: tuple[str, str, bool]) -> Parsed:
     """In the worker: one file's summary, pickled as the pack keeps it. The parent stores the
-    bytes, and writes them under their content key where they were parsed anew (so that the
-    worker is not held up creating files)."""
+    bytes, and keeps them for the cache where they were parsed anew."""
     root, rel, enabled = args
-    _summary, entry, fresh = read_or_parse(Path(root), rel, SummaryCache(enabled, report_failures=False))
+    _summary, entry, fresh = read_or_parse(Path(root), rel, SummaryCache(enabled))
     return entry, fresh
 
 

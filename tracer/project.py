@@ -64,7 +64,9 @@ class Project:
         self.store.index_all(jobs, progress)
 
     def save(self) -> None:
+        """Write what this process added to the cache: summaries, the tree's pack, text scans."""
         self.store.save()
+        self.texts.save()
 
     @contextlib.contextmanager
     def parsing_ahead(self) -> Iterator[None]:

@@ -1,4 +1,4 @@
-"""The on-disk cache of module summaries: one pickle per file content, one pack per source tree.
+"""The on-disk cache of module summaries: bundles of pickles by file content, one pack per source tree.
 
 A cache that cannot be read is a miss; one that cannot be written only costs speed, so either
 failure lets the run go on. A write failure is reported once per process on stderr, with its
@@ -7,16 +7,12 @@ cause, so that a read-only or full cache directory does not go unnoticed.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import hashlib
 import os
 import pickle
-import queue
 import sys
-import threading
 from pathlib import Path
-from typing import Iterator
 
 from spectrace.atomic import atomic_write
 from spectrace.source import cache_dir
@@ -29,10 +25,6 @@ SUMMARY_FORMAT = 14  # bump when the summary layout changes: old cache entries a
 _UNREADABLE = (OSError, EOFError, pickle.UnpicklingError, AttributeError)
 
 _write_failure_reported = False
-
-# The cache folders this process made or found: one mkdir each, not one per file written (a
-# cold map writes a summary per module it parses, spread over 256 folders).
-_made_dirs: set = set()
 
 
 def report_write_failure(cause: str) -> None:
@@ -53,63 +45,78 @@ def content_key(data: bytes) -> str:
 
 
 class SummaryCache:
-    """Per-file summaries keyed by content hash, plus a per-tree pack for the warm path.
+    """Summaries keyed by content hash, plus a per-tree pack for the warm path.
 
     The pack maps each file to (size, mtime_ns, content key); a file whose size and mtime
     match is taken from the pack without being read; any other file is hashed, and a
     summary cached under its hash is reused, so a changed file is re-read alone.
 
-    ``report_failures=False`` (worker processes) keeps the first write failure in
-    ``write_failure`` for the parent to report, so that a pool of workers says it once.
+    The summaries a process parses are written together by ``flush``, as one bundle file: creating
+    a file costs up to a millisecond of system time on some filesystems, and a cold map parses a
+    few hundred modules. A bundle is a header (content key -> offset and length) and the pickles;
+    a reader loads the headers of every bundle once and reads only the pickles it needs.
     """
 
-    def __init__(self, enabled: bool = True, report_failures: bool = True):
+    def __init__(self, enabled: bool = True):
         self.enabled = enabled and not os.environ.get("SPECTRACE_NO_CACHE")
         self.root = _cache_root()
-        self.report_failures = report_failures
-        self.write_failure: str | None = None
-        self._behind: queue.SimpleQueue | None = None  # files for the writing thread, in order
-
-    @contextlib.contextmanager
-    def writing_behind(self) -> Iterator[None]:
-        """For the length of the block, cache files are written by a thread while the caller goes
-        on; all of them are written when the block ends. (Creating a file costs up to a millisecond
-        of system time on some filesystems, and a cold map writes one per module it parses.)"""
-        if not self.enabled or self._behind is not None:
-            yield
-            return
-        todo: queue.SimpleQueue = queue.SimpleQueue()
-        thread = threading.Thread(target=self._write_queued, args=(todo,), name="spectrace-cache-writer",
-                                  daemon=True)
-        thread.start()
-        self._behind = todo
-        try:
-            yield
-        finally:
-            self._behind = None
-            todo.put(None)
-            thread.join()
-
-    def _write_queued(self, todo: queue.SimpleQueue) -> None:
-        while (item := todo.get()) is not None:
-            self._write_now(*item)
-
-    def _obj_path(self, key: str) -> Path:
-        return self.root / "objects" / key[:2] / f"{key}.pkl"
+        self._new: dict[str, bytes] = {}  # content key -> pickled summary, parsed here, not yet written
+        self._bundled: dict[str, tuple[Path, int, int]] | None = None  # content key -> (bundle, offset, length)
 
     def get_blob(self, key: str) -> bytes | None:
         """The pickled summary of a content key (unpickling it is the caller's: a bad one is a miss)."""
         if not self.enabled:
             return None
+        if key in self._new:
+            return self._new[key]
+        where = self._bundle_index().get(key)
+        if where is None:
+            return None
+        path, offset, length = where
         try:
-            with open(self._obj_path(key), "rb") as fh:
-                return fh.read()
+            with open(path, "rb") as fh:
+                fh.seek(offset)
+                return fh.read(length)
         except OSError:
-            return None  # a miss: the file is parsed again and its entry rewritten
+            return None  # a miss: the file is parsed again and its summary written anew
 
     def put_blob(self, key: str, blob: bytes) -> None:
         if self.enabled:
-            self.write(self._obj_path(key), blob)
+            self._new[key] = blob
+
+    def flush(self) -> None:
+        """Write the summaries parsed since the last flush, as one bundle."""
+        new, self._new = self._new, {}
+        if not new:
+            return
+        header, offset = {}, 0
+        for key, blob in new.items():
+            header[key] = (offset, len(blob))
+            offset += len(blob)
+        head = pickle.dumps(header, protocol=pickle.HIGHEST_PROTOCOL)
+        name = hashlib.blake2b("".join(sorted(new)).encode(), digest_size=12).hexdigest()
+        self.write(self.root / "bundles" / f"{name}.pkl", b"".join([len(head).to_bytes(8, "little"), head, *new.values()]))
+
+    def _bundle_index(self) -> dict[str, tuple[Path, int, int]]:
+        """Where each content key is, over the bundles on disk when first asked (a bundle written
+        later by another process is seen by the next process)."""
+        if self._bundled is None:
+            self._bundled = {}
+            try:
+                paths = sorted(p for p in (self.root / "bundles").iterdir() if p.suffix == ".pkl")
+            except OSError:
+                paths = []  # no bundle yet
+            for path in paths:
+                try:
+                    with open(path, "rb") as fh:
+                        size = int.from_bytes(fh.read(8), "little")
+                        header = pickle.loads(fh.read(size))
+                except (*_UNREADABLE, ValueError):
+                    continue  # a damaged bundle: its summaries are parsed again
+                base = 8 + size
+                for key, (offset, length) in header.items():
+                    self._bundled[key] = (path, base + offset, length)
+        return self._bundled
 
     def pack_path(self, tree_root: Path) -> Path:
         key = hashlib.blake2b(str(tree_root.resolve()).encode(), digest_size=10).hexdigest()
@@ -126,39 +133,24 @@ class SummaryCache:
             with open(self.pack_path(tree_root), "rb") as fh:
                 return pickle.load(fh)
         except _UNREADABLE:
-            return {}  # no usable pack: every file goes through the per-file cache
+            return {}  # no usable pack: every file goes through the bundles
         finally:
             if gc_was_on:
                 gc.enable()
 
     def save_pack(self, tree_root: Path, pack: dict) -> None:
+        """Write the per-tree pack, and the summaries parsed since the last flush."""
         if self.enabled:
+            self.flush()
             self.write(self.pack_path(tree_root), pickle.dumps(pack, protocol=pickle.HIGHEST_PROTOCOL))
 
     def write(self, path: Path, data: bytes) -> None:
         """Replace one cache file atomically (readers see the old file or the new one)."""
-        behind = self._behind
-        if behind is not None:
-            behind.put((path, data))
-        else:
-            self._write_now(path, data)
-
-    def _write_now(self, path: Path, data: bytes) -> None:
         try:
-            try:
-                if path.parent not in _made_dirs:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    _made_dirs.add(path.parent)
-                atomic_write(path, data, durable=False)  # a lost cache file is rebuilt: no fsync
-            except FileNotFoundError:  # its folder was removed since: make it again
-                _made_dirs.discard(path.parent)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(path, data, durable=False)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, data, durable=False)  # a lost cache file is rebuilt: no fsync
         except OSError as exc:
-            if self.write_failure is None:
-                self.write_failure = str(exc)
-            if self.report_failures:
-                report_write_failure(str(exc))
+            report_write_failure(str(exc))
 
 
 def module_stats(summary: ModuleSummary) -> tuple:
@@ -178,8 +170,8 @@ def summarize_file(root: Path, relpath: str, cache: SummaryCache | None = None) 
 
 
 def read_or_parse(root: Path, relpath: str, cache: SummaryCache | None = None) -> tuple[ModuleSummary, tuple, bool]:
-    """``summarize_file`` without writing the cache: also whether the summary was parsed anew
-    (and so is worth writing under its content key)."""
+    """``summarize_file`` without putting the summary in the cache: also whether it was parsed
+    anew (and so is worth keeping under its content key)."""
     path = root / relpath
     st = os.stat(path)  # before reading: a file changed meanwhile is read again next time
     data = path.read_bytes()
@@ -198,10 +190,9 @@ def read_or_parse(root: Path, relpath: str, cache: SummaryCache | None = None) -
     return summary, (st.st_size, st.st_mtime_ns, key, blob, module_stats(summary)), fresh
 
 
-def summarize_in_worker(args: tuple[str, str, bool]) -> tuple[str, tuple, str | None]:
-    """``summarize_file`` in a pool process: the pack entry alone comes back (the summary travels
-    pickled once), with the cache's write failure for the parent to report."""
+def summarize_in_worker(args: tuple[str, str, bool]) -> tuple[str, tuple, bool]:
+    """``read_or_parse`` in a pool process: the pack entry alone comes back (the summary travels
+    pickled once), with whether it was parsed anew (the parent writes those)."""
     root, relpath, enabled = args
-    cache = SummaryCache(enabled, report_failures=False)
-    _summary, entry = summarize_file(Path(root), relpath, cache)
-    return relpath, entry, cache.write_failure
+    _summary, entry, fresh = read_or_parse(Path(root), relpath, SummaryCache(enabled))
+    return relpath, entry, fresh

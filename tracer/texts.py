@@ -2,7 +2,7 @@
 
 Each file is read at most once per process and shared by every scan. A scan's result can be
 cached on disk under the tree's fingerprint (every file's path, size and mtime), so a warm run
-reads no file for it.
+reads no file for it; the results for one fingerprint share one cache file.
 
 Inside ``SourceTexts.sharing()`` (a cold ``map``) the tree is split in two: a helper process
 reads and scans the second half while this process reads and scans the first, and the two
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import multiprocessing
 import os
+import pickle
 import re
 from pathlib import Path
 from typing import Callable, Iterator
@@ -52,6 +52,8 @@ class SourceTexts:
         self._class_index: dict[str, list[str]] | None = None
         self._base_index: dict[str, list[str]] | None = None
         self._mentions: dict[str, list[str]] = {}
+        self._cached: dict | None = None  # scan name -> result, for this fingerprint
+        self._new_scans: dict = {}  # the results computed here, not yet written
         self._properties: frozenset[str] | None = None
         self._sharing = False
         self._helper: _Helper | None = None
@@ -103,18 +105,30 @@ class SourceTexts:
         return self._fingerprint
 
     def cached_scan(self, name: str, compute: Callable[[], object]):
-        """A whole-tree scan (JSON-able result) cached until any file of the tree changes."""
-        cache = self.store.cache
-        path = cache.pack_path(self.root).with_name(f"scan-{self.fingerprint()}-{name}.json")
-        if cache.enabled:
-            try:
-                return json.loads(path.read_text())
-            except (OSError, ValueError):
-                pass  # a miss (absent or damaged entry): compute it and write it anew
-        result = compute()
-        if cache.enabled:
-            cache.write(path, json.dumps(result).encode())
-        return result
+        """A whole-tree scan (a picklable result) cached until any file of the tree changes; what
+        is computed here is written by ``save``."""
+        cached = self._cached_scans()
+        if name not in cached:
+            cached[name] = compute()
+            if self.store.cache.enabled:
+                self._new_scans[name] = cached[name]
+        return cached[name]
+
+    def save(self) -> None:
+        """Add the scans computed since the last save to the tree's scan file (kept with what
+        another process may have added meanwhile)."""
+        if self._new_scans:
+            new, self._new_scans = self._new_scans, {}
+            path = self._scans_path()
+            self.store.cache.write(path, pickle.dumps({**_load(path), **new}, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def _cached_scans(self) -> dict:
+        if self._cached is None:
+            self._cached = _load(self._scans_path()) if self.store.cache.enabled else {}
+        return self._cached
+
+    def _scans_path(self) -> Path:
+        return self.store.cache.pack_path(self.root).with_name(f"scans-{self.fingerprint()}.pkl")
 
     def class_name_index(self) -> dict[str, list[str]]:
         """Class name -> the modules that define a class of that name (at any nesting)."""
@@ -213,6 +227,16 @@ def _read_texts(root: str, files) -> dict[str, bytes]:
         except OSError:
             continue  # scans skip it; parsing the module, if asked for, reports why
     return texts
+
+
+def _load(path: Path) -> dict:
+    """A scan file's results; none when it is absent or unreadable (they are computed again)."""
+    try:
+        with open(path, "rb") as fh:
+            found = pickle.load(fh)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def _read(path: str) -> bytes:
