@@ -46,6 +46,7 @@ class LazyGroup(click.Group):
             # the cyclic GC only re-scans them, costing about half of a warm contracts run.
             # Peak memory measured the same with and without it.
             gc.disable()
+            _keep_freed_memory()
         if cmd_name in self.lazy_subcommands:
             module_name, attr = self.lazy_subcommands[cmd_name].split(":")
             try:
@@ -76,6 +77,23 @@ class LazyGroup(click.Group):
         except OSError as exc:  # a filesystem error no command turned into a message of its own
             click.echo(f"spectrace: {describe(exc)}", err=True)
             ctx.exit(2)
+
+
+def _keep_freed_memory() -> None:
+    """Have glibc keep freed memory for reuse rather than hand it back to the kernel at once.
+
+    Parsing one module after another allocates and frees tens of megabytes; memory handed back
+    is paid for again in page faults when the next module needs it (a third of a cold map's
+    system time). Peak memory measured the same. Nothing happens where there is no ``mallopt``.
+    """
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (ImportError, OSError, AttributeError, TypeError):
+        return
+    mallopt(-1, 128 << 20)  # M_TRIM_THRESHOLD: free memory kept at the top of the heap
+    mallopt(-3, 16 << 20)  # M_MMAP_THRESHOLD: blocks below this come from the heap, not mmap
 
 
 def _silence_stdout() -> None:
