@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -23,6 +24,20 @@ Progress = Callable[[int, int], None]
 
 # Below this many files to parse, starting a process pool costs more than it saves.
 PARALLEL_FROM = 40
+
+# A module asked for lazily is parsed from deep inside the inference's recursion. CPython 3.11
+# keeps frames in 16 KiB chunks, mapped and unmapped as the stack crosses into and out of one;
+# the walk over a module's tree goes up and down thousands of times and, from some depths, crosses
+# a chunk boundary each time (thousands of mmap/munmap pairs in a cold map, ~10 us each). Parsed
+# on a thread of its own, the walk starts from a shallow stack and stays inside one chunk.
+_parser: ThreadPoolExecutor | None = None
+
+
+def _summarize_shallow(root: Path, rel: str, cache: SummaryCache):
+    global _parser
+    if _parser is None:
+        _parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spectrace-parse")
+    return _parser.submit(summarize_file, root, rel, cache).result()
 
 
 class ModuleStore:
@@ -80,7 +95,7 @@ class ModuleStore:
         if summary is None:
             summary = self._from_worker(rel)
             if summary is None:
-                summary, entry = summarize_file(self.root, rel, self.cache)
+                summary, entry = _summarize_shallow(self.root, rel, self.cache)
                 self._remember(rel, entry)
             if self._ahead is not None:  # the modules of its classes' bases (MROs are asked for first)
                 self._ahead.expect(self._imported_files(self._base_imports(summary)))

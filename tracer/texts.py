@@ -77,7 +77,7 @@ class SourceTexts:
         if module not in self._others:
             rel = self.store.files.get(module)
             try:
-                self._others[module] = _read(f"{self.root}/{rel}") if rel is not None else b""
+                self._others[module] = _read(f"{self.root}/{rel}", self._sizes.get(rel)) if rel is not None else b""
             except OSError:
                 self._others[module] = b""
         return self._others[module]
@@ -189,7 +189,7 @@ class SourceTexts:
             if self._sharing and len(files) > 1 and multiprocessing.get_start_method() == "fork":
                 # (a helper that had to start a fresh interpreter would cost more than it saves)
                 cut = self._halfway(files)
-                self._helper = _Helper.start(str(self.root), files[cut:])
+                self._helper = _Helper.start(str(self.root), files[cut:], self._sizes)
                 if self._helper is not None:
                     files, self._rest = files[:cut], files[cut:]
             self._texts = self._texts_of(files)
@@ -216,14 +216,14 @@ class SourceTexts:
             helper.close()
 
     def _texts_of(self, files) -> dict[str, bytes]:
-        return _read_texts(str(self.root), files)
+        return _read_texts(str(self.root), files, self._sizes)
 
 
-def _read_texts(root: str, files) -> dict[str, bytes]:
+def _read_texts(root: str, files, sizes: dict[str, int]) -> dict[str, bytes]:
     texts = {}
     for mod, rel in files:
         try:
-            texts[mod] = _read(f"{root}/{rel}")
+            texts[mod] = _read(f"{root}/{rel}", sizes.get(rel))
         except OSError:
             continue  # scans skip it; parsing the module, if asked for, reports why
     return texts
@@ -239,11 +239,18 @@ def _load(path: Path) -> dict:
     return found if isinstance(found, dict) else {}
 
 
-def _read(path: str) -> bytes:
-    """A whole file, unbuffered and without a Path object: half the time of ``Path.read_bytes``
-    over the thousands of small files of a tree."""
-    with open(path, "rb", buffering=0) as fh:
-        return fh.readall()
+def _read(path: str, size: int | None = None) -> bytes:
+    """A whole file, read with plain system calls in as few reads as its size (when known) allows:
+    a third less time than an unbuffered ``open`` over the thousands of small files of a tree."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        data = os.read(fd, (size or 65535) + 1)
+        rest = []
+        while data and (chunk := os.read(fd, 1 << 20)):  # until the end, had the file grown
+            rest.append(chunk)
+        return data + b"".join(rest) if rest else data
+    finally:
+        os.close(fd)
 
 
 # -- the scans: module -> text in (a part of the tree, in file order), a partial result out; the
@@ -331,10 +338,10 @@ class _Helper:
         self.part = part  # [(module, file)] it holds
 
     @classmethod
-    def start(cls, root: str, part: list) -> _Helper | None:
+    def start(cls, root: str, part: list, sizes: dict[str, int]) -> _Helper | None:
         try:
             conn, child = multiprocessing.Pipe()
-            process = multiprocessing.Process(target=_helper_main, args=(child, root, part), daemon=True)
+            process = multiprocessing.Process(target=_helper_main, args=(child, root, part, sizes), daemon=True)
             process.start()
         except (OSError, AssertionError):  # AssertionError: a daemonic process may have no children
             return None  # no second process here: this one reads and scans everything
@@ -363,8 +370,8 @@ class _Helper:
         self.conn.close()
 
 
-def _helper_main(conn, root: str, part: list) -> None:
-    texts = _read_texts(root, part)
+def _helper_main(conn, root: str, part: list, sizes: dict[str, int]) -> None:
+    texts = _read_texts(root, part, sizes)
     while True:
         try:
             request = conn.recv()
