@@ -108,7 +108,7 @@ def map_command(roots, sglang, source_path, package, depth, fmt, output, include
         with waiting("building the call graph"), proj.parsing_ahead():
             graph = call_graph(proj, resolve_roots(proj, roots), depth=depth, include=include,
                                exclude=exclude, external=external, cha=not no_cha, exact=exact,
-                               closures=closures)
+                               closures=closures, networkx=fmt != "json")
     proj.save()
     ui.detail(f"spectrace: graph built in {time.perf_counter() - t0:.1f} s")
     data = render(for_display(graph, fmt, collapse_by, max_nodes), fmt)

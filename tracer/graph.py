@@ -1,4 +1,4 @@
-"""Build networkx call graphs (and field maps) from a ``Project``.
+"""Build call graphs (and field maps) from a ``Project``, as networkx ``DiGraph`` objects.
 
 The graph schema (node and edge attributes) is described in docs/design.md; the renderers
 in ``render.py`` and the json output rely on it.
@@ -41,18 +41,21 @@ from __future__ import annotations
 
 import fnmatch
 from collections import deque
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from spectrace.sides import side_of
+from spectrace.tracer.digraph import DiGraph
 from spectrace.tracer.project import Project
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 def _matches(name: str, globs) -> bool:
     return any(fnmatch.fnmatchcase(name, g) or fnmatch.fnmatchcase(name.rsplit(".", 1)[-1], g) for g in globs)
 
 
-def _add_code_node(g: nx.DiGraph, proj: Project, qn: str):
+def _add_code_node(g: DiGraph | nx.DiGraph, proj: Project, qn: str):
     if qn in g:
         return
     mod, local = proj.split(qn)
@@ -82,20 +85,22 @@ def call_graph(
     cha: bool = True,
     exact: bool = False,
     closures: str = "fold",
-) -> nx.DiGraph:
+    networkx: bool = True,
+) -> nx.DiGraph | DiGraph:
     """Breadth-first from ``roots``: every call site becomes an edge (polymorphic ones, one per target).
 
     ``cha=False``: no class-hierarchy expansion (a receiver typed by its annotation reaches only the
     annotated class's method). ``exact=True``: only calls resolved to one target (no expansion, no
     polymorphic call sites). ``closures``: ``"fold"`` counts the calls of a function's nested
     functions as its own (resolution ``closure``); ``"separate"`` keeps nested functions as nodes
-    of their own, reached by the calls that name them.
+    of their own, reached by the calls that name them. ``networkx=False``: the graph as built
+    (``digraph.DiGraph``), all the json output needs.
     """
     if closures not in ("fold", "separate"):
         raise ValueError(f"closures must be 'fold' or 'separate', not {closures!r}")
     fold = closures == "fold"
     cha = cha and not exact
-    g = nx.DiGraph()
+    g = DiGraph()
     unresolved_total = 0
     seen_depth = {}
     queue = deque()
@@ -156,7 +161,7 @@ def call_graph(
     g.graph.update(roots=list(roots), unresolved=unresolved_total, depth=depth,
                    source=proj.source.describe(), version=proj.source.version,
                    cha=cha, exact=exact, closures=closures)
-    return g
+    return g.to_networkx() if networkx else g
 
 
 def field_graph(proj: Project, field: str, owner: str | None = None) -> nx.DiGraph:
@@ -166,6 +171,8 @@ def field_graph(proj: Project, field: str, owner: str | None = None) -> nx.DiGra
     that declares the field; a consumer reads ``x.<field>``. ``owner`` (a class name) limits
     constructor producers to that class.
     """
+    import networkx as nx
+
     proj.index_all()
     owners = set()
     for summary in proj.loaded_modules():

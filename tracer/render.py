@@ -20,10 +20,12 @@ import shutil
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from spectrace.errors import SpectraceError
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 FORMATS = ("text", "dot", "svg", "png", "json", "mermaid")
 GRAPHVIZ_FORMATS = ("svg", "png")
@@ -316,8 +318,11 @@ def _field_map_text(graph: nx.DiGraph) -> list[str]:
 
 
 def render_json(graph: nx.DiGraph) -> str:
-    """networkx node-link data: node id = qualified name; edge file/line/resolution."""
-    data = nx.node_link_data(graph, edges="edges")
+    """networkx node-link data (``node_link_data(graph, edges="edges")``, written out here so that the
+    json output needs no networkx): node id = qualified name; edge file/line/resolution."""
+    data = {"directed": graph.is_directed(), "multigraph": graph.is_multigraph(), "graph": graph.graph,
+            "nodes": [{**attrs, "id": node} for node, attrs in graph.nodes(data=True)],
+            "edges": [{**attrs, "source": u, "target": v} for u, v, attrs in graph.edges(data=True)]}
     return json.dumps(data, indent=1, default=lambda o: sorted(o) if isinstance(o, (set, frozenset)) else str(o)) + "\n"
 
 

@@ -16,8 +16,10 @@ always the whole graph. The display graph remembers the whole graph's summary li
 from __future__ import annotations
 
 from collections import deque
+from typing import TYPE_CHECKING
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
 
 # Formats drawn for a person get this budget unless one is given; text is a tree and json the data.
 DEFAULT_MAX_NODES = 60
@@ -50,6 +52,8 @@ def collapse(graph: nx.DiGraph, by: str) -> nx.DiGraph:
     if by not in ("class", "module"):
         raise ValueError(f"collapse by 'class' or 'module', not {by!r}")
     group: dict[str, str] = {}
+    import networkx as nx
+
     out = nx.DiGraph()
     for node, data in graph.nodes(data=True):
         kind = data.get("kind")
