@@ -293,7 +293,7 @@ class _Extractor(ast.NodeVisitor):
         fields = self._fields.get(t)
         if fields is None:
             fields = self._fields[t] = tuple(f for f in t._fields if f not in self._LEAF_FIELDS)
-        handlers = self._handlers
+        handlers, skip = self._handlers, _Extractor._skip
         for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
@@ -301,12 +301,14 @@ class _Extractor(ast.NodeVisitor):
                     handler = handlers.get(type(item))
                     if handler is None:
                         handler = self._handler(type(item))
-                    handler(self, item)
+                    if handler is not skip:
+                        handler(self, item)
             elif value is not None:
                 handler = handlers.get(type(value))
                 if handler is None:
                     handler = self._handler(type(value))
-                handler(self, value)
+                if handler is not skip:
+                    handler(self, value)
 
     def scope(self) -> FuncInfo | None:
         """The function whose calls the current statement makes (the module's pseudo-function at top level)."""
@@ -553,7 +555,8 @@ class _Extractor(ast.NodeVisitor):
             book.setdefault(node.attr, []).append(node.lineno)
             if type(node.value) is ast.Name and node is not self.callee:
                 f.uses.setdefault((node.value.id, node.attr, store), (node.lineno, node.col_offset))
-        self.generic_visit(node)
+        if type(node.value) is not ast.Name:  # (the only field that may hold a node; a name holds nothing)
+            self.visit(node.value)
 
     def visit_Lambda(self, node):
         a = node.args
