@@ -60,7 +60,7 @@ _INTERNED: dict = {}
 
 def expr_ir(node: ast.AST | None, depth: int = 0):
     """The IR of an expression; equal IRs are one shared object (smaller, faster pickles)."""
-    ir = _expr_ir(node, depth)
+    ir = ("n", node.id) if type(node) is ast.Name and depth <= 12 else _expr_ir(node, depth)  # names: most
     return _INTERNED.setdefault(ir, ir)
 
 
@@ -552,7 +552,11 @@ class _Extractor(ast.NodeVisitor):
             f = self.func_stack[-1]
             store = type(node.ctx) is ast.Store
             book = f.writes if store else f.reads
-            book.setdefault(node.attr, []).append(node.lineno)
+            lines = book.get(node.attr)
+            if lines is None:
+                book[node.attr] = [node.lineno]
+            else:
+                lines.append(node.lineno)
             if type(node.value) is ast.Name and node is not self.callee:
                 f.uses.setdefault((node.value.id, node.attr, store), (node.lineno, node.col_offset))
         if type(node.value) is not ast.Name:  # (the only field that may hold a node; a name holds nothing)
