@@ -132,6 +132,20 @@ def test_a_shrinking_batch_keeps_plain_decoding_where_it_wins(core):
     server.run([128] * 40)  # both modes measured at 128: plain wins
     steps = server.run([64] * 30)
     assert steps.endswith("p" * 10)
+
+
+def test_a_batch_that_shrinks_every_step_measures_each_bucket_once(core):
+    """Requests end one per step, so no three decisions see one batch size: the steps of one bucket
+    still give its cost, and speculation, which loses in the bucket 32 (2 x 6.4 ms < 19.8 ms), is
+    probed there once, not again on every pass."""
+    server = Server(core, accept=2.0, spec_ms=spec_ms, plain_ms=plain_ms)
+    server.run([4] * 40)  # speculation wins at 4 (8.6 ms < 2 x 5.0 ms): the rule is on
+    passes = [server.run(range(32, 16, -1)) for _ in range(4)]
+    assert passes[0].count("S") <= core.SpecDisableController.PROBE
+    assert server.controller.verdict[32] is False
+    assert set("".join(passes[1:])) == {"p"}
+
+
 def test_the_bound_turns_speculation_off_but_not_for_steps_that_need_verify(core):
     server = Server(core, accept=4.0, spec_ms=spec_ms, plain_ms=plain_ms, bound=8)
     assert server.run([4] * 20).endswith("S" * 4)

@@ -38,7 +38,7 @@ def unsupported_reason(server_args) -> Optional[str]:
 class SpecDisableController:
     """Speculate or not, once per decode step. Per batch-size bucket (powers of two): each mode's step time (the
     overlap scheduler launches step k, then waits for k-1: the time between decisions is a step of GPU work, kept
-    after three decisions of one mode and batch size; the median of the last five, at most a larger bucket's, so
+    after three decisions of one mode and bucket; the median of the last five, at most a larger bucket's, so
     that no slow step decides) and the verify steps' accept length. Speculate while accept * t_plain > t_spec
     (MARGIN band). A missing cost is measured for PROBE steps, except speculation's where a smaller bucket loses or
     while off with accept inside the band, and plain decoding's where smaller buckets bound a clear win; the other
@@ -52,7 +52,7 @@ class SpecDisableController:
         self.bound, self.reduce_max, self.clock = disable_above_bs, reduce_max, clock
         self.local = collections.defaultdict(lambda: collections.deque(maxlen=5))  # (speculate, bucket) -> seconds
         self.shared = {}  # the ranks' maximum of the local costs, with reduce_max
-        self.history = collections.deque(maxlen=3)  # (speculate, bs, time) of the last decisions
+        self.history = collections.deque(maxlen=3)  # (speculate, bucket, time) of the last decisions
         self.accept = None
         self.enabled = True
         self.probe = (True, 0)  # (mode, steps left)
@@ -68,14 +68,14 @@ class SpecDisableController:
 
     def decide(self, bs: int, needs_verify: bool = False) -> bool:
         now, h, b = self.clock(), self.history, 1 << max(0, bs - 1).bit_length()
-        if len(h) == 3 and h[0][:2] == h[1][:2] == h[2][:2] == (h[2][0], bs) and now - h[2][2] < 1.0:
+        if len(h) == 3 and h[0][:2] == h[1][:2] == h[2][:2] == (h[2][0], b) and now - h[2][2] < 1.0:
             self.local[(h[2][0], b)].append(now - h[2][2])
         self.decisions += 1
         if self.reduce_max is not None and self.decisions % self.SYNC == 0:
             maxima = self.reduce_max([self.median(k) or -1.0 for k in self.BUCKETS])
             self.shared = {k: c for k, c in zip(self.BUCKETS, maxima) if c > 0}
         speculate = (self.bound is None or bs <= self.bound) and self._measured(b) or needs_verify
-        h.append((speculate, bs, now))
+        h.append((speculate, b, now))
         return speculate
 
     def _measured(self, b: int) -> bool:
