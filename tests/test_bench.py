@@ -126,21 +126,22 @@ def test_a_bench_stopped_between_configurations_keeps_the_finished_ones_table(se
     assert lines[at + 2].startswith("| C | mean tok/s |") and lines[at + 4] == ""
 
 
-def test_each_run_is_warmed_after_the_pool_checks_flush_without_changing_its_prompts(server, tmp_path):
+def bench_counting_requests(server, out, *options):
+    """A small bench (C=1, 4) against the stand-in: the generate requests it sent, bench.json, bench.md."""
     from http_standin import StandInApi
 
-    outs = {}
-    for flag in ("--warmup", "--no-warmup"):
-        before = StandInApi.calls["generate"]
-        out = tmp_path / flag
-        res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=", "--concurrency", "1,4",
-                                        "--input-len", "8", "--output-len", "5", "--seq-reps", "2",
-                                        "--vocab-size", "500", "--no-plot", flag, "-o", str(out)])
-        assert res.exit_code == 0, res.output
-        outs[flag] = (StandInApi.calls["generate"] - before, json.loads((out / "bench.json").read_text()),
-                      (out / "bench.md").read_text())
-    warm_calls, warm, warm_md = outs["--warmup"]
-    cold_calls, cold, _ = outs["--no-warmup"]
+    before = StandInApi.calls["generate"]
+    res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=", "--concurrency", "1,4",
+                                    "--input-len", "8", "--output-len", "5", "--seq-reps", "2",
+                                    "--vocab-size", "500", "--no-plot", *options, "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    return (StandInApi.calls["generate"] - before, json.loads((out / "bench.json").read_text()),
+            (out / "bench.md").read_text())
+
+
+def test_each_run_is_warmed_after_the_pool_checks_flush_without_changing_its_prompts(server, tmp_path):
+    warm_calls, warm, warm_md = bench_counting_requests(server, tmp_path / "warm", "--warmup")
+    cold_calls, cold, _ = bench_counting_requests(server, tmp_path / "cold", "--no-warmup")
     # timed: 2 + 4 requests; after each flush one untimed request per slot: 1 + 4
     assert cold_calls == 2 + 4 + 1 + 4
     # the engine's warm-up on top: 2 requests, then max(concurrency) = 4
@@ -615,20 +616,9 @@ def test_output_spread_gives_each_request_its_own_length(server, tmp_path):
 
 
 def test_warmup_runs_time_nothing_and_leave_the_timed_prompts_alone(server, tmp_path):
-    from http_standin import StandInApi
-
-    outs = {}
-    for runs in ("0", "2"):
-        before = StandInApi.calls["generate"]
-        out = tmp_path / runs
-        res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=", "--concurrency", "1,4",
-                                        "--input-len", "8", "--output-len", "5", "--output-spread", "0.5",
-                                        "--seq-reps", "2", "--vocab-size", "500", "--no-plot",
-                                        "--warmup-runs", runs, "-o", str(out)])
-        assert res.exit_code == 0, res.output
-        outs[runs] = (StandInApi.calls["generate"] - before, json.loads((out / "bench.json").read_text()),
-                      (out / "bench.md").read_text())
-    (plain_calls, plain, plain_md), (warm_calls, warm, warm_md) = outs["0"], outs["2"]
+    plain_calls, plain, plain_md = bench_counting_requests(server, tmp_path / "0", "--output-spread", "0.5")
+    warm_calls, warm, warm_md = bench_counting_requests(server, tmp_path / "2", "--output-spread", "0.5",
+                                                        "--warmup-runs", "2")
     # each warm-up run: C=1's 2 requests one after another, then C=4's 4 at once
     assert warm_calls - plain_calls == 2 * (2 + 4)
     assert [r["output_ids"] for r in warm["results"][0]["runs"]] == [r["output_ids"] for r in plain["results"][0]["runs"]]
