@@ -90,7 +90,8 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
           catalog: str | None = None, value_sample: int | None = None, dummy_model: str | None = None,
           base_args: str = "",
           url: str | None = None, server: bool = False, port: int | None = None, timeout: float = 900,
-          warmup: bool = True, warmup_runs: int = 0, plot: bool = True, reference: str | None = None, seed: int = 1234,
+          warmup: bool = True, warmup_runs: int = 0, plot: bool = True, reference: str | None = None,
+          seed: int = 1234,
           vocab_size: int | None = None, python: str | None = None, reps: int = 1,
           better_of: str | None = None, mean_of: str | None = None, drafts: str = "dummy",
           engines: int = 1, log=print) -> dict:
