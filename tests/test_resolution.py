@@ -71,6 +71,24 @@ def test_text_scans_shared_with_a_helper_answer_as_one_pass(tmp_path):
     assert list(answers[0]) == list(plain[0])  # names in the same order of first sight
 
 
+def test_json_of_the_graph_as_built_is_networkx_node_link_data():
+    """``map --format json`` writes the graph as built without networkx: the same text as
+    networkx's node-link data of the converted graph, orders included."""
+    import json
+
+    import networkx as nx
+
+    from spectrace.tracer.render import render_json
+
+    proj = project("cha.py")
+    built = call_graph(proj, ["cha.use"], depth=2, networkx=False)
+    converted = built.to_networkx()
+    assert render_json(built) == render_json(converted)
+    default = lambda o: sorted(o) if isinstance(o, (set, frozenset)) else str(o)  # noqa: E731
+    reference = json.dumps(nx.node_link_data(converted, edges="edges"), indent=1, default=default) + "\n"
+    assert render_json(built) == reference and built.number_of_edges() > 0
+
+
 def test_class_hierarchy_expansion_reaches_every_override():
     proj = project("cha.py")
     assert edges(proj, "cha.use") == {

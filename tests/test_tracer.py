@@ -197,7 +197,7 @@ def test_parsing_ahead_changes_no_answer_and_fills_the_pack(sglang_copy, tmp_pat
     again = Project(from_path(root))
     monkeypatch.setattr("spectrace.tracer.summary_cache.summarize_source", None)
     assert set(call_graph(again, [RUN_BATCH], depth=2).edges) == set(plain.edges)
-    # each summary was also written by content (this process's by a thread, done when the block ended)
+    # each summary was also written by content (in the bundle that save wrote)
     proj.cache.pack_path(root).unlink()
     assert set(call_graph(Project(from_path(root)), [RUN_BATCH], depth=2).edges) == set(plain.edges)
 
