@@ -76,7 +76,7 @@ def run_worker(spec: dict) -> dict:
             driver.generate(prompts_for(0, max(spec["concurrency"]), spec["input_len"], vocab, 8),
                             dict(sampling, max_new_tokens=16))
         for run in range(spec.get("warmup_runs", 0)):
-            for c in spec["concurrency"]:
+            for c in spec["concurrency"]:  # prompts seeded apart from every timed run's
                 _timed(driver, c, spec, sampling, vocab, spec["seed"] + 15485863 + run)
         # the concurrency list in turn, rep after rep: drift spreads over every level
         for rep in range(reps):
