@@ -567,6 +567,17 @@ def test_the_accept_length_counts_verify_steps_only():
     assert _count([out(16, completion_tokens=16)]) == (16, None)  # no speculation
 
 
+def test_each_requests_speculative_counters_are_kept_for_checks():
+    from spectrace.bench.worker import _spec_meta
+
+    verified = {"meta_info": {"spec_verify_ct": 8, "spec_num_correct_drafts": 24, "spec_accept_length": 4.0,
+                              "completion_tokens": 128, "e2e_latency": 1.5}}
+    plain = {"meta_info": {"completion_tokens": 16}}
+    assert _spec_meta([verified, plain]) == [
+        {"spec_verify_ct": 8, "spec_num_correct_drafts": 24, "spec_accept_length": 4.0}, {}]
+    assert _spec_meta([plain, {"output_ids": [1]}]) is None  # no verify step: nothing to keep
+
+
 def test_engines_run_in_rounds_and_tables_take_medians_over_every_engine(server, tmp_path, monkeypatch):
     started = record_engine_starts(monkeypatch)
     out = tmp_path / "out"

@@ -33,6 +33,18 @@ def _count(outs: list[dict]) -> tuple[int, float | None]:
     return toks, round(accepted / ver, 3)
 
 
+SPEC_META = ("spec_verify_ct", "spec_num_correct_drafts", "spec_accept_length")
+
+
+def _spec_meta(outs: list[dict]) -> list[dict] | None:
+    """Each request's speculative counters as SGLang reported them, for checks of its own accept length
+    (None where no request ran a verify step)."""
+    meta = [o.get("meta_info") or {} for o in outs]
+    if not any(m.get("spec_verify_ct") for m in meta):
+        return None
+    return [{k: m[k] for k in SPEC_META if k in m} for m in meta]
+
+
 def _per_request(sampling: dict, count: int, spec: dict) -> list[dict]:
     lengths = output_lengths(count, spec["output_len"], spec.get("output_spread") or 0.0)
     return [dict(sampling, max_new_tokens=n) for n in lengths]
@@ -103,6 +115,8 @@ def run_worker(spec: dict) -> dict:
                     run["rep"] = rep
                 shown = dict(run)
                 run["output_ids"] = [o.get("output_ids") for o in outs]  # for output equality
+                if (spec_meta := _spec_meta(outs)) is not None:
+                    run["spec_meta"] = spec_meta
                 res["runs"].append(run)
                 print(f"[bench] {spec['name']} C={c}: {json.dumps(shown)}", flush=True)
     finally:

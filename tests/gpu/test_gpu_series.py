@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -128,6 +129,20 @@ def test_greedy_outputs_equal_the_baselines(switching):
     assert patched.keys() == base.keys() == {(c, 0) for c in concurrency}
     for key, outs in patched.items():
         assert outs == base[key], f"C={key[0]}: greedy outputs differ from the baseline's"
+
+
+def test_each_requests_accept_length_counts_its_verify_steps_only(switching, sglang_tree):
+    if read_version(sglang_tree) in ("0.5.9", "0.5.12"):
+        pytest.skip("the 0.5.9 and 0.5.12 series keep SGLang's accept length (completion tokens per verify step)")
+    _, results, _ = switching
+    reqs = [m for run in results["patched"]["runs"] for m in run.get("spec_meta") or [] if m.get("spec_verify_ct")]
+    assert reqs, "no request of the patched engine reported a verify step"
+    for m in reqs:
+        assert m["spec_accept_length"] == pytest.approx(1 + m["spec_num_correct_drafts"] / m["spec_verify_ct"])
+    # Drafts always accepted, 4 draft tokens: a verify step gives at most 4 tokens, and the plain steps
+    # (most of C=128's) would push completion tokens per verify step far above that.
+    lengths = [m["spec_accept_length"] for m in reqs]
+    assert max(lengths) <= 4.0 and statistics.median(lengths) >= 3.5, (min(lengths), max(lengths))
 
 
 def test_kv_pools_are_restored_after_every_run(switching):
