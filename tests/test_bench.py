@@ -574,7 +574,8 @@ def test_each_requests_speculative_counters_are_kept_for_checks():
                               "completion_tokens": 128, "e2e_latency": 1.5}}
     plain = {"meta_info": {"completion_tokens": 16}}
     assert _spec_meta([verified, plain]) == [
-        {"spec_verify_ct": 8, "spec_num_correct_drafts": 24, "spec_accept_length": 4.0}, {}]
+        {"completion_tokens": 128, "spec_verify_ct": 8, "spec_num_correct_drafts": 24, "spec_accept_length": 4.0},
+        {"completion_tokens": 16}]
     assert _spec_meta([plain, {"output_ids": [1]}]) is None  # no verify step: nothing to keep
 
 

@@ -33,7 +33,7 @@ def _count(outs: list[dict]) -> tuple[int, float | None]:
     return toks, round(accepted / ver, 3)
 
 
-SPEC_META = ("spec_verify_ct", "spec_num_correct_drafts", "spec_accept_length")
+SPEC_META = ("completion_tokens", "spec_verify_ct", "spec_num_correct_drafts", "spec_accept_length")
 
 
 def _spec_meta(outs: list[dict]) -> list[dict] | None:
