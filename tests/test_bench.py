@@ -636,3 +636,56 @@ def test_warmup_runs_time_nothing_and_leave_the_timed_prompts_alone(server, tmp_
     assert [r["output_ids"] for r in warm["results"][0]["runs"]] == [r["output_ids"] for r in plain["results"][0]["runs"]]
     assert len(warm["results"][0]["runs"]) == 2
     assert "workload untimed, 2 x." in warm_md and "untimed, " not in plain_md
+
+
+def small_sweep(server, out, *options):
+    return CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=", "--config", "b=", "--config", "c=",
+                                     "--concurrency", "1,4", "--input-len", "8", "--output-len", "5", "--seq-reps", "2",
+                                     "--vocab-size", "500", "--no-plot", "-o", str(out), *options])
+
+
+def test_resume_keeps_the_engines_a_stopped_sweep_finished_and_runs_the_rest(server, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    started = record_engine_starts(monkeypatch, stop_at=3)
+    assert small_sweep(server, out).exit_code == 143 and started == ["a", "b", "c"]
+    first = {r["name"]: r for r in json.loads((out / "bench.json").read_text())["results"]}
+    started = record_engine_starts(monkeypatch)
+    res = small_sweep(server, out, "--resume")
+    assert res.exit_code == 0, res.output
+    assert started == ["c"]
+    assert "configuration a: kept from the earlier sweep" in res.output
+    data = json.loads((out / "bench.json").read_text())
+    assert "pending" not in data or not data["pending"]
+    results = {r["name"]: r for r in data["results"]}
+    assert list(results) == ["a", "b", "c"] and all(r["runs"] for r in results.values())
+    assert results["a"]["runs"] == first["a"]["runs"] and results["b"]["runs"] == first["b"]["runs"]
+    # without --resume every engine runs again
+    started = record_engine_starts(monkeypatch)
+    assert small_sweep(server, out).exit_code == 0 and started == ["a", "b", "c"]
+
+
+def test_resume_refuses_engines_that_ran_with_other_settings(server, tmp_path):
+    out = tmp_path / "out"
+    assert small_sweep(server, out).exit_code == 0
+    res = small_sweep(server, out, "--resume", "--output-len", "6")
+    assert res.exit_code == 2
+    assert "ran with other settings (settings.output_len: 5 then, 6 now)" in res.output
+    assert len(res.output.strip().splitlines()) == 1
+    # a configuration whose arguments changed is refused the same way
+    res = CliRunner().invoke(main, ["bench", "--url", server, "--config", "a=--x", "--concurrency", "1,4",
+                                    "--input-len", "8", "--output-len", "5", "--seq-reps", "2", "--vocab-size", "500",
+                                    "--no-plot", "-o", str(out), "--resume"])
+    assert res.exit_code == 2 and 'config.args: "" then, "--x" now' in res.output
+
+
+def test_resume_runs_again_an_engine_whose_result_is_unfinished_or_failed(server, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    assert small_sweep(server, out).exit_code == 0
+    raw = json.loads((out / "result-b.json").read_text())
+    raw.pop("sweep")  # as the worker leaves it when the sweep stops before the engine's bookkeeping
+    (out / "result-b.json").write_text(json.dumps(raw))
+    failed = json.loads((out / "result-c.json").read_text())
+    (out / "result-c.json").write_text(json.dumps(dict(failed, error="exit code 1")))
+    started = record_engine_starts(monkeypatch)
+    assert small_sweep(server, out, "--resume").exit_code == 0
+    assert started == ["b", "c"]

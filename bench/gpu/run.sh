@@ -9,7 +9,8 @@
 # --patch: apply a patch series (default dynamic-disable) to the unpacked SGLang first.
 # Results: $OUT/<config name>/ (bench.md, bench.json, bench.png, log-*.txt), $OUT/run.log.
 # Environment: OUT (/tmp/bench-out), TOTAL_S (570: the whole run, set-up included),
-# WHEELS (.gpu/whl), STUBS_DIR (.gpu/recipe/stubs), PY (python3), PACK=1 (tar the results folder).
+# WHEELS (.gpu/whl), STUBS_DIR (.gpu/recipe/stubs), PY (python3), PACK=1 (tar the results folder),
+# RESUME (an earlier part's results folder of the same sweep: the engines it finished are kept).
 set -uo pipefail
 SERIES=
 PYTEST=0
@@ -98,6 +99,11 @@ if [ "$PYTEST" = 1 ]; then
   SPECTRACE_GPU_SGLANG=$SITE SPECTRACE_GPU_OUT=$OUT/$NAME timeout "$left" $PY -m pytest -q -rs -m gpu tests/gpu "$@"
   rc=$?
 else
+  if [ -n "${RESUME:-}" ]; then
+    [ -d "$RESUME" ] || die "RESUME=$RESUME is not a folder"
+    mkdir -p "$OUT/$NAME" && cp -r "$RESUME"/. "$OUT/$NAME"/ || die "copying $RESUME to $OUT/$NAME failed"
+    set -- "$@" --resume
+  fi
   say "set-up $(( $(date +%s) - START ))s; bench $CONFIG within ${left}s"
   # `timeout` stops the sweep with SIGTERM: bench.md then holds the finished configurations
   timeout "$left" $PY -m spectrace bench --configs "$CONFIG" -o "$OUT/$NAME" "$@"

@@ -67,6 +67,9 @@ def _apply_file_defaults(ctx: click.Context, params: dict, defaults: dict, path:
 @click.option("--engines", type=int, default=1, show_default=True,
               help="Engines per configuration, started in rounds over the configurations; tables show "
                    "medians over every engine's repetitions.")
+@click.option("--resume", is_flag=True,
+              help="Keep the engines that an earlier sweep into the same -o folder finished with the same "
+                   "settings, and run the rest: a sweep longer than a machine's time limit runs in parts.")
 @click.option("--better-of", default=None, metavar="A,B",
               help="Add a table of ratios to the better of these configurations.")
 @click.option("--mean-of", default=None, metavar="A,B",

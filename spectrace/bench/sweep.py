@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from spectrace.bench import lifecycle
+from spectrace.bench import lifecycle, resume as resumed
 from spectrace.bench.config import split_names
 from spectrace.bench.models import DUMMY_DEFAULT_ARGS, write_dummy_models
 from spectrace.bench.plot import render_plot
@@ -94,9 +94,10 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
           seed: int = 1234,
           vocab_size: int | None = None, python: str | None = None, reps: int = 1,
           better_of: str | None = None, mean_of: str | None = None, drafts: str = "dummy",
-          engines: int = 1, log=print) -> dict:
+          engines: int = 1, resume: bool = False, log=print) -> dict:
     """Run every configuration (``engines`` engines each, in rounds over the configurations, so
-    that drift over the sweep spreads over all of them); returns bench.json's content. Raises
+    that drift over the sweep spreads over all of them; with ``resume``, those an earlier sweep into
+    ``out_dir`` finished with the same settings are kept); returns bench.json's content. Raises
     SpectraceError (exit 1) after writing the outputs when a configuration failed."""
     better, mean = split_names(better_of), split_names(mean_of)
     _check(configs, reps, better, mean, catalog, plot, drafts, dummy_model, url, engines)
@@ -122,11 +123,18 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
     for i, (e, cfg) in enumerate(order):
         regime = f", drafts {cfg.get('drafts', drafts)}" if dummy_model else ""
         which = f" (engine {e + 1} of {engines})" if engines > 1 else ""
-        log(f"[bench] configuration {cfg['name']}{which}: {cfg.get('args', '')} "
-            f"(shims {cfg.get('shims', shims)}{regime})")
         # each engine's files (log, result, shims report) under a name of its own
         engine_cfg = dict(cfg, name=f"{cfg['name']}.{e + 1}") if engines > 1 else cfg
-        r = lifecycle.run_config(engine_cfg, common, out, log)
+        sweep = resumed.fingerprint(cfg, common)
+        r = resumed.kept(out, engine_cfg["name"], sweep) if resume else None
+        if r is not None:
+            log(f"[bench] configuration {cfg['name']}{which}: kept from the earlier sweep in {out}")
+        else:
+            log(f"[bench] configuration {cfg['name']}{which}: {cfg.get('args', '')} "
+                f"(shims {cfg.get('shims', shims)}{regime})")
+            r = lifecycle.run_config(engine_cfg, common, out, log)
+            if not r.get("error"):
+                resumed.save(out, engine_cfg["name"], r, sweep)
         r["name"] = cfg["name"]
         for run in r.get("runs", []):
             log(f"[bench]   C={run['concurrency']}: {run.get('tok_per_s')} tok/s, accept {run.get('accept_len')}")
