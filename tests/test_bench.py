@@ -678,6 +678,19 @@ def test_resume_refuses_engines_that_ran_with_other_settings(server, tmp_path):
     assert res.exit_code == 2 and 'config.args: "" then, "--x" now' in res.output
 
 
+def test_a_refused_resume_runs_nothing_and_leaves_the_tables_alone(server, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    assert small_sweep(server, out).exit_code == 0
+    tables = (out / "bench.json").read_text(), (out / "bench.md").read_text()
+    changed = json.loads((out / "result-c.json").read_text())
+    changed["sweep"]["settings"]["seed"] = 1  # the last engine ran with another seed
+    (out / "result-c.json").write_text(json.dumps(changed))
+    started = record_engine_starts(monkeypatch)
+    res = small_sweep(server, out, "--resume")
+    assert res.exit_code == 2 and "settings.seed: 1 then, 1234 now" in res.output
+    assert started == [] and ((out / "bench.json").read_text(), (out / "bench.md").read_text()) == tables
+
+
 def test_resume_runs_again_an_engine_whose_result_is_unfinished_or_failed(server, tmp_path, monkeypatch):
     out = tmp_path / "out"
     assert small_sweep(server, out).exit_code == 0

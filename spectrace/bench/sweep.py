@@ -120,21 +120,23 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
                   drafts=drafts if dummy_model else None, engines=engines)
     merged: dict[str, dict] = {}
     order = [(e, cfg) for e in range(engines) for cfg in configs]
+    # each engine's files (log, result, shims report) under a name of its own
+    engine_cfgs = [dict(cfg, name=f"{cfg['name']}.{e + 1}") if engines > 1 else cfg for e, cfg in order]
+    sweeps = [resumed.fingerprint(cfg, common) for _, cfg in order]
+    # every kept engine checked before any runs: a refused --resume leaves the folder as it was
+    kept = [resumed.kept(out, c["name"], sweep) if resume else None for c, sweep in zip(engine_cfgs, sweeps)]
     for i, (e, cfg) in enumerate(order):
         regime = f", drafts {cfg.get('drafts', drafts)}" if dummy_model else ""
         which = f" (engine {e + 1} of {engines})" if engines > 1 else ""
-        # each engine's files (log, result, shims report) under a name of its own
-        engine_cfg = dict(cfg, name=f"{cfg['name']}.{e + 1}") if engines > 1 else cfg
-        sweep = resumed.fingerprint(cfg, common)
-        r = resumed.kept(out, engine_cfg["name"], sweep) if resume else None
+        r = kept[i]
         if r is not None:
             log(f"[bench] configuration {cfg['name']}{which}: kept from the earlier sweep in {out}")
         else:
             log(f"[bench] configuration {cfg['name']}{which}: {cfg.get('args', '')} "
                 f"(shims {cfg.get('shims', shims)}{regime})")
-            r = lifecycle.run_config(engine_cfg, common, out, log)
+            r = lifecycle.run_config(engine_cfgs[i], common, out, log)
             if not r.get("error"):
-                resumed.save(out, engine_cfg["name"], r, sweep)
+                resumed.save(out, engine_cfgs[i]["name"], r, sweeps[i])
         r["name"] = cfg["name"]
         for run in r.get("runs", []):
             log(f"[bench]   C={run['concurrency']}: {run.get('tok_per_s')} tok/s, accept {run.get('accept_len')}")
