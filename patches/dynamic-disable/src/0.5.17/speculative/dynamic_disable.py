@@ -38,14 +38,15 @@ def unsupported_reason(server_args) -> Optional[str]:
 class SpecDisableController:
     """Speculate or not, once per decode step. Per batch-size bucket (powers of two): each mode's step time (the
     overlap scheduler launches step k, then waits for k-1: the time between decisions is a step of GPU work, kept
-    after three decisions of one mode and bucket; the median of the last five, at most a larger bucket's, so
-    that no slow step decides) and the verify steps' accept length. Speculate while accept * t_plain > t_spec
-    (MARGIN band). A missing cost is measured for PROBE steps, except speculation's where a smaller bucket loses or
-    while off with accept inside the band, and plain decoding's where smaller buckets bound a clear win; the other
-    mode is measured again after INTERVAL steps, doubling while the verdict holds. TP ranks see equal batch sizes
-    and accept lengths, not step times: with reduce_max costs are the ranks' maximum (every SYNC)."""
+    after three decisions of one mode and bucket; the mean of the last five but those STALL over their median (a
+    new size's first step, a pause), as requests' finish work costs both modes alike per token though a speculative
+    step meets more of it; at most a larger bucket's) and the verify steps' accept length. Speculate while accept *
+    t_plain > t_spec (MARGIN band). A missing cost is measured for PROBE steps, except speculation's where a smaller
+    bucket loses or while off with accept inside the band, and plain decoding's where smaller buckets bound a clear
+    win; the other mode is measured again after INTERVAL steps, doubling while the verdict holds. TP ranks see equal
+    batch sizes and accept lengths, not step times: with reduce_max costs are the ranks' maximum (every SYNC)."""
 
-    PROBE, INTERVAL, MAX_INTERVAL, SYNC, ALPHA, MARGIN = 8, 512, 16384, 16, 0.3, 0.03
+    PROBE, INTERVAL, MAX_INTERVAL, SYNC, ALPHA, MARGIN, STALL = 8, 512, 16384, 16, 0.3, 0.03, 0.010
     BUCKETS = [(s, 1 << i) for s in (True, False) for i in range(14)]
 
     def __init__(self, disable_above_bs=None, reduce_max=None, clock=time.perf_counter):
@@ -58,11 +59,12 @@ class SpecDisableController:
         self.probe = (True, 0)  # (mode, steps left)
         self.since, self.interval, self.verdict, self.decisions = collections.Counter(), {}, {}, 0
 
-    def median(self, key) -> Optional[float]:
-        return statistics.median(times) if len(times := self.local.get(key, ())) >= 3 else None
+    def step_time(self, key) -> Optional[float]:
+        if len(times := self.local.get(key, ())) >= 3:  # else None: not measured
+            return statistics.fmean(t for t in times if t <= statistics.median(times) + self.STALL)
 
     def cost(self, speculate: bool, b: int) -> Optional[float]:
-        own = self.shared.get if self.reduce_max is not None else self.median
+        own = self.shared.get if self.reduce_max is not None else self.step_time
         found = [c for c in (own((speculate, b << i)) for i in range(14)) if c]
         return min(found) if own((speculate, b)) else None
 
@@ -72,7 +74,7 @@ class SpecDisableController:
             self.local[(h[2][0], b)].append(now - h[2][2])
         self.decisions += 1
         if self.reduce_max is not None and self.decisions % self.SYNC == 0:
-            maxima = self.reduce_max([self.median(k) or -1.0 for k in self.BUCKETS])
+            maxima = self.reduce_max([self.step_time(k) or -1.0 for k in self.BUCKETS])
             self.shared = {k: c for k, c in zip(self.BUCKETS, maxima) if c > 0}
         speculate = (self.bound is None or bs <= self.bound) and self._measured(b) or needs_verify
         h.append((speculate, b, now))
@@ -145,9 +147,8 @@ class SpecDisableRuntime:
 
         sa = worker.server_args
         self.worker = worker
-        self.controller = SpecDisableController(
-            sa.speculative_disable_above_bs, self._reduce_max if worker.server_args.tp_size > 1 else None
-        )
+        reduce_max = self._reduce_max if worker.server_args.tp_size > 1 else None
+        self.controller = SpecDisableController(sa.speculative_disable_above_bs, reduce_max)
         self.full_catch_up = envs.SGLANG_SPEC_DYNAMIC_DISABLE_FULL_CATCH_UP.get()
         self.window = worker.speculative_num_draft_tokens
         self.attn_backend = self.graph_runner = None
@@ -166,8 +167,7 @@ class SpecDisableRuntime:
             # The draft catch-up reads the target's hidden states (EAGLE-3: the aux layers).
             return_hidden_states_mode = property(lambda self: CaptureHiddenMode.FULL, lambda self, value: None)
 
-        w = self.worker
-        mr = w.target_worker.model_runner
+        w, mr = self.worker, self.worker.target_worker.model_runner
         self.pending = torch.zeros(w.req_to_token_pool.req_to_token.shape[0], dtype=torch.int32)
         before = get_available_gpu_memory(w.device, w.gpu_id)
         saved_workspace = mr.init_new_workspace
