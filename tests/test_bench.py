@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import sys
 import textwrap
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from spectrace.bench import config, drivers, gauges, lifecycle, models, prompts, tables
+from spectrace.bench import config, drivers, gauges, lifecycle, models, prompts, steady, tables
 from spectrace.cli import main
 from spectrace.errors import SpectraceError
 
@@ -702,3 +703,72 @@ def test_resume_runs_again_an_engine_whose_result_is_unfinished_or_failed(server
     started = record_engine_starts(monkeypatch)
     assert small_sweep(server, out, "--resume").exit_code == 0
     assert started == ["b", "c"]
+
+
+# SGLang 0.5.17's scheduler log on the H200 (8B-shaped dummy weights, 128 in / 128 out): a plain
+# engine's C=16 run, then the dynamic-disable core's C=4 and C=16 runs
+STEADY_LOG = """\
+[2026-12-01 08:04:57] Prefill batch, #new-seq: 16, #new-token: 2048, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0, #pending-token: 0, cuda graph: False, input throughput (token/s): 3002.61
+[2026-12-01 08:04:58] Prefill batch, #new-seq: 16, #new-token: 2048, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0, #pending-token: 0, cuda graph: False, input throughput (token/s): 9619.75
+[2026-12-01 08:04:58] Decode batch, #running-req: 16, #token: 2192, token usage: 0.00, cuda graph: True, gen throughput (token/s): 1981.80, #queue-req: 0
+[2026-12-01 08:04:58] Decode batch, #running-req: 16, #token: 2832, token usage: 0.01, cuda graph: True, gen throughput (token/s): 3135.53, #queue-req: 0
+[2026-12-01 08:04:58] Decode batch, #running-req: 16, #token: 3472, token usage: 0.01, cuda graph: True, gen throughput (token/s): 3101.34, #queue-req: 0
+[2026-12-01 08:04:58] Decode batch, #running-req: 16, #token: 0, token usage: 0.00, cuda graph: True, gen throughput (token/s): 3088.00, #queue-req: 0
+"""
+STEADY_LOG_CORE = """\
+[2026-12-01 08:06:02] Prefill batch, #new-seq: 4, #new-token: 512, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0, #pending-token: 0, cuda graph: False, input throughput (token/s): 781.33
+[2026-12-01 08:06:02] Prefill batch, #new-seq: 4, #new-token: 512, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0, #pending-token: 0, cuda graph: False, input throughput (token/s): 2733.55
+[2026-12-01 08:06:02] Decode batch, #running-req: 4, #token: 572, token usage: 0.00, accept len: 0.00, accept rate: 0.00, spec steps on/off: 0/56, cuda graph: True, gen throughput (token/s): 465.18, #queue-req: 0
+[2026-12-01 08:06:02] Decode batch, #running-req: 4, #token: 732, token usage: 0.00, accept len: 0.00, accept rate: 0.00, spec steps on/off: 0/40, cuda graph: True, gen throughput (token/s): 828.65, #queue-req: 0
+[2026-12-01 08:06:03] Decode batch, #running-req: 4, #token: 892, token usage: 0.00, accept len: 0.00, accept rate: 0.00, spec steps on/off: 0/40, cuda graph: True, gen throughput (token/s): 826.10, #queue-req: 0
+[2026-12-01 08:06:03] Decode batch, #running-req: 4, #token: 0, token usage: 0.00, accept len: 0.00, accept rate: 0.00, spec steps on/off: 0/40, cuda graph: True, gen throughput (token/s): 824.68, #queue-req: 0
+[2026-12-01 08:06:03] Prefill batch, #new-seq: 16, #new-token: 2048, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0, #pending-token: 0, cuda graph: False, input throughput (token/s): 2994.40
+[2026-12-01 08:06:03] Decode batch, #running-req: 16, #token: 2288, token usage: 0.00, accept len: 0.00, accept rate: 0.00, spec steps on/off: 0/40, cuda graph: True, gen throughput (token/s): 2000.20, #queue-req: 0
+[2026-12-01 08:06:03] Decode batch, #running-req: 16, #token: 2928, token usage: 0.01, accept len: 0.00, accept rate: 0.00, spec steps on/off: 0/40, cuda graph: True, gen throughput (token/s): 3103.31, #queue-req: 0
+[2026-12-01 08:06:04] Decode batch, #running-req: 16, #token: 3568, token usage: 0.01, accept len: 0.00, accept rate: 0.00, spec steps on/off: 0/40, cuda graph: True, gen throughput (token/s): 3070.79, #queue-req: 0
+[2026-12-01 08:06:04] Decode batch, #running-req: 16, #token: 0, token usage: 0.00, accept len: 0.00, accept rate: 0.00, spec steps on/off: 0/40, cuda graph: True, gen throughput (token/s): 3057.60, #queue-req: 0
+"""
+
+
+def test_steady_decode_leaves_out_the_intervals_that_span_a_runs_start_or_end():
+    assert steady.steady_rates(STEADY_LOG.splitlines()) == {16: [3135.53, 3101.34]}
+    assert steady.steady_rates(STEADY_LOG_CORE.splitlines()) == {4: [828.65, 826.10], 16: [3103.31, 3070.79]}
+
+
+def test_the_steady_table_sets_each_engine_against_the_reference(tmp_path):
+    base_log, core_log = tmp_path / "log-baseline.txt", tmp_path / "log-core.txt"
+    base_log.write_text(STEADY_LOG)
+    core_log.write_text(STEADY_LOG_CORE)
+    results = [{"name": "baseline", "runs": [{"concurrency": 16, "tok_per_s": 2904.0}],
+                "steady": steady.steady_from_log(base_log)},
+               {"name": "core", "runs": [{"concurrency": 16, "tok_per_s": 2867.0}],
+                "steady": steady.steady_from_log(core_log)}]
+    common = {"concurrency": [4, 16], "input_len": 128, "output_len": 128, "seq_reps": 3}
+    md = tables.render_markdown(results, common, "baseline")
+    table = md.split("Steady decode tokens/s at batch size C")[1]
+    # medians 3,118.4 and 3,087.1; C=4 has no reference interval (median 827.4)
+    assert "| 16 | 3,118 (1.000) | 3,087 (0.990) |" in table
+    assert "| 4 | - | 827 |" in table
+    # bench.json keeps the intervals: keys are batch sizes as text
+    assert json.loads(json.dumps(results[1]["steady"])) == {"4": [828.65, 826.10], "16": [3103.31, 3070.79]}
+    # with output lengths spread the batch shrinks through every size: no table
+    assert "Steady decode" not in tables.render_markdown(results, dict(common, output_spread=0.9), "baseline")
+    assert steady.steady_from_log(tmp_path / "none.txt") == {}
+
+
+def test_engines_pool_their_steady_intervals():
+    from spectrace.bench.sweep import merge_engine
+
+    merged = merge_engine(None, {"name": "core", "runs": [], "steady": {"16": [3103.31]}}, 0, 1)
+    merged = merge_engine(merged, {"name": "core", "runs": [], "steady": {"16": [3070.79], "4": [826.1]}}, 1, 1)
+    assert merged["steady"] == {"16": [3103.31, 3070.79], "4": [826.1]}
+
+
+@pytest.mark.parametrize("version", ["0.5.9", "0.5.12", "0.5.17", "0.5.23"])
+def test_the_log_lines_the_steady_parser_reads_are_the_ones_sglang_writes(sglang_source, version):
+    sources = {p: p.read_text() for p in (sglang_source(version).package_dir / "srt").rglob("*.py")}
+    # the scheduler's metrics module (its place moves between releases) writes both lines
+    reporter = next(text for text in sources.values() if 'gen throughput (token/s): {' in text)
+    assert 'f"Decode batch{iter_msg}, #running-req: {num_running_reqs}, {token_usage_msg}"' in reporter
+    assert 'f"Prefill batch{iter_msg}, "' in reporter
+    assert any(re.search(r'f"#token: \{[\w.]+\}, token usage: ', text) for text in sources.values())

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from spectrace.bench import drafts
 from spectrace.bench.config import parse_ints, user_flags
+from spectrace.bench.steady import steady_from_log
 from spectrace.errors import SpectraceError
 
 LOG_TAIL_LINES = 15
@@ -161,6 +162,8 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
             kill_group(server)
     result["wall_s"] = round(time.time() - t0, 1)
     result["log"] = str(log_path)
+    if not common.get("url"):
+        result["steady"] = steady_from_log(server_log if server is not None else log_path)
     result["drafts"] = regime
     if report is not None:
         result["shims_report"] = str(report)

@@ -55,13 +55,16 @@ def _check(configs: list[dict], reps: int, better: list[str], mean: list[str], c
 def merge_engine(merged: dict | None, result: dict, engine: int, reps: int) -> dict:
     """One configuration's result over its engines: engine e's repetition r becomes repetition
     e * reps + r, so the tables take medians over every engine and pair the repetitions of two
-    configurations engine by engine; shim counts add up; each engine's log and start stay listed."""
+    configurations engine by engine; shim counts add up; steady decode intervals pool; each
+    engine's log and start stay listed."""
     for run in result.get("runs", []):
         run["engine"] = engine
         run["rep"] = engine * reps + run.get("rep", 0)
     own = {k: result.get(k) for k in ("log", "engine_start_s", "wall_s", "error", "shim_total") if k in result}
     if merged is None:
-        return dict(result, engines=[own])
+        return dict(result, engines=[own], steady={bs: list(v) for bs, v in (result.get("steady") or {}).items()})
+    for bs, values in (result.get("steady") or {}).items():
+        merged.setdefault("steady", {}).setdefault(bs, []).extend(values)
     merged["runs"] = merged.get("runs", []) + result.get("runs", [])
     merged["engines"].append(own)
     if result.get("error") and not merged.get("error"):

@@ -1,10 +1,12 @@
 """bench.json's content and bench.md: tokens/s per concurrency (medians over repetitions), ratio
-tables, output equality against the reference, KV-pool counters, shim checks and gauges."""
+tables, steady decode speed from the engines' logs, output equality against the reference,
+KV-pool counters, shim checks and gauges."""
 
 from __future__ import annotations
 
 import statistics
 
+from spectrace.bench.steady import median_rate
 from spectrace.bench.worker import WARM_AFTER_FLUSH_TOKENS
 
 
@@ -103,6 +105,25 @@ def render_mean_of(results: list[dict], timed: list[dict], concs: list[int], mea
     return lines + [""]
 
 
+def render_steady(results: list[dict], concs: list[int], reference: str | None) -> list[str]:
+    """Each configuration's steady decode tokens/s at batch size C (its engines' logs) and the ratio
+    to the reference's: set against the throughput table, what a run's start and end cost."""
+    ref = next((r for r in results if r["name"] == reference), results[0])
+    caption = ("Steady decode tokens/s at batch size C (median of SGLang's 40-step decode log intervals, without "
+               f"those that follow a prefill or end with the batch freed; ratio to `{ref['name']}`):")
+    lines = [caption, "",
+             "| C | " + " | ".join(r["name"] for r in results) + " |", "|---" * (len(results) + 1) + "|"]
+    for c in concs:
+        base = median_rate(ref.get("steady"), c)
+        cells = []
+        for r in results:
+            rate = median_rate(r.get("steady"), c)
+            cells.append("-" if rate is None else f"{rate:,.0f}" + (f" ({rate / base:.3f})" if base else ""))
+        if any(cell != "-" for cell in cells):
+            lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    return lines + [""] if len(lines) > 4 else []
+
+
 def _configuration_table(results: list[dict], reference: str | None) -> list[str]:
     ref = next((r for r in results if r["name"] == reference), results[0] if results else None)
     lines = ["| configuration | SGLang | drafts | engine start s | KV pool free before -> after (used after) | "
@@ -169,6 +190,8 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
         lines += render_better_of(results, timed, concs, better_of)
     if mean_of:
         lines += render_mean_of(results, timed, concs, mean_of)
+    if results and not spread_out:  # a shrinking batch has few intervals at any one size
+        lines += render_steady(results, concs, reference)
     lines += _configuration_table(results, reference)
     lines += _gauges_table(results)
     return "\n".join(lines) + "\n"
