@@ -2,7 +2,10 @@
 40 decode steps (``--decode-log-interval``) with the batch size and the tokens/s since the line
 before. An interval that follows a prefill spans the run's start (the prefill, the gap between
 runs); one that ends with the batch's tokens freed (``#token: 0``) spans its end. The others
-are steady decoding at that batch size: the run's time less its boundaries."""
+are steady decoding at that batch size: the run's time less its boundaries. Two engines compare
+interval by interval when their runs take the same decode steps (plain against plain): the rate
+falls as the sequences grow, and an engine whose verify steps passed several tokens each reaches
+its intervals at longer sequences."""
 
 from __future__ import annotations
 
