@@ -772,3 +772,26 @@ def test_the_log_lines_the_steady_parser_reads_are_the_ones_sglang_writes(sglang
     assert 'f"Decode batch{iter_msg}, #running-req: {num_running_reqs}, {token_usage_msg}"' in reporter
     assert 'f"Prefill batch{iter_msg}, "' in reporter
     assert any(re.search(r'f"#token: \{[\w.]+\}, token usage: ', text) for text in sources.values())
+
+
+def test_a_resumed_result_from_before_the_steady_table_reads_its_engines_log(tmp_path):
+    from spectrace.bench import resume
+
+    sweep = resume.fingerprint({"name": "baseline", "args": ""}, {"concurrency": [16], "url": None})
+    (tmp_path / "result-baseline.json").write_text(json.dumps({"name": "baseline", "runs": [], "sweep": sweep}))
+    (tmp_path / "log-baseline.txt").write_text(STEADY_LOG)
+    assert resume.kept(tmp_path, "baseline", sweep)["steady"] == {"16": [3135.53, 3101.34]}
+
+
+def test_only_runs_the_named_configurations(server, tmp_path, monkeypatch):
+    started = record_engine_starts(monkeypatch)
+    out = tmp_path / "out"
+    args = ["bench", "--url", server, "--config", "a=", "--config", "b=", "--concurrency", "1", "--input-len", "8",
+            "--output-len", "5", "--seq-reps", "1", "--vocab-size", "500", "--no-plot", "-o", str(out)]
+    res = CliRunner().invoke(main, args + ["--only", "b"])
+    assert res.exit_code == 0, res.output
+    assert started == ["b"]
+    assert [r["name"] for r in json.loads((out / "bench.json").read_text())["results"]] == ["b"]
+    res = CliRunner().invoke(main, args + ["--only", "c"])
+    assert res.exit_code == 2 and "--only names no configuration ['c']" in res.output
+    assert started == ["b"]

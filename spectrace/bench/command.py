@@ -7,7 +7,7 @@ import click
 from click.core import ParameterSource
 
 from spectrace.bench.config import (DRAFT_REGIMES, OPTION_KEYS, SHIMS_MODES, load_config_file,
-                                    parse_config_option, parse_ints)
+                                    parse_config_option, parse_ints, split_names)
 from spectrace.bench.models import SHAPES
 from spectrace.bench.sweep import bench
 from spectrace.errors import SpectraceError
@@ -70,6 +70,9 @@ def _apply_file_defaults(ctx: click.Context, params: dict, defaults: dict, path:
 @click.option("--resume", is_flag=True,
               help="Keep the engines that an earlier sweep into the same -o folder finished with the same "
                    "settings, and run the rest: a sweep longer than a machine's time limit runs in parts.")
+@click.option("--only", default=None, metavar="A,B",
+              help="Run only these configurations (of --configs and --config), e.g. to tabulate what a "
+                   "--resume folder holds without running its unfinished ones.")
 @click.option("--better-of", default=None, metavar="A,B",
               help="Add a table of ratios to the better of these configurations.")
 @click.option("--mean-of", default=None, metavar="A,B",
@@ -80,7 +83,7 @@ def _apply_file_defaults(ctx: click.Context, params: dict, defaults: dict, path:
 @click.option("--python", default=None, help="Python executable for the engines.")
 @click.option("-o", "--out", "out_dir", default="bench-out", show_default=True)
 @click.pass_context
-def bench_command(ctx, config_opts, config_file, out_dir, base_args, url, server, port, **params):
+def bench_command(ctx, config_opts, config_file, out_dir, base_args, url, server, port, only, **params):
     """Throughput vs concurrency, one SGLang engine per configuration, shims on or off.
 
     \b
@@ -98,6 +101,13 @@ def bench_command(ctx, config_opts, config_file, out_dir, base_args, url, server
         configs = file_configs + configs
         _apply_file_defaults(ctx, params, defaults, config_file)
         base_args = " ".join(x for x in (defaults.get("args", ""), base_args) if x)
+    if only is not None:
+        names = split_names(only)
+        unknown = [n for n in names if n not in {c["name"] for c in configs}]
+        if unknown:
+            raise SpectraceError(f"--only names no configuration {unknown} (configurations: "
+                                 f"{[c['name'] for c in configs]})")
+        configs = [c for c in configs if c["name"] in names]
     params["concurrency"] = parse_ints(params["concurrency"], "--concurrency")
     bench(configs, out_dir=out_dir, base_args=base_args, url=url, server=server, port=port,
           log=lambda m: click.echo(m, err=True), **params)

@@ -1,13 +1,15 @@
 """``--resume``: the engines that an earlier sweep into the same folder finished with this sweep's
 settings, so that a sweep longer than a machine's time limit runs in parts. Each finished engine's
 result-<name>.json carries what its timed runs depended on; a result without it (the sweep stopped
-before the engine's bookkeeping ended) or with an error runs again."""
+before the engine's bookkeeping ended) or with an error runs again. A sweep whose engines all
+finished, resumed, runs none and writes its tables anew."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from spectrace.bench.steady import steady_from_log
 from spectrace.errors import SpectraceError
 
 # the sweep's settings that shape an engine's timed runs (not its time limit, python or engine count)
@@ -40,6 +42,9 @@ def kept(out: Path, engine_name: str, sweep: dict) -> dict | None:
     if earlier != sweep:
         raise SpectraceError(f"--resume: {path} ran with other settings ({_first_difference(earlier, sweep)}); "
                              "give another -o folder, or leave out --resume to run every engine again")
+    if "steady" not in result and not sweep["settings"].get("url"):
+        # a result from before the steady table: its engine's log is beside it
+        result["steady"] = steady_from_log(out / f"log-{engine_name}.txt")
     return result
 
 
