@@ -10,7 +10,9 @@
 # Results: $OUT/<config name>/ (bench.md, bench.json, bench.png, log-*.txt), $OUT/run.log.
 # Environment: OUT (/tmp/bench-out), TOTAL_S (570: the whole run, set-up included),
 # WHEELS (.gpu/whl), STUBS_DIR (.gpu/recipe/stubs), PY (python3), PACK=1 (tar the results folder),
-# RESUME (an earlier part's results folder of the same sweep: the engines it finished are kept).
+# RESUME (an earlier part's results folder of the same sweep: the engines it finished are kept),
+# SCRATCH (/tmp: where SGLang, spectrace and the JIT caches are unpacked; one per sweep when two
+# sweeps share a machine, each on its own GPU through CUDA_VISIBLE_DEVICES).
 set -uo pipefail
 SERIES=
 PYTEST=0
@@ -37,7 +39,11 @@ OUT=${OUT:-/tmp/bench-out}
 WHEELS=${WHEELS:-.gpu/whl}
 STUBS_DIR=${STUBS_DIR:-.gpu/recipe/stubs}
 PY=${PY:-python3}
-SITE=/tmp/site
+SCRATCH=${SCRATCH:-/tmp}
+SITE=$SCRATCH/site
+SPT=$SCRATCH/spt
+STUBS_ACTIVE=$SCRATCH/stubs-active
+JITCACHE=$SCRATCH/jitcache
 START=$(date +%s)
 DEADLINE=$(( START + ${TOTAL_S:-570} ))
 mkdir -p "$OUT"
@@ -55,31 +61,31 @@ rm -rf "$SITE" && mkdir -p "$SITE" && tar -xJf "$BUNDLE/site.tar.xz" -C "$SITE" 
 say "SGLang bundle $BUNDLE unpacked in $(( $(date +%s) - START ))s"
 
 # JIT-compiled kernels (tvm-ffi + nvcc, Triton, flashinfer): a first engine compiles for about a minute
-export TVM_FFI_CACHE_DIR=/tmp/jitcache/tvm-ffi TRITON_CACHE_DIR=/tmp/jitcache/triton FLASHINFER_WORKSPACE_BASE=/tmp/jitcache/fi
-mkdir -p /tmp/jitcache
+export TVM_FFI_CACHE_DIR=$JITCACHE/tvm-ffi TRITON_CACHE_DIR=$JITCACHE/triton FLASHINFER_WORKSPACE_BASE=$JITCACHE/fi
+mkdir -p "$JITCACHE"
 if [ -f "$BUNDLE/jitcache.tar.xz" ]; then
-  tar -xJf "$BUNDLE/jitcache.tar.xz" -C /tmp/jitcache && say "JIT caches restored"
+  tar -xJf "$BUNDLE/jitcache.tar.xz" -C "$JITCACHE" && say "JIT caches restored"
 fi
 
 # stubs for packages SGLang imports but this path never calls, only where neither the image
 # nor the bundle has the real one
-rm -rf /tmp/stubs-active && mkdir -p /tmp/stubs-active
+rm -rf "$STUBS_ACTIVE" && mkdir -p "$STUBS_ACTIVE"
 for n in $(cat "$BUNDLE/STUBS" 2>/dev/null); do
   if PYTHONPATH=$SITE $PY -c "import $n" 2>/dev/null; then continue; fi
   [ -d "$STUBS_DIR/$n" ] || die "the bundle needs the stub $n: copy the GPU recipe's stubs/ to $STUBS_DIR"
-  ln -s "$(cd "$STUBS_DIR/$n" && pwd)" "/tmp/stubs-active/$n" && say "stub: $n"
+  ln -s "$(cd "$STUBS_DIR/$n" && pwd)" "$STUBS_ACTIVE/$n" && say "stub: $n"
 done
 # sgl_kernel needs libnuma.so.1; the bundle carries one for images without it
 ldconfig -p 2>/dev/null | grep -q 'libnuma\.so\.1 ' || export LD_LIBRARY_PATH=$SITE/_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 # spectrace from this checkout, offline: the checkout and its dependencies' wheels, built with
 # the image's setuptools
-rm -rf /tmp/spt
+rm -rf "$SPT"
 WHLS=$(ls "$WHEELS"/*.whl 2>/dev/null)
-$PY -m pip install -q --no-index --no-deps --no-build-isolation --target /tmp/spt $WHLS . \
+$PY -m pip install -q --no-index --no-deps --no-build-isolation --target "$SPT" $WHLS . \
   || die "installing spectrace from the checkout (and the wheels in $WHEELS) failed"
-[ -f /tmp/spt/spectrace/boot/sitecustomize.py ] || die "the install lacks spectrace/boot (package data)"
-export PYTHONPATH=/tmp/spt:$SITE:/tmp/stubs-active
+[ -f "$SPT"/spectrace/boot/sitecustomize.py ] || die "the install lacks spectrace/boot (package data)"
+export PYTHONPATH=$SPT:$SITE:$STUBS_ACTIVE
 export PYTHONSAFEPATH=1  # the checkout's spectrace/ must not shadow the installed one
 $PY -m spectrace bench --help >/dev/null || die "spectrace does not start: a dependency missing from $WHEELS?"
 $PY -c "import sglang, torch; print('[run] sglang', sglang.__version__, 'torch', torch.__version__, 'gpus', torch.cuda.device_count())" \
@@ -112,8 +118,8 @@ else
 fi
 
 rm -rf "$OUT/$NAME/models" "$OUT/$NAME"/*/models
-if [ ! -f "$BUNDLE/jitcache.tar.xz" ] && [ -n "$(ls -A /tmp/jitcache 2>/dev/null)" ]; then
-  tar -C /tmp/jitcache -cf - . | xz -T0 -3 > "$OUT/jitcache.tar.xz"
+if [ ! -f "$BUNDLE/jitcache.tar.xz" ] && [ -n "$(ls -A "$JITCACHE" 2>/dev/null)" ]; then
+  tar -C "$JITCACHE" -cf - . | xz -T0 -3 > "$OUT/jitcache.tar.xz"
   say "JIT caches saved to $OUT/jitcache.tar.xz: copy it into $BUNDLE to skip the compiles next time"
 fi
 if [ "${PACK:-0}" = 1 ]; then
