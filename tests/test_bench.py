@@ -65,6 +65,16 @@ def test_default_flags_follow_the_version_but_user_flags_do_not():
     assert dropped == ["--disable-piecewise-cuda-graph"]
     out, _ = drivers.known_flags_only(["--my-flag", "3"], known, user_flags={"--my-flag"})
     assert out == ["--my-flag", "3"]  # SGLang's own parser reports the user's unknown flag
+    # argparse takes a unique prefix as the flag it starts: a default "--tp 2" is --tp-size 2
+    both = known | {"--cuda-graph-bs"}
+    out, dropped = drivers.known_flags_only(["--tp", "2", "--cuda-graph", "1"], both, user_flags=set())
+    assert out == ["--tp", "2"] and dropped == ["--cuda-graph"]  # it starts two known flags
+
+
+def test_the_configuration_table_names_the_default_flags_an_engine_ran_without():
+    result = {"name": "core", "sglang": "0.5.17", "runs": [], "dropped_default_flags": ["--tp"]}
+    lines = tables._configuration_table([result], "core")
+    assert lines[-1].startswith("|  ↳ core ran without --tp (unknown to SGLang 0.5.17) |")
 
 
 def test_bench_against_a_running_server(server, tmp_path):

@@ -19,7 +19,8 @@ FLAG_RENAMES = {"--cuda-graph-max-bs": "--cuda-graph-max-bs-decode",
 def known_flags_only(argv: list[str], known: set[str], user_flags: set[str]) -> tuple[list[str], list[str]]:
     """``argv`` with renamed flags mapped to this version's names and unknown default flags
     dropped; returns (argv, dropped flags). The user's own flags are kept, so that SGLang's
-    parser reports a mistyped one."""
+    parser reports a mistyped one; so is a unique prefix of a known flag (``--tp`` for
+    ``--tp-size``), which SGLang's parser takes as that flag."""
     out, dropped, i = [], [], 0
     while i < len(argv):
         tok = argv[i]
@@ -31,7 +32,8 @@ def known_flags_only(argv: list[str], known: set[str], user_flags: set[str]) -> 
                 out.append(tok.replace(flag, alt, 1))
                 i += 1
                 continue
-            if flag not in user_flags:
+            abbreviates = len([k for k in known if k.startswith(flag)]) == 1
+            if flag not in user_flags and not abbreviates:
                 dropped.append(flag)
                 i += 2 if nxt_is_value and "=" not in tok else 1
                 continue

@@ -152,6 +152,9 @@ def _configuration_table(results: list[dict], reference: str | None) -> list[str
                      f"{'; '.join(pools) or '-'} | {match} | {st.get('checks', '-')} | {st.get('violations', '-')} |")
         if r.get("error"):
             lines.append(f"|  ↳ {r['name']} failed: {r['error']} | | | | | | | |")
+        if r.get("dropped_default_flags"):
+            lines.append(f"|  ↳ {r['name']} ran without {', '.join(r['dropped_default_flags'])} "
+                         f"(unknown to SGLang {r.get('sglang', '?')}) | | | | | | | |")
     return lines
 
 

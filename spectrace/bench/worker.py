@@ -82,6 +82,9 @@ def run_worker(spec: dict) -> dict:
            "shims": spec.get("shims") or "off", "engine_start_s": driver.start_s,
            "dropped_default_flags": driver.dropped, "runs": []}
     print(f"[bench] {spec['name']}: SGLang {driver.version} up in {driver.start_s}s", flush=True)
+    if driver.dropped:
+        print(f"[bench] {spec['name']}: SGLang {driver.version} does not know {', '.join(driver.dropped)}: "
+              "left out", flush=True)
     try:
         if spec.get("warmup", True):
             driver.generate(prompts_for(0, 2, spec["input_len"], vocab, 7), dict(sampling, max_new_tokens=16))
