@@ -36,17 +36,17 @@ def unsupported_reason(server_args) -> Optional[str]:
 
 
 class SpecDisableController:
-    """Speculate or not, once per decode step. Per batch-size bucket (powers of two): each mode's step time (the
-    overlap scheduler launches step k, then waits for k-1: the time between decisions is a step of GPU work, kept
-    after three decisions of one mode and bucket; the mean of the last five but those STALL over their median (a
-    new size's first step, a pause), as requests' finish work costs both modes alike per token though a speculative
-    step meets more of it; at most a larger bucket's) and the verify steps' accept length. Speculate while accept *
-    t_plain > t_spec (MARGIN band). A missing cost is measured for PROBE steps, except speculation's where a smaller
-    bucket loses or while off with accept inside the band, and plain decoding's where smaller buckets bound a clear
-    win; the other mode is measured again after INTERVAL steps, doubling while the verdict holds. TP ranks see equal
-    batch sizes and accept lengths, not step times: with reduce_max costs are the ranks' maximum (every SYNC)."""
+    """Speculate or not, each decode step. Per batch-size bucket (powers of two): each mode's step time (the overlap
+    scheduler launches step k, then waits for k-1: the time between decisions is a step of GPU work, kept after three
+    decisions of one mode and bucket; the mean of the last five but those STALL over their median (a new size's first
+    step, a pause), as requests' finish work costs both modes alike per token though a speculative step meets more of
+    it; at most a larger bucket's) and the verify steps' accept length. Speculate while accept * t_plain > t_spec
+    (MARGIN band). A missing cost is measured for PROBE steps, except speculation's where a smaller bucket loses or
+    while off with accept inside the band, and plain decoding's where smaller buckets bound a clear win; the other
+    mode is measured again after INTERVAL steps (x CLEAR if 25 % off), doubling while the verdict holds. TP ranks
+    share batch sizes and accept lengths; step times are the ranks' maximum (reduce_max, each SYNC)."""
 
-    PROBE, INTERVAL, MAX_INTERVAL, SYNC, ALPHA, MARGIN, STALL = 8, 512, 16384, 16, 0.3, 0.03, 0.010
+    PROBE, INTERVAL, CLEAR, MAX_INTERVAL, SYNC, ALPHA, MARGIN, STALL = 8, 512, 4, 16384, 16, 0.3, 0.03, 0.010
     BUCKETS = [(s, 1 << i) for s in (True, False) for i in range(14)]
 
     def __init__(self, disable_above_bs=None, reduce_max=None, clock=time.perf_counter):
@@ -108,10 +108,10 @@ class SpecDisableController:
                 f"[spec-dynamic-disable] speculation {'ON' if verdict else 'OFF'} at batch size <= {b}: "
                 f"accept length {self.accept:.2f}, step ms spec/plain {ms}"
             )
-        self.since[b] += 1
-        if self.since[b] >= self.interval.get(b, self.INTERVAL):
+        self.since[b] += 1  # a clear verdict (the loser 25 % off) waits CLEAR times longer to be measured again
+        if self.since[b] >= self.interval.setdefault(b, self.INTERVAL * (1 if 0.8 < gain < 1.25 else self.CLEAR)):
             self.since[b] = 0
-            self.interval[b] = min(2 * self.interval.get(b, self.INTERVAL), self.MAX_INTERVAL)
+            self.interval[b] = min(2 * self.interval[b], self.MAX_INTERVAL)
             return self._start_probe(not verdict)
         return verdict
 
