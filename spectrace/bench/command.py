@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from spectrace.bench.config import (DRAFT_REGIMES, OPTION_KEYS, SHIMS_MODES, load_config_file,
+from spectrace.bench.config import (DRAFT_REGIMES, OPTION_KEYS, SHIMS_MODES, check_names, load_config_file,
                                     parse_config_option, parse_ints, split_names)
 from spectrace.bench.models import SHAPES
 from spectrace.bench.sweep import bench
@@ -103,10 +103,7 @@ def bench_command(ctx, config_opts, config_file, out_dir, base_args, url, server
         base_args = " ".join(x for x in (defaults.get("args", ""), base_args) if x)
     if only is not None:
         names = split_names(only)
-        unknown = [n for n in names if n not in {c["name"] for c in configs}]
-        if unknown:
-            raise SpectraceError(f"--only names no configuration {unknown} (configurations: "
-                                 f"{[c['name'] for c in configs]})")
+        check_names("--only", names, configs)
         configs = [c for c in configs if c["name"] in names]
     params["concurrency"] = parse_ints(params["concurrency"], "--concurrency")
     bench(configs, out_dir=out_dir, base_args=base_args, url=url, server=server, port=port,

@@ -118,3 +118,11 @@ def user_flags(args: str) -> list[str]:
 
 def split_names(text: str | None) -> list[str]:
     return [n.strip() for n in (text or "").split(",") if n.strip()]
+
+
+def check_names(option: str, listed: list[str], configs: list[dict]) -> None:
+    """One line naming what ``option`` lists that no configuration is called."""
+    names = [c["name"] for c in configs]
+    unknown = [n for n in listed if n not in names]
+    if unknown:
+        raise SpectraceError(f"{option} names no configuration {unknown} (configurations: {names})")

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from spectrace.bench import lifecycle, resume as resumed
-from spectrace.bench.config import split_names
+from spectrace.bench.config import check_names, split_names
 from spectrace.bench.models import DUMMY_DEFAULT_ARGS, write_dummy_models
 from spectrace.bench.plot import render_plot
 from spectrace.bench.tables import summarize
@@ -35,9 +35,7 @@ def _check(configs: list[dict], reps: int, better: list[str], mean: list[str], c
         raise SpectraceError(f"--drafts {edited[0]} needs --dummy-model and an engine the bench starts "
                              "(no --url)")
     for option, listed in (("--better-of", better), ("--mean-of", mean)):
-        unknown = [n for n in listed if n not in names]
-        if unknown:
-            raise SpectraceError(f"{option} names no configuration {unknown} (configurations: {names})")
+        check_names(option, listed, configs)
     if catalog:
         from spectrace.shims import runtime
 
