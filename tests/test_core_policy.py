@@ -194,6 +194,29 @@ def test_finish_work_in_a_fast_shrinking_batch_counts_alike_in_both_modes(core):
     assert at_9_to_16 == ["S"] * len(at_9_to_16) and server.controller.verdict[16] is True
 
 
+def test_a_clear_lead_at_a_larger_bucket_spares_the_plain_probes_of_a_shrinking_batch(core):
+    """Drafts always accepted, output lengths spread: each run's batch shrinks from C to 1, so a probe
+    rarely stays in one bucket long enough to give a step time, and an engine probed plain decoding
+    in the small buckets on every run (8 and 16 plain steps in two 40-step intervals of a run at C=16:
+    0.92 of EAGLE-3 always on, H200). Speculation's lead at the bucket 64 (4 x 5.5 / 14.6 ms = 1.5) bounds the
+    smaller buckets' lead from below: they speculate without a plain probe."""
+    def spec(bs):  # the H200's step times with accepted drafts (docs/results.md)
+        return 33.0 if bs > 64 else 14.6 if bs > 16 else 8.5 if bs > 4 else 6.0
+
+    def plain(bs):
+        return 5.8 if bs > 64 else 5.5 if bs > 16 else 5.0
+
+    server = Server(core, accept=4.0, spec_ms=spec, plain_ms=plain)
+    server.run([128] * 16)  # the bench's untimed request at its batch size: both modes measured there
+    first = server.decode(range(2, 258, 2))
+    assert server.controller.verdict[128] is False and server.controller.verdict[64] is True
+    assert [mode for bs, mode in first if bs <= 32] == ["S"] * sum(1 for bs, _ in first if bs <= 32)
+    server.run([16] * 16)
+    steps = server.decode(range(15, 241, 15))
+    assert {mode for _, mode in steps} == {"S"}
+    assert all(server.controller.cost(False, b) is None for b in (1, 2, 4, 8, 16, 32))
+
+
 def test_the_bound_turns_speculation_off_but_not_for_steps_that_need_verify(core):
     server = Server(core, accept=4.0, spec_ms=spec_ms, plain_ms=plain_ms, bound=8)
     assert server.run([4] * 20).endswith("S" * 4)

@@ -42,7 +42,7 @@ class SpecDisableController:
     step, a pause), as requests' finish work costs both modes alike per token though a speculative step meets more of
     it; at most a larger bucket's) and the verify steps' accept length. Speculate while accept * t_plain > t_spec
     (MARGIN band). A missing cost is measured for PROBE steps, except speculation's where a smaller bucket loses or
-    while off with accept inside the band, and plain decoding's where smaller buckets bound a clear win; the other
+    while off with accept inside the band, and plain decoding's where other buckets bound a clear win; the other
     mode is measured again after INTERVAL steps (x CLEAR if 25 % off), doubling while the verdict holds. TP ranks
     share batch sizes and accept lengths; step times are the ranks' maximum (reduce_max, each SYNC)."""
 
@@ -91,8 +91,10 @@ class SpecDisableController:
             if not self.enabled and self.accept is not None and self.accept < 1 + m:
                 return False
             return self._start_probe(True)
-        if on is not None and off is None:  # a plain step costs no less than at the smaller buckets: a bound
-            off = max((c for c in (self.cost(False, b >> i) for i in range(1, 14)) if c), default=None)
+        if on is not None and off is None:  # bounds: a plain step costs no less than at a smaller bucket, and
+            larger = [(self.cost(False, b << i), self.cost(True, b << i)) for i in range(1, 14)]  # plain/spec no less
+            off = max([c for c in (self.cost(False, b >> i) for i in range(1, 14)) if c]
+                      + [on * p / s for p, s in larger if p and s], default=None)  # than at a larger one
             if off is None or self.accept * off / on < 1.25:
                 return self._start_probe(False)
         gain = self.accept * off / on if on is not None else 0.0
@@ -104,10 +106,8 @@ class SpecDisableController:
         if verdict != self.enabled:
             self.enabled = verdict
             ms = "/".join("-" if c is None else f"{c * 1e3:.1f}" for c in (on, off))
-            logger.info(
-                f"[spec-dynamic-disable] speculation {'ON' if verdict else 'OFF'} at batch size <= {b}: "
-                f"accept length {self.accept:.2f}, step ms spec/plain {ms}"
-            )
+            logger.info(f"[spec-dynamic-disable] speculation {'ON' if verdict else 'OFF'} at batch size <= {b}: "
+                        f"accept length {self.accept:.2f}, step ms spec/plain {ms}")
         self.since[b] += 1  # a clear verdict (the loser 25 % off) waits CLEAR times longer to be measured again
         if self.since[b] >= self.interval.setdefault(b, self.INTERVAL * (1 if 0.8 < gain < 1.25 else self.CLEAR)):
             self.since[b] = 0
