@@ -54,8 +54,7 @@ class SpecDisableController:
         self.local = collections.defaultdict(lambda: collections.deque(maxlen=5))  # (speculate, bucket) -> seconds
         self.shared = {}  # the ranks' maximum of the local costs, with reduce_max
         self.history = collections.deque(maxlen=3)  # (speculate, bucket, time) of the last decisions
-        self.accept = None
-        self.enabled = True
+        self.accept, self.enabled = None, True
         self.probe = (True, 0)  # (mode, steps left)
         self.since, self.interval, self.verdict, self.decisions = collections.Counter(), {}, {}, 0
 
@@ -92,9 +91,10 @@ class SpecDisableController:
                 return False
             return self._start_probe(True)
         if on is not None and off is None:  # bounds: a plain step costs no less than at a smaller bucket, and
-            larger = [(self.cost(False, b << i), self.cost(True, b << i)) for i in range(1, 14)]  # plain/spec no less
-            off = max([c for c in (self.cost(False, b >> i) for i in range(1, 14)) if c]
-                      + [on * p / s for p, s in larger if p and s], default=None)  # than at a larger one
+            # speculation's lead (plain over speculative step time) is no less than at a larger one
+            lead = [p / s for i in range(1, 14) if (p := self.cost(False, b << i)) and (s := self.cost(True, b << i))]
+            smaller = [c for i in range(1, 14) if (c := self.cost(False, b >> i))]
+            off = max(smaller + [on * r for r in lead], default=None)
             if off is None or self.accept * off / on < 1.25:
                 return self._start_probe(False)
         gain = self.accept * off / on if on is not None else 0.0
