@@ -11,6 +11,7 @@
 # Environment: OUT (/tmp/bench-out), TOTAL_S (570: the whole run, set-up included),
 # WHEELS (.gpu/whl), STUBS_DIR (.gpu/recipe/stubs), PY (python3), PACK=1 (tar the results folder),
 # RESUME (an earlier part's results folder of the same sweep: the engines it finished are kept),
+# KEEP_TRACES=1 (keep the traces of `spectrace bench --profile`; by default only their summaries),
 # SCRATCH (/tmp: where SGLang, spectrace and the JIT caches are unpacked; one per sweep when two
 # sweeps share a machine, each on its own GPU through CUDA_VISIBLE_DEVICES).
 set -uo pipefail
@@ -118,6 +119,8 @@ else
 fi
 
 rm -rf "$OUT/$NAME/models" "$OUT/$NAME"/*/models
+# --profile's traces stay only with KEEP_TRACES=1 (a sweep's would be large): bench.md has their summaries
+[ "${KEEP_TRACES:-0}" = 1 ] || find "$OUT/$NAME" -path '*/profiles/*' -name '*.trace.json*' -delete 2>/dev/null
 if [ ! -f "$BUNDLE/jitcache.tar.xz" ] && [ -n "$(ls -A "$JITCACHE" 2>/dev/null)" ]; then
   tar -C "$JITCACHE" -cf - . | xz -T0 -3 > "$OUT/jitcache.tar.xz"
   say "JIT caches saved to $OUT/jitcache.tar.xz: copy it into $BUNDLE to skip the compiles next time"

@@ -61,6 +61,10 @@ def _apply_file_defaults(ctx: click.Context, params: dict, defaults: dict, path:
                    "batch that shrinks passes batch sizes that a short warm-up never runs, and SGLang's "
                    "first decode steps at a new batch size stall (up to 144 ms on 0.5.17), once in a "
                    "server's life.")
+@click.option("--profile", is_flag=True,
+              help="After each engine's timed runs, one more untimed run per concurrency under SGLang's "
+                   "profiler (GPU activity): bench.md gets the GPU's busy and idle time per output token "
+                   "and its longest idle gaps; the traces stay under profiles/.")
 @click.option("--plot/--no-plot", default=True, show_default=True)
 @click.option("--reps", type=int, default=1, show_default=True,
               help="Time the concurrency list this many times per engine; tables show medians.")

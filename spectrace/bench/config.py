@@ -33,7 +33,7 @@ CONFIG_KEYS = {
 # bench options a [defaults] table may set (the command's parameter names)
 OPTION_KEYS = ("dummy_model", "drafts", "shims", "catalog", "value_sample", "concurrency", "input_len",
                "output_len", "output_spread", "seq_reps", "reps", "engines", "better_of", "mean_of", "reference",
-               "seed", "vocab_size", "timeout", "warmup", "warmup_runs", "plot", "python")
+               "seed", "vocab_size", "timeout", "warmup", "warmup_runs", "plot", "python", "profile")
 DEFAULTS_KEYS = ("args",) + OPTION_KEYS
 
 

@@ -11,6 +11,9 @@ import urllib.request
 
 from spectrace.bench.gauges import spec_gauges_from_multiprocess_dir, spec_gauges_from_text
 
+# SGLang's profiler (ProfileReq) with device activity only: kernel timings, no Python stacks or shapes
+PROFILE_OPTIONS = {"activities": ["GPU"], "with_stack": False, "record_shapes": False}
+
 # flags renamed between SGLang versions, either way
 FLAG_RENAMES = {"--cuda-graph-max-bs": "--cuda-graph-max-bs-decode",
                 "--disable-piecewise-cuda-graph": "--disable-prefill-cuda-graph"}
@@ -77,6 +80,12 @@ class EngineDriver:
             print(f"[bench] gauges not read: {e!r}", flush=True)
             return None
 
+    def start_profile(self, output_dir: str) -> None:
+        self.engine.start_profile(**PROFILE_OPTIONS, output_dir=output_dir)
+
+    def stop_profile(self) -> None:
+        self.engine.stop_profile()
+
     def pool(self, flush: bool) -> dict | None:
         if flush:
             self.engine.flush_cache()
@@ -133,6 +142,12 @@ class HttpDriver:
 
         with ThreadPoolExecutor(max_workers=len(prompts)) as pool:
             return list(pool.map(one, prompts, params))
+
+    def start_profile(self, output_dir: str) -> None:
+        self._post("/start_profile", dict(PROFILE_OPTIONS, output_dir=output_dir))
+
+    def stop_profile(self) -> None:
+        self._post("/stop_profile", {})
 
     def pool(self, flush: bool) -> dict | None:
         if flush:

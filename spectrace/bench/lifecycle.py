@@ -134,6 +134,8 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
             "seed": common["seed"], "vocab_size": common.get("vocab_size"), "warmup": common["warmup"],
             "warmup_runs": common.get("warmup_runs", 0),
             "user_flags": user_flags(cfg.get("args", "")), "reps": int(cfg.get("reps") or common.get("reps") or 1)}
+    if common.get("profile"):
+        spec["profile_dir"] = str(out_dir / "profiles" / name)
     t0 = time.time()
     server = None
     log_path = out_dir / f"log-{name}.txt"

@@ -58,12 +58,15 @@ def merge_engine(merged: dict | None, result: dict, engine: int, reps: int) -> d
     for run in result.get("runs", []):
         run["engine"] = engine
         run["rep"] = engine * reps + run.get("rep", 0)
+    for prof in result.get("profiles", []):
+        prof["engine"] = engine
     own = {k: result.get(k) for k in ("log", "engine_start_s", "wall_s", "error", "shim_total") if k in result}
     if merged is None:
         return dict(result, engines=[own], steady={bs: list(v) for bs, v in (result.get("steady") or {}).items()})
     for bs, values in (result.get("steady") or {}).items():
         merged.setdefault("steady", {}).setdefault(bs, []).extend(values)
     merged["runs"] = merged.get("runs", []) + result.get("runs", [])
+    merged["profiles"] = merged.get("profiles", []) + result.get("profiles", [])
     merged["engines"].append(own)
     if result.get("error") and not merged.get("error"):
         merged["error"], merged["log"] = f"engine {engine + 1}: {result['error']}", result.get("log")
@@ -95,7 +98,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
           seed: int = 1234,
           vocab_size: int | None = None, python: str | None = None, reps: int = 1,
           better_of: str | None = None, mean_of: str | None = None, drafts: str = "dummy",
-          engines: int = 1, resume: bool = False, log=print) -> dict:
+          engines: int = 1, resume: bool = False, profile: bool = False, log=print) -> dict:
     """Run every configuration (``engines`` engines each, in rounds over the configurations, so
     that drift over the sweep spreads over all of them; with ``resume``, those an earlier sweep into
     ``out_dir`` finished with the same settings are kept); returns bench.json's content. Raises
@@ -118,7 +121,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
                   shims=shims, catalog=catalog, value_sample=value_sample, base_args=base_args, url=url,
                   server=server, port=port, timeout=timeout, warmup=warmup, warmup_runs=warmup_runs, seed=seed,
                   vocab_size=vocab_size or 32000, models=models, python=python, reps=reps,
-                  drafts=drafts if dummy_model else None, engines=engines)
+                  drafts=drafts if dummy_model else None, engines=engines, profile=profile)
     merged: dict[str, dict] = {}
     order = [(e, cfg) for e in range(engines) for cfg in configs]
     # each engine's files (log, result, shims report) under a name of its own

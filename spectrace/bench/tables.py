@@ -1,6 +1,6 @@
 """bench.json's content and bench.md: tokens/s per concurrency (medians over repetitions), ratio
 tables, steady decode speed from the engines' logs, output equality against the reference,
-KV-pool counters, shim checks and gauges."""
+KV-pool counters, shim checks, gauges and GPU profiles."""
 
 from __future__ import annotations
 
@@ -173,6 +173,29 @@ def _gauges_table(results: list[dict]) -> list[str]:
     return lines
 
 
+def _profile_table(results: list[dict]) -> list[str]:
+    """One row per profiled run and TP rank (``--profile``): where the GPU's time went."""
+    rows = [(r["name"], prof) for r in results for prof in r.get("profiles") or []]
+    if not rows:
+        return []
+    lines = ["", "GPU time of one untimed run per concurrency under SGLang's profiler (`--profile`; device "
+             "activity only), per output token; idle is time between the first and last device event with no "
+             "kernel or copy running:", "",
+             "| configuration | C | rank | busy ms/token | idle ms/token | idle gaps >= 1 ms (total ms) | longest gaps ms |",
+             "|---|---|---|---|---|---|---|"]
+    for name, prof in rows:
+        c = f"{prof['concurrency']}" + (f" engine {prof['engine'] + 1}" if "engine" in prof else "")
+        if prof.get("error"):
+            lines.append(f"| {name} | {c} | - | no profile: {prof['error']} | | | |")
+            continue
+        for rank in prof["ranks"]:
+            gaps = ", ".join(f"{g:g}" for g in rank["longest_gaps_ms"]) or "-"
+            lines.append(f"| {name} | {c} | {rank['rank']} | {rank['busy_ms_per_token']:.4f} | "
+                         f"{rank['idle_ms_per_token']:.4f} | {rank['gaps_over_1ms']} ({rank['gaps_over_1ms_total']:g}) | "
+                         f"{gaps} |")
+    return lines
+
+
 def render_markdown(results: list[dict], common: dict, reference: str | None,
                     better_of: list[str] | None = None, mean_of: list[str] | None = None) -> str:
     concs = sorted({run["concurrency"] for r in results for run in r.get("runs", [])} | set(common["concurrency"]))
@@ -197,6 +220,7 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
         lines += render_steady(results, concs, reference)
     lines += _configuration_table(results, reference)
     lines += _gauges_table(results)
+    lines += _profile_table(results)
     return "\n".join(lines) + "\n"
 
 

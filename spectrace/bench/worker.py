@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from spectrace.bench.prompts import output_lengths, prompts_for
+from spectrace.errors import describe
 
 # more than the dynamic-disable series' 16-position catch-up window, so its flush runs once too
 WARM_AFTER_FLUSH_TOKENS = 32
@@ -65,6 +66,24 @@ def _timed(driver, c: int, spec: dict, sampling: dict, vocab: int, seed: int) ->
     t = time.perf_counter()
     outs = driver.generate(prompts, params)
     return outs, time.perf_counter() - t
+
+
+def _profiled(driver, c: int, spec: dict, sampling: dict, vocab: int) -> dict:
+    """One untimed run of C's workload under SGLang's profiler; a profile that cannot be taken is
+    one line in the log and an ``error``, never a lost sweep."""
+    from spectrace.bench.profile import profile_run
+
+    def run():  # prompts of its own, apart from the timed and warm-up runs'
+        return _timed(driver, c, spec, sampling, vocab, spec["seed"] + 32452843)[0]
+
+    try:
+        ranks = profile_run(driver, Path(spec["profile_dir"]) / f"C{c}", run, lambda outs: _count(outs)[0])
+    except Exception as exc:  # SGLang's profiler is another program's API: any failure is reported, not raised
+        message = describe(exc)
+        print(f"[bench] {spec['name']} C={c}: no profile: {message}", flush=True)
+        return {"concurrency": c, "error": message}
+    print(f"[bench] {spec['name']} C={c}: profile {json.dumps(ranks)}", flush=True)
+    return {"concurrency": c, "ranks": ranks}
 
 
 def run_worker(spec: dict) -> dict:
@@ -122,6 +141,8 @@ def run_worker(spec: dict) -> dict:
                     run["spec_meta"] = spec_meta
                 res["runs"].append(run)
                 print(f"[bench] {spec['name']} C={c}: {json.dumps(shown)}", flush=True)
+        if spec.get("profile_dir"):  # after the timed runs, which the profiler must not slow
+            res["profiles"] = [_profiled(driver, c, spec, sampling, vocab) for c in spec["concurrency"]]
     finally:
         driver.close()
     return res
