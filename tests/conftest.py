@@ -1,4 +1,5 @@
-"""Shared fixtures: real SGLang source fetched from PyPI once per run and cached.
+"""Shared fixtures: real SGLang source fetched from PyPI once per run and cached, and the bench's
+HTTP stand-in (tests/http_standin.py) served on a free port.
 
 The cache is SPECTRACE_CACHE_DIR when set (CI sets it to a directory it keeps for the run),
 else the user cache: a version is downloaded with ``pip download --no-deps`` the first time.
@@ -7,11 +8,15 @@ else the user cache: a version is downloaded with ``pip download --no-deps`` the
 from __future__ import annotations
 
 import shutil
+import threading
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from spectrace.source import SglangSource, resolve_source
+
+from http_standin import StandInApi
 
 OLD = "0.5.9"      # the version of the original investigation
 MID = "0.5.12"     # same scheduler contract as 0.5.9, runs on the lent H200's torch
@@ -69,3 +74,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if {"sglang_source", "sglang_copy"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def server():
+    """The URL of a running stand-in of SGLang's HTTP API, for the bench's HTTP driver."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), StandInApi)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()

@@ -11,9 +11,7 @@ import re
 import socket
 import sys
 import textwrap
-import threading
 import time
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -24,15 +22,6 @@ from spectrace.cli import main
 from spectrace.errors import SpectraceError
 
 from http_standin import StandInApi
-
-
-@pytest.fixture
-def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), StandInApi)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
 
 
 def test_prompts_are_the_same_for_every_configuration():

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import threading
-from http.server import ThreadingHTTPServer
 
 import pytest
 from click.testing import CliRunner
@@ -16,8 +14,6 @@ from click.testing import CliRunner
 from spectrace.bench import profile, sweep, tables
 from spectrace.cli import main
 from spectrace.errors import SpectraceError
-
-from http_standin import StandInApi
 
 
 def kernel(ts, dur, stream=7, cat="kernel"):
@@ -105,15 +101,6 @@ def test_profiles_are_tabled_per_engine_and_rank():
     lines = tables._profile_table([merged])
     assert "| core | 1 engine 1 | 0 | 0.0300 | 0.2050 | 1 (2) | 2, 0.05 |" in lines
     assert "| core | 1 engine 2 | - | no profile: RuntimeError: no | | | |" in lines
-
-
-@pytest.fixture
-def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), StandInApi)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
 
 
 def test_a_profile_that_cannot_be_taken_is_one_line_and_the_timed_runs_stand(server, tmp_path):
