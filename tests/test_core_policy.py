@@ -195,11 +195,11 @@ def test_finish_work_in_a_fast_shrinking_batch_counts_alike_in_both_modes(core):
 
 
 def test_a_clear_lead_at_a_larger_bucket_spares_the_plain_probes_of_a_shrinking_batch(core):
-    """Drafts always accepted, output lengths spread: each run's batch shrinks from C to 1, so a probe
-    rarely stays in one bucket long enough to give a step time, and an engine probed plain decoding
-    in the small buckets on every run (8 and 16 plain steps in two 40-step intervals of a run at
-    C=16: 0.92 of EAGLE-3 always on, H200). Speculation's lead at the bucket 64 (4 x 5.5 / 14.6 ms
-    = 1.5) bounds the smaller buckets' from below: they speculate without a plain probe."""
+    """Drafts always accepted, output lengths spread: each run's batch shrinks from C to 1 and meets
+    small buckets whose plain step time is not measured yet; the old rule probed each of them for 8
+    plain steps, run after run one more (8 and 16 plain steps in a C=16 run of about 60 steps: 0.92
+    of EAGLE-3 always on, H200). Speculation's lead at the bucket 64 (4 x 5.5 / 14.6 ms = 1.5)
+    bounds the smaller buckets' from below: they speculate without a plain probe."""
     def spec(bs):  # the H200's step times with accepted drafts (docs/results.md)
         return 33.0 if bs > 64 else 14.6 if bs > 16 else 8.5 if bs > 4 else 6.0
 
