@@ -794,3 +794,21 @@ def test_only_runs_the_named_configurations(server, tmp_path, monkeypatch):
     res = CliRunner().invoke(main, args + ["--only", "c"])
     assert res.exit_code == 2 and "--only names no configuration ['c']" in res.output
     assert started == ["b"]
+
+
+def test_only_narrows_the_files_ratio_and_reference_names_to_the_ones_it_runs(server, tmp_path, monkeypatch):
+    record_engine_starts(monkeypatch)
+    configs = tmp_path / "sweep.toml"
+    configs.write_text('[defaults]\nbetter_of = "a,c"\nreference = "c"\n'
+                       '[[config]]\nname = "a"\n[[config]]\nname = "b"\n[[config]]\nname = "c"\n')
+    out = tmp_path / "out"
+    args = ["bench", "--url", server, "--configs", str(configs), "--concurrency", "1", "--input-len", "8",
+            "--output-len", "5", "--seq-reps", "1", "--vocab-size", "500", "--no-plot", "-o", str(out)]
+    res = CliRunner().invoke(main, args + ["--only", "a,b"])
+    assert res.exit_code == 0, res.output
+    md = (out / "bench.md").read_text()
+    assert "Ratio to the better of a at each C" in md
+    assert "| a |" in md and "reference" in md.split("| a |")[-1].splitlines()[0]
+    # the same names on the command line stay strict
+    res = CliRunner().invoke(main, args + ["--only", "a,b", "--better-of", "a,c"])
+    assert res.exit_code == 2 and "--better-of names no configuration ['c']" in res.output

@@ -16,8 +16,8 @@ from spectrace.cli import main
 from spectrace.errors import SpectraceError
 
 
-def kernel(ts, dur, stream=7, cat="kernel"):
-    return {"ph": "X", "cat": cat, "name": "k", "pid": 0, "tid": stream, "ts": ts, "dur": dur}
+def kernel(ts, dur, stream=7, cat="kernel", name="k"):
+    return {"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur}
 
 
 # microseconds: two overlapping kernels on two streams (busy 0-150), a copy (200-250), a 2 ms gap,
@@ -36,6 +36,33 @@ def test_a_trace_is_reduced_to_busy_and_idle_time_per_output_token():
     assert s["busy_ms_per_token"] == pytest.approx(0.03) and s["idle_ms_per_token"] == pytest.approx(0.205)
     assert s["gaps_over_1ms"] == 1 and s["gaps_over_1ms_total"] == pytest.approx(2.0)
     assert s["longest_gaps_ms"] == [2.0, 0.05]
+
+
+def test_each_kernel_adds_up_its_instantiations_per_output_token():
+    assert profile.kernel_name("void flashinfer::BatchDecodeKernel<128u, 8u>(Params)") == "flashinfer::BatchDecodeKernel"
+    assert profile.kernel_name("Memcpy HtoD (Pinned -> Device)") == "Memcpy HtoD"
+    assert profile.kernel_name("_fwd_kernel_stage1") == "_fwd_kernel_stage1"
+    trace = {"traceEvents": [kernel(0, 30, name="void gemm<1>(A)"), kernel(40, 10, name="void gemm<2>(B)"),
+                             kernel(60, 5, cat="gpu_memcpy", name="Memcpy DtoD (Device -> Device)")]}
+    s = profile.summarize_trace(trace, output_tokens=4)
+    assert s["kernels"] == {"gemm": [10.0, 0.5], "Memcpy DtoD": [1.25, 0.25]}
+    assert list(s["kernels"]) == ["gemm", "Memcpy DtoD"]  # the longest first
+
+
+def test_the_kernel_table_puts_first_what_a_configuration_runs_more_of_than_the_reference():
+    def result(name, kernels, engines=1):
+        rank = {"rank": 0, "kernels": kernels}
+        return {"name": name, "runs": [], "profiles": [{"concurrency": 64, "ranks": [rank], "engine": e}
+                                                       for e in range(engines)]}
+
+    base = result("baseline", {"gemm": [100.0, 1.0], "attn": [20.0, 0.5]})
+    core = result("core", {"gemm": [100.5, 1.0], "attn": [20.0, 0.5], "scatter": [1.5, 0.02]}, engines=2)
+    lines = tables._kernel_table([base, core], "baseline")
+    rows = [line for line in lines if line.startswith("| `")]
+    assert rows[0] == "| `scatter` | - | 1.500 (0.02) |"
+    assert rows[1] == "| `gemm` | 100.000 (1) | 100.500 (1) |"
+    assert "C=64:" in lines and "| kernel | baseline | core |" in lines
+    assert tables._kernel_table([base], "baseline") == []  # nothing to set it against
 
 
 def test_a_trace_without_gpu_activity_or_not_a_trace_is_refused(tmp_path):

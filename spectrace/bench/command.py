@@ -28,6 +28,17 @@ def _apply_file_defaults(ctx: click.Context, params: dict, defaults: dict, path:
             raise SpectraceError(f"{path}: [defaults] {key}: {exc.message}")
 
 
+def _narrow_file_names(ctx: click.Context, params: dict, selected: list[str]) -> None:
+    """The [defaults] table's --better-of, --mean-of and --reference keep only what --only selected,
+    so a file written for the whole sweep also serves a part of it; the same options given on the
+    command line stay as given and must name selected configurations."""
+    for key in ("better_of", "mean_of", "reference"):
+        if ctx.get_parameter_source(key) is not ParameterSource.DEFAULT or not params.get(key):
+            continue
+        kept = [n for n in split_names(params[key]) if n in selected]
+        params[key] = ",".join(kept) or None
+
+
 @click.command("bench")
 @click.option("--config", "config_opts", multiple=True, metavar="NAME='SERVER ARGS'",
               help="A configuration: a name and SGLang server arguments (repeatable).")
@@ -76,7 +87,8 @@ def _apply_file_defaults(ctx: click.Context, params: dict, defaults: dict, path:
                    "settings, and run the rest: a sweep longer than a machine's time limit runs in parts.")
 @click.option("--only", default=None, metavar="A,B",
               help="Run only these configurations (of --configs and --config), e.g. to tabulate what a "
-                   "--resume folder holds without running its unfinished ones.")
+                   "--resume folder holds without running its unfinished ones. A --configs file's better_of, "
+                   "mean_of and reference keep only the configurations named here.")
 @click.option("--better-of", default=None, metavar="A,B",
               help="Add a table of ratios to the better of these configurations.")
 @click.option("--mean-of", default=None, metavar="A,B",
@@ -109,6 +121,8 @@ def bench_command(ctx, config_opts, config_file, out_dir, base_args, url, server
         names = split_names(only)
         check_names("--only", names, configs)
         configs = [c for c in configs if c["name"] in names]
+        if config_file:
+            _narrow_file_names(ctx, params, names)
     params["concurrency"] = parse_ints(params["concurrency"], "--concurrency")
     bench(configs, out_dir=out_dir, base_args=base_args, url=url, server=server, port=port,
           log=lambda m: click.echo(m, err=True), **params)

@@ -3,7 +3,8 @@ untimed run per concurrency under SGLang's own torch profiler (``start_profile``
 GPU activity only); each trace it writes (one per TP rank) is reduced here to the GPU's busy and
 idle time per output token and its longest idle gaps. Two configurations that decode at different
 speeds then show whether the difference is GPU work (busy) or the host leaving the GPU waiting
-(idle), and the gaps say where the waits are (a prefill boundary, a sync)."""
+(idle), the gaps say where the waits are (a prefill boundary, a sync), and the time per kernel says
+which kernels a busier one runs more of."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from spectrace.errors import SpectraceError
 DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
 GAP_MS = 1.0  # idle gaps at least this long are counted and the longest listed
 LONGEST = 3
+# a kernel's name up to its template or argument list: the instantiations of one kernel add up
+KERNEL_NAME = re.compile(r"^(?:void )?([^<(]+)")
 
 
 def read_trace(path: Path) -> dict:
@@ -32,11 +35,15 @@ def read_trace(path: Path) -> dict:
     return trace
 
 
+def device_events(trace: dict):
+    """The trace's complete events on the GPU: kernels, copies and memsets."""
+    return (e for e in trace["traceEvents"]
+            if isinstance(e, dict) and e.get("cat") in DEVICE_CATEGORIES and e.get("ph") == "X" and "ts" in e)
+
+
 def busy_spans(trace: dict) -> list[tuple[float, float]]:
     """The GPU's busy time as disjoint (start, end) spans in microseconds, over every stream."""
-    spans = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)))
-                   for e in trace["traceEvents"]
-                   if isinstance(e, dict) and e.get("cat") in DEVICE_CATEGORIES and e.get("ph") == "X" and "ts" in e)
+    spans = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in device_events(trace))
     merged: list[list[float]] = []
     for start, end in spans:
         if merged and start <= merged[-1][1]:
@@ -46,9 +53,24 @@ def busy_spans(trace: dict) -> list[tuple[float, float]]:
     return [(s, e) for s, e in merged]
 
 
+def kernel_name(name: str) -> str:
+    m = KERNEL_NAME.match(name.strip())
+    return (m.group(1) if m else name).strip() or name
+
+
+def kernel_times(trace: dict) -> dict[str, tuple[float, int]]:
+    """Each device event's name (kernel_name) with its total microseconds and its count."""
+    totals: dict[str, list] = {}
+    for e in device_events(trace):
+        t = totals.setdefault(kernel_name(str(e.get("name", "?"))), [0.0, 0])
+        t[0] += float(e.get("dur", 0))
+        t[1] += 1
+    return {name: (us, n) for name, (us, n) in totals.items()}
+
+
 def summarize_trace(trace: dict, output_tokens: int) -> dict:
-    """Busy and idle milliseconds from the first to the last device event, per output token, and
-    the idle gaps of at least GAP_MS."""
+    """Busy and idle milliseconds from the first to the last device event, per output token, the
+    idle gaps of at least GAP_MS, and each kernel's microseconds and calls per output token."""
     spans = busy_spans(trace)
     if not spans:
         raise SpectraceError("the trace holds no GPU activity")
@@ -60,7 +82,9 @@ def summarize_trace(trace: dict, output_tokens: int) -> dict:
     return {"output_tokens": output_tokens, "window_ms": round(window, 3), "busy_ms": round(busy, 3),
             "busy_ms_per_token": round(busy / per, 4), "idle_ms_per_token": round((window - busy) / per, 4),
             "gaps_over_1ms": len(long_gaps), "gaps_over_1ms_total": round(sum(long_gaps), 3),
-            "longest_gaps_ms": [round(g, 2) for g in gaps[:LONGEST]]}
+            "longest_gaps_ms": [round(g, 2) for g in gaps[:LONGEST]],
+            "kernels": {name: [round(us / per, 3), round(n / per, 4)]
+                        for name, (us, n) in sorted(kernel_times(trace).items(), key=lambda kv: -kv[1][0])}}
 
 
 def rank_of(path: Path) -> int:

@@ -196,6 +196,52 @@ def _profile_table(results: list[dict]) -> list[str]:
     return lines
 
 
+KERNEL_ROWS = 10  # the kernels whose time differs most from the reference's, per concurrency
+
+
+def _kernels_at(results: list[dict], c: int) -> dict[str, dict[str, list[float]]]:
+    """Each configuration's kernels at concurrency c on TP rank 0, µs and calls per output token,
+    averaged over its engines."""
+    out = {}
+    for r in results:
+        runs = [rank["kernels"] for prof in r.get("profiles") or [] if prof.get("concurrency") == c
+                for rank in prof.get("ranks") or [] if rank.get("rank") == 0 and "kernels" in rank]
+        if runs:
+            names = {k for run in runs for k in run}
+            out[r["name"]] = {k: [sum(run.get(k, [0, 0])[i] for run in runs) / len(runs) for i in (0, 1)]
+                              for k in names}
+    return out
+
+
+def _kernel_table(results: list[dict], reference: str | None) -> list[str]:
+    """Per profiled concurrency, the kernels whose device time per output token differs most from the
+    reference configuration's: what a slower configuration runs more of, or runs that the other does not."""
+    concs = sorted({prof["concurrency"] for r in results for prof in r.get("profiles") or [] if prof.get("ranks")})
+    lines = []
+    for c in concs:
+        by_config = _kernels_at(results, c)
+        if len(by_config) < 2:
+            continue
+        ref = reference if reference in by_config else next(iter(by_config))
+        names = list(by_config)
+        kernels = {k for kernels in by_config.values() for k in kernels}
+
+        def spread(k):
+            times = [by_config[n].get(k, [0, 0])[0] for n in names]
+            return max(abs(t - by_config[ref].get(k, [0, 0])[0]) for t in times)
+
+        rows = sorted(kernels, key=spread, reverse=True)[:KERNEL_ROWS]
+        if not lines:
+            lines = ["", f"The {KERNEL_ROWS} kernels whose device time differs most from `{ref}`'s (TP rank 0, "
+                     "mean of the engines), µs per output token (calls per output token):"]
+        lines += ["", f"C={c}:", "", "| kernel | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+        for k in rows:
+            cells = [f"{by_config[n][k][0]:.3f} ({by_config[n][k][1]:.3g})" if k in by_config[n] else "-"
+                     for n in names]
+            lines.append(f"| `{k[:80]}` | " + " | ".join(cells) + " |")
+    return lines
+
+
 def render_markdown(results: list[dict], common: dict, reference: str | None,
                     better_of: list[str] | None = None, mean_of: list[str] | None = None) -> str:
     concs = sorted({run["concurrency"] for r in results for run in r.get("runs", [])} | set(common["concurrency"]))
@@ -221,6 +267,7 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
     lines += _configuration_table(results, reference)
     lines += _gauges_table(results)
     lines += _profile_table(results)
+    lines += _kernel_table(results, reference)
     return "\n".join(lines) + "\n"
 
 
