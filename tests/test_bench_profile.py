@@ -41,6 +41,9 @@ def test_a_trace_is_reduced_to_busy_and_idle_time_per_output_token():
 def test_each_kernel_adds_up_its_instantiations_per_output_token():
     assert profile.kernel_name("void flashinfer::BatchDecodeKernel<128u, 8u>(Params)") == "flashinfer::BatchDecodeKernel"
     assert profile.kernel_name("Memcpy HtoD (Pinned -> Device)") == "Memcpy HtoD"
+    assert profile.kernel_name("void at::native::(anonymous namespace)::indexSelectSmallIndex<c10::BFloat16, "
+                               "long>(int)") == "at::native::indexSelectSmallIndex"
+    assert profile.kernel_name("void (anonymous namespace)::elementwise_kernel<128, 2>(int)") == "elementwise_kernel"
     assert profile.kernel_name("_fwd_kernel_stage1") == "_fwd_kernel_stage1"
     trace = {"traceEvents": [kernel(0, 30, name="void gemm<1>(A)"), kernel(40, 10, name="void gemm<2>(B)"),
                              kernel(60, 5, cat="gpu_memcpy", name="Memcpy DtoD (Device -> Device)")]}

@@ -54,7 +54,7 @@ def busy_spans(trace: dict) -> list[tuple[float, float]]:
 
 
 def kernel_name(name: str) -> str:
-    m = KERNEL_NAME.match(name.strip())
+    m = KERNEL_NAME.match(name.replace("(anonymous namespace)::", "").strip())
     return (m.group(1) if m else name).strip() or name
 
 
