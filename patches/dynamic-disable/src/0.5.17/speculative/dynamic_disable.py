@@ -38,8 +38,8 @@ def unsupported_reason(server_args) -> Optional[str]:
 class SpecDisableController:
     """Speculate or not, each decode step. Per batch-size bucket (powers of two): each mode's step time (the overlap
     scheduler launches step k, then waits for k-1: the time between decisions is a step of GPU work, kept after three
-    decisions of one mode and bucket; once three exist, only steps in which no request ended, whose finish work costs
-    either mode alike per request; the mean of the last five but those STALL over their median (a new size's first
+    decisions of one mode and bucket; of its last 15, those in which no request ended if three did, as finish work
+    costs either mode alike per request; the mean of the last five but those STALL over their median (a new size's first
     step, a pause); at most a larger bucket's) and the accept length. Speculate while accept * t_plain > t_spec (MARGIN
     band). A missing cost is measured for PROBE steps, except speculation's where a smaller bucket loses or while off
     with accept inside the band, and plain decoding's where other buckets bound a clear win; the other mode is measured
@@ -51,16 +51,18 @@ class SpecDisableController:
 
     def __init__(self, disable_above_bs=None, reduce_max=None, clock=time.perf_counter):
         self.bound, self.reduce_max, self.clock = disable_above_bs, reduce_max, clock
-        self.local = collections.defaultdict(lambda: collections.deque(maxlen=5))  # (speculate, bucket) -> seconds
+        # (speculate, bucket) -> the last 15 (seconds, the batch kept its size: no request's finish work in the step)
+        self.local = collections.defaultdict(lambda: collections.deque(maxlen=15))
         self.times, self.shared = {}, {}  # step_time of each key as of its last sample; the ranks' maximum of them
-        self.history = collections.deque(maxlen=3)  # (speculate, bucket, time) of the last decisions
+        self.history = collections.deque(maxlen=3)  # (speculate, bucket, time, batch size) of the last decisions
         self.accept, self.enabled = None, True
         self.probe = (True, 0)  # (mode, steps left)
         self.since, self.interval, self.verdict, self.decisions = collections.Counter(), {}, {}, 0
 
     def step_time(self, key) -> Optional[float]:
-        clean = self.local.get(key + (True,), ())  # the steps in which no request ended, once there are three
-        if len(times := clean if len(clean) >= 3 else self.local.get(key, ())) >= 3:  # else None: not measured
+        samples = self.local.get(key, ())
+        clean = [t for t, kept in samples if kept][-5:]
+        if len(times := clean if len(clean) >= 3 else [t for t, _ in samples][-5:]) >= 3:  # else None: not measured
             return statistics.fmean(t for t in times if t <= statistics.median(times) + self.STALL)
 
     def cost(self, speculate: bool, b: int) -> Optional[float]:
@@ -71,9 +73,7 @@ class SpecDisableController:
     def decide(self, bs: int, needs_verify: bool = False) -> bool:
         now, h, b = self.clock(), self.history, 1 << max(0, bs - 1).bit_length()
         if len(h) == 3 and h[0][:2] == h[1][:2] == h[2][:2] == (h[2][0], b) and now - h[2][2] < 1.0:
-            self.local[(h[2][0], b)].append(now - h[2][2])
-            if h[2][3] == bs:  # the batch kept its size: the step carries no request's finish work
-                self.local[(h[2][0], b, True)].append(now - h[2][2])
+            self.local[(h[2][0], b)].append((now - h[2][2], h[2][3] == bs))
             self.times[(h[2][0], b)] = self.step_time((h[2][0], b))
         self.decisions += 1
         if self.reduce_max is not None and self.decisions % self.SYNC == 0:
