@@ -82,7 +82,8 @@ def _profiled(driver, c: int, spec: dict, sampling: dict, vocab: int) -> dict:
         message = describe(exc)
         print(f"[bench] {spec['name']} C={c}: no profile: {message}", flush=True)
         return {"concurrency": c, "error": message}
-    print(f"[bench] {spec['name']} C={c}: profile {json.dumps(ranks)}", flush=True)
+    brief = [{k: v for k, v in rank.items() if k != "kernels"} for rank in ranks]  # bench.json keeps the kernels
+    print(f"[bench] {spec['name']} C={c}: profile {json.dumps(brief)}", flush=True)
     return {"concurrency": c, "ranks": ranks}
 
 
