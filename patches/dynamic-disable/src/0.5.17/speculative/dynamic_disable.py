@@ -38,32 +38,33 @@ def unsupported_reason(server_args) -> Optional[str]:
 class SpecDisableController:
     """Speculate or not, each decode step. Per batch-size bucket (powers of two): each mode's step time (the overlap
     scheduler launches step k, then waits for k-1: the time between decisions is a step of GPU work, kept after three
-    decisions of one mode and bucket; of its last 15, those in which no request ended if three did, as finish work
-    costs either mode alike per request; the mean of the last five but those STALL over their median (a new size's first
-    step, a pause); at most a larger bucket's) and the accept length. Speculate while accept * t_plain > t_spec (MARGIN
-    band). A missing cost is measured for PROBE steps, except speculation's where a smaller bucket loses or while off
-    with accept inside the band, and plain decoding's where other buckets bound a clear win; the other mode is measured
-    again after INTERVAL steps (x CLEAR if 25 % off), doubling while the verdict holds. TP ranks share batch sizes and
-    accept lengths; step times are the ranks' maximum (reduce_max, each SYNC)."""
+    decisions of one mode and bucket; the mean of the last five but those STALL over their median, from the steps in
+    and before which no request ended if both modes have three (an end moves time from the next step into its own;
+    finish work costs either mode about alike); at most a larger bucket's) and the accept length. Speculate while
+    accept * t_plain > t_spec (MARGIN band). A missing cost is measured for PROBE steps, except speculation's where a
+    smaller bucket loses or while off with accept inside the band, and plain decoding's where other buckets bound a
+    clear win; the other mode is measured again after INTERVAL steps (x CLEAR if 25 % off), doubling while the verdict
+    holds. TP ranks share batch sizes and accept lengths; step times are the ranks' maximum (reduce_max, each SYNC)."""
 
     PROBE, INTERVAL, CLEAR, MAX_INTERVAL, SYNC, ALPHA, MARGIN, STALL = 8, 512, 4, 16384, 16, 0.3, 0.03, 0.010
     BUCKETS = [(s, 1 << i) for s in (True, False) for i in range(14)]
 
     def __init__(self, disable_above_bs=None, reduce_max=None, clock=time.perf_counter):
         self.bound, self.reduce_max, self.clock = disable_above_bs, reduce_max, clock
-        # (speculate, bucket) -> the last 15 (seconds, the batch kept its size: no request's finish work in the step)
-        self.local = collections.defaultdict(lambda: collections.deque(maxlen=15))
-        self.times, self.shared = {}, {}  # step_time of each key as of its last sample; the ranks' maximum of them
+        # (speculate, bucket) -> the last five step times; the last five in and before which the batch kept its size
+        self.local, self.clean = (collections.defaultdict(lambda: collections.deque(maxlen=5)) for _ in range(2))
+        self.times, self.shared = {}, {}  # time_bucket's step time of each key; the ranks' maximum of them
         self.history = collections.deque(maxlen=3)  # (speculate, bucket, time, batch size) of the last decisions
         self.accept, self.enabled = None, True
         self.probe = (True, 0)  # (mode, steps left)
         self.since, self.interval, self.verdict, self.decisions = collections.Counter(), {}, {}, 0
 
-    def step_time(self, key) -> Optional[float]:
-        samples = self.local.get(key, ())
-        clean = [t for t, kept in samples if kept][-5:]
-        if len(times := clean if len(clean) >= 3 else [t for t, _ in samples][-5:]) >= 3:  # else None: not measured
-            return statistics.fmean(t for t in times if t <= statistics.median(times) + self.STALL)
+    def time_bucket(self, b: int) -> None:
+        """Both modes' step times at bucket b, like with like: from the steps without an end if each mode has three."""
+        clean = all(len(self.clean[(s, b)]) >= 3 for s in (True, False) if len(self.local[(s, b)]) >= 3)
+        for s in (True, False):
+            if len(times := (self.clean if clean else self.local)[(s, b)]) >= 3:  # else not measured
+                self.times[(s, b)] = statistics.fmean(t for t in times if t <= statistics.median(times) + self.STALL)
 
     def cost(self, speculate: bool, b: int) -> Optional[float]:
         own = self.shared.get if self.reduce_max is not None else self.times.get
@@ -73,8 +74,9 @@ class SpecDisableController:
     def decide(self, bs: int, needs_verify: bool = False) -> bool:
         now, h, b = self.clock(), self.history, 1 << max(0, bs - 1).bit_length()
         if len(h) == 3 and h[0][:2] == h[1][:2] == h[2][:2] == (h[2][0], b) and now - h[2][2] < 1.0:
-            self.local[(h[2][0], b)].append((now - h[2][2], h[2][3] == bs))
-            self.times[(h[2][0], b)] = self.step_time((h[2][0], b))
+            for samples in (self.local, self.clean) if h[1][3] == h[2][3] == bs else (self.local,):
+                samples[(h[2][0], b)].append(now - h[2][2])
+            self.time_bucket(b)
         self.decisions += 1
         if self.reduce_max is not None and self.decisions % self.SYNC == 0:
             maxima = self.reduce_max([self.times.get(k) or -1.0 for k in self.BUCKETS])
@@ -114,8 +116,7 @@ class SpecDisableController:
                         f"accept length {self.accept:.2f}, step ms spec/plain {ms}")
         self.since[b] += 1  # a clear verdict (the loser 25 % off) waits CLEAR times longer to be measured again
         if self.since[b] >= self.interval.setdefault(b, self.INTERVAL * (1 if 0.8 < gain < 1.25 else self.CLEAR)):
-            self.since[b] = 0
-            self.interval[b] = min(2 * self.interval[b], self.MAX_INTERVAL)
+            self.since[b], self.interval[b] = 0, min(2 * self.interval[b], self.MAX_INTERVAL)
             return self._start_probe(not verdict)
         return verdict
 
@@ -149,10 +150,9 @@ class SpecDisableRuntime:
     def __init__(self, worker):
         from sglang.srt.environ import envs
 
-        sa = worker.server_args
         self.worker = worker
         reduce_max = self._reduce_max if worker.server_args.tp_size > 1 else None
-        self.controller = SpecDisableController(sa.speculative_disable_above_bs, reduce_max)
+        self.controller = SpecDisableController(worker.server_args.speculative_disable_above_bs, reduce_max)
         self.full_catch_up = envs.SGLANG_SPEC_DYNAMIC_DISABLE_FULL_CATCH_UP.get()
         self.window = worker.speculative_num_draft_tokens
         self.attn_backend = self.graph_runner = None
