@@ -205,7 +205,7 @@ def test_a_bucket_passed_in_a_few_steps_is_timed_by_its_steps_in_which_no_reques
     passes the bucket 9-16, so about every second speculative step carries a request's finish work
     (3 ms). The mean of those steps (10.4 ms against 9.2) once turned speculation off there on the
     H200 (`spec/plain 10.7/5.0`), and the next C=16 run decoded plainly from 16 to 9 requests at
-    0.875 of EAGLE-3 always on. The steps in which the batch kept its size give the step time."""
+    0.875 of EAGLE-3 always on. The steps without an end give the step time."""
     def spec(bs):  # the H200's step times with half-accepted drafts (docs/results.md)
         return 9.2 if bs <= 16 else 19.0 if bs <= 64 else 33.0
 
