@@ -67,6 +67,7 @@ mkdir -p "$JITCACHE"
 if [ -f "$BUNDLE/jitcache.tar.xz" ]; then
   tar -xJf "$BUNDLE/jitcache.tar.xz" -C "$JITCACHE" && say "JIT caches restored"
 fi
+JIT_BEFORE=$(find "$JITCACHE" -type f | wc -l)
 
 # stubs for packages SGLang imports but this path never calls, only where neither the image
 # nor the bundle has the real one
@@ -121,9 +122,12 @@ fi
 rm -rf "$OUT/$NAME/models" "$OUT/$NAME"/*/models
 # --profile's traces stay only with KEEP_TRACES=1 (a sweep's would be large): bench.md has their summaries
 [ "${KEEP_TRACES:-0}" = 1 ] || find "$OUT/$NAME" -path '*/profiles/*' -name '*.trace.json*' -delete 2>/dev/null
-if [ ! -f "$BUNDLE/jitcache.tar.xz" ] && [ -n "$(ls -A "$JITCACHE" 2>/dev/null)" ]; then
+# Kernels compiled during the run (Triton specialises some per power-of-two batch size, so a
+# shrinking batch meets new ones): a first use compiles for about 0.1 s inside a timed step.
+JIT_NEW=$(( $(find "$JITCACHE" -type f | wc -l) - JIT_BEFORE ))
+if [ "$JIT_NEW" -gt 0 ]; then
   tar -C "$JITCACHE" -cf - . | xz -T0 -3 > "$OUT/jitcache.tar.xz"
-  say "JIT caches saved to $OUT/jitcache.tar.xz: copy it into $BUNDLE to skip the compiles next time"
+  say "$JIT_NEW new JIT cache files, all saved to $OUT/jitcache.tar.xz: copy it into $BUNDLE to skip the compiles next time"
 fi
 if [ "${PACK:-0}" = 1 ]; then
   cp "$OUT/$NAME/bench.md" "$OUT/$NAME.md" 2>/dev/null
