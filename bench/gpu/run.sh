@@ -123,7 +123,7 @@ rm -rf "$OUT/$NAME/models" "$OUT/$NAME"/*/models
 # --profile's traces stay only with KEEP_TRACES=1 (a sweep's would be large): bench.md has their summaries
 [ "${KEEP_TRACES:-0}" = 1 ] || find "$OUT/$NAME" -path '*/profiles/*' -name '*.trace.json*' -delete 2>/dev/null
 # Kernels compiled during the run (Triton specialises some per power-of-two batch size, so a
-# shrinking batch meets new ones): a first use compiles for about 0.1 s inside a timed step.
+# shrinking batch meets new ones, each compiled inside a step on its first use): return the cache.
 JIT_NEW=$(( $(find "$JITCACHE" -type f | wc -l) - JIT_BEFORE ))
 if [ "$JIT_NEW" -gt 0 ]; then
   tar -C "$JITCACHE" -cf - . | xz -T0 -3 > "$OUT/jitcache.tar.xz"
