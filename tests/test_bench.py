@@ -14,6 +14,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -271,9 +272,41 @@ def test_mean_of_two_reference_engines_is_a_ratio_table():
     assert row4 == "| 4 | 800.0 | 1.006 | - | 0.994 |"
 
 
-def test_a_failed_configuration_fails_the_bench_in_one_line(tmp_path):
-    # an engine that cannot start (no SGLang on this machine) fails its configuration: the others
+def test_without_sglang_the_bench_says_so_in_one_line_before_starting_anything(tmp_path, monkeypatch):
+    started = record_engine_starts(monkeypatch)
+    monkeypatch.setenv("PYTHONPATH", "")
+    res = CliRunner().invoke(main, ["bench", "--config", "base=", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2 and started == []
+    assert res.output.strip().splitlines() == [
+        f"spectrace: configuration base: sglang is not importable by {sys.executable}: install SGLang there, "
+        "give --python, or drive a running server with --url"]
+    res = CliRunner().invoke(main, ["bench", "--config", "base=", "--python", str(tmp_path / "no-python"),
+                                    "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2 and started == [] and "configuration base: cannot run" in res.output
+
+
+def test_every_bench_option_has_help_text():
+    from spectrace.bench.command import bench_command
+
+    assert [p.name for p in bench_command.params if isinstance(p, click.Option) and not p.help] == []
+    text = CliRunner().invoke(main, ["bench", "--help"]).output
+    for option in ("--concurrency", "--input-len", "--output-len", "--port"):
+        line = next(line for line in text.splitlines() if line.strip().startswith(option))
+        assert len(line.split(None, 2)) == 3  # the option, its value, its text
+
+
+def fake_sglang(tmp_path, engine_source: str) -> Path:
+    """A site folder whose ``sglang`` package the bench's check finds and whose import runs ``engine_source``."""
+    fake = tmp_path / "fake-site"
+    (fake / "sglang").mkdir(parents=True)
+    (fake / "sglang" / "__init__.py").write_text(engine_source)
+    return fake
+
+
+def test_a_failed_configuration_fails_the_bench_in_one_line(tmp_path, monkeypatch):
+    # an engine that cannot start (here SGLang's import fails) fails its configuration: the others
     # still run, the outputs are written, and the exit status and one line say which failed
+    monkeypatch.setenv("PYTHONPATH", str(fake_sglang(tmp_path, "raise ImportError('no GPU here')\n")))
     out = tmp_path / "out"
     res = CliRunner().invoke(main, ["bench", "--config", "broken=--model-path /nonexistent", "--concurrency", "1",
                                     "--timeout", "120", "-o", str(out)])

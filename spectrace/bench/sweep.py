@@ -9,7 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
-from spectrace.bench import lifecycle, resume as resumed
+from spectrace.bench import lifecycle, preflight, resume as resumed
 from spectrace.bench.config import check_names, split_names
 from spectrace.bench.models import DUMMY_DEFAULT_ARGS, write_dummy_models
 from spectrace.bench.plot import render_plot
@@ -129,6 +129,8 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
     sweeps = [resumed.fingerprint(cfg, common) for _, cfg in order]
     # every kept engine checked before any runs: a refused --resume leaves the folder as it was
     kept = [resumed.kept(out, c["name"], sweep) if resume else None for c, sweep in zip(engine_cfgs, sweeps)]
+    if not url:  # one line, not an engine's traceback, where SGLang is missing
+        preflight.check_engines_can_start([cfg for (_, cfg), k in zip(order, kept) if k is None], python)
     for i, (e, cfg) in enumerate(order):
         regime = f", drafts {cfg.get('drafts', drafts)}" if dummy_model else ""
         which = f" (engine {e + 1} of {engines})" if engines > 1 else ""
