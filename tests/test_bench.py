@@ -545,34 +545,16 @@ def test_the_tables_show_each_engines_draft_regime():
 def test_the_weight_edit_makes_the_target_repeat_and_the_draft_agree():
     """A two-layer toy Llama and EAGLE-3 draft in torch (skipped without torch)."""
     torch = pytest.importorskip("torch")
-    from torch import nn
 
     from spectrace.bench import drafts
 
+    from bench_toys import toy_llama
+
     h, vocab = 8, 32
-
-    class Layer(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.self_attn, self.mlp = nn.Module(), nn.Module()
-            self.self_attn.o_proj, self.mlp.down_proj = nn.Linear(h, h, bias=False), nn.Linear(h, h, bias=False)
-            self.input_layernorm = nn.LayerNorm(h)
-
-    def toy(draft: bool):
-        m = nn.Module()
-        m.model = nn.Module()
-        m.model.embed_tokens = nn.Embedding(vocab, h)
-        m.model.layers = nn.ModuleList([Layer(), Layer()])
-        m.model.norm = nn.LayerNorm(h)
-        m.lm_head = nn.Linear(h, vocab, bias=False)
-        if draft:
-            m.model.fc = nn.Linear(3 * h, h)
-        return m
-
-    target, draft = toy(False), toy(True)
+    target, draft = toy_llama(h, vocab, draft=False), toy_llama(h, vocab, draft=True)
     assert "lm_head = embed_tokens" in drafts.edit_model(target, "accepted", "target")
     line = drafts.edit_model(draft, "accepted", "draft")
-    assert "zeroed 2 o_proj and 2 down_proj, 5 norm weights set to 1" in line
+    assert "zeroed 2 o_proj and 2 down_proj, 3 norm weights set to 1" in line
     assert line.endswith("fc passes aux hidden state 1 of 3, lm_head = the target's embed_tokens")
     assert all(float(l.self_attn.o_proj.weight.abs().sum()) == 0 for l in target.model.layers)
     e = target.model.embed_tokens.weight

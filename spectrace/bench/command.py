@@ -64,7 +64,8 @@ def _narrow_file_names(ctx: click.Context, params: dict, selected: list[str]) ->
               help="Dummy Llama target / EAGLE-3 draft; {target} and {draft} in args.")
 @click.option("--drafts", type=click.Choice(DRAFT_REGIMES), default="dummy", show_default=True,
               help="With --dummy-model: dummy weights as loaded (drafts never accepted), edited so that "
-                   "EAGLE-3 drafts are always accepted, or about half (a configuration's own `drafts` wins).")
+                   "EAGLE-3 drafts are always accepted, or about half, or per request kind: always, about half "
+                   "or never by the prompt's tokens (a --workload's kinds; a configuration's own `drafts` wins).")
 @click.option("--base-args", default="", help="Server arguments common to every configuration.")
 @click.option("--url", default=None, help="Drive a running server instead of starting engines.")
 @click.option("--server", is_flag=True, help="Start sglang.launch_server per configuration (HTTP).")
