@@ -7,7 +7,7 @@ import click
 from click.core import ParameterSource
 
 from spectrace.bench.config import (DRAFT_REGIMES, OPTION_KEYS, SHIMS_MODES, check_names, load_config_file,
-                                    parse_config_option, parse_ints, split_names)
+                                    parse_config_option, parse_ints, read_table_file, split_names)
 from spectrace.bench.models import SHAPES
 from spectrace.bench.sweep import bench
 from spectrace.errors import SpectraceError
@@ -85,6 +85,10 @@ def _narrow_file_names(ctx: click.Context, params: dict, selected: list[str]) ->
               help="After each engine's timed runs, one more untimed run per concurrency under SGLang's "
                    "profiler (GPU activity): bench.md gets the GPU's busy and idle time per output token "
                    "and its longest idle gaps; the traces stay under profiles/.")
+@click.option("--workload", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="TOML or JSON file with a [workload] table (default: the --configs file's, if it has one): "
+                   "open-loop arrivals in phases, request kinds, multi-turn conversations, streamed over HTTP "
+                   "(--server or --url) in place of the concurrency list; per-phase tables and a plot over time.")
 @click.option("--plot/--no-plot", default=True, show_default=True,
               help="Write bench.png (needs matplotlib).")
 @click.option("--reps", type=int, default=1, show_default=True,
@@ -111,7 +115,7 @@ def _narrow_file_names(ctx: click.Context, params: dict, selected: list[str]) ->
 @click.option("-o", "--out", "out_dir", default="bench-out", show_default=True,
               help="Folder for bench.json, bench.md, bench.png and each engine's log and result.")
 @click.pass_context
-def bench_command(ctx, config_opts, config_file, out_dir, base_args, url, server, port, only, **params):
+def bench_command(ctx, config_opts, config_file, out_dir, base_args, url, server, port, only, workload, **params):
     """Throughput vs concurrency, one SGLang engine per configuration, shims on or off.
 
     \b
@@ -136,5 +140,8 @@ def bench_command(ctx, config_opts, config_file, out_dir, base_args, url, server
         if config_file:
             _narrow_file_names(ctx, params, names)
     params["concurrency"] = parse_ints(params["concurrency"], "--concurrency")
+    if workload is None and config_file and "workload" in read_table_file(config_file):
+        workload = config_file
+    params["workload"] = workload
     bench(configs, out_dir=out_dir, base_args=base_args, url=url, server=server, port=port,
           log=lambda m: click.echo(m, err=True), **params)

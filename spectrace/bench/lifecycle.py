@@ -139,6 +139,8 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
             "user_flags": user_flags(cfg.get("args", "")), "reps": int(cfg.get("reps") or common.get("reps") or 1)}
     if common.get("profile"):
         spec["profile_dir"] = str(out_dir / "profiles" / name)
+    if common.get("workload"):
+        spec["workload"] = common["workload"]
     t0 = time.time()
     server = None
     log_path = out_dir / f"log-{name}.txt"

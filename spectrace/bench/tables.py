@@ -272,11 +272,11 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
 
 
 def summarize(results: list[dict], common: dict, reference: str | None, better: list[str],
-              mean: list[str], pending: list[str]) -> tuple[dict, str]:
-    """bench.json's content and bench.md for the configurations run so far; ``pending`` names
-    those still to run."""
+              mean: list[str], pending: list[str], markdown: str | None = None) -> tuple[dict, str]:
+    """bench.json's content and bench.md (``markdown``, else the concurrency sweep's tables) for the
+    configurations run so far; ``pending`` names those still to run."""
     summary = {"common": {k: v for k, v in common.items() if k != "models"}, "results": results}
-    md = render_markdown(results, common, reference, better, mean)
+    md = markdown if markdown is not None else render_markdown(results, common, reference, better, mean)
     if pending:
         summary["pending"] = pending
         md = f"Partial: configurations not run yet: {', '.join(pending)}.\n\n" + md
