@@ -22,6 +22,7 @@ from spectrace.bench import config, drivers, gauges, lifecycle, models, prompts,
 from spectrace.cli import main
 from spectrace.errors import SpectraceError
 
+from bench_fakes import fake_sglang
 from http_standin import StandInApi
 
 
@@ -290,17 +291,9 @@ def test_every_bench_option_has_help_text():
 
     assert [p.name for p in bench_command.params if isinstance(p, click.Option) and not p.help] == []
     text = CliRunner().invoke(main, ["bench", "--help"]).output
-    for option in ("--concurrency", "--input-len", "--output-len", "--port"):
+    for option in ("--concurrency", "--input-len", "--output-len", "--port", "--workload"):
         line = next(line for line in text.splitlines() if line.strip().startswith(option))
         assert len(line.split(None, 2)) == 3  # the option, its value, its text
-
-
-def fake_sglang(tmp_path, engine_source: str) -> Path:
-    """A site folder whose ``sglang`` package the bench's check finds and whose import runs ``engine_source``."""
-    fake = tmp_path / "fake-site"
-    (fake / "sglang").mkdir(parents=True)
-    (fake / "sglang" / "__init__.py").write_text(engine_source)
-    return fake
 
 
 def test_a_failed_configuration_fails_the_bench_in_one_line(tmp_path, monkeypatch):
@@ -333,18 +326,8 @@ def test_bench_starts_and_stops_a_server_per_configuration(tmp_path, monkeypatch
     """--server: `python -m sglang.launch_server ARGS --port P` per configuration, with the
     shims' environment, driven over HTTP once /health answers, and its process group ended after.
     sglang.launch_server is the HTTP stand-in here (the real one needs a GPU)."""
-    fake = tmp_path / "fake-site"
-    (fake / "sglang").mkdir(parents=True)
-    (fake / "sglang" / "__init__.py").write_text("")
     record = tmp_path / "server-record.json"
-    (fake / "sglang" / "launch_server.py").write_text(
-        "import json, os, sys\n"
-        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
-        "from http_standin import serve\n"
-        "argv = sys.argv[1:]\n"
-        f"with open({str(record)!r}, 'w') as fh:\n"
-        "    json.dump({'argv': argv, 'pid': os.getpid(), 'shims': os.environ.get('SPECTRACE_SHIMS')}, fh)\n"
-        "serve(int(argv[argv.index('--port') + 1]))\n")
+    fake = fake_sglang(tmp_path, record=record)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake)] + sys.path))
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -548,7 +531,7 @@ def test_the_weight_edit_makes_the_target_repeat_and_the_draft_agree():
 
     from spectrace.bench import drafts
 
-    from bench_toys import toy_llama
+    from bench_fakes import toy_llama
 
     h, vocab = 8, 32
     target, draft = toy_llama(h, vocab, draft=False), toy_llama(h, vocab, draft=True)

@@ -71,7 +71,7 @@ def simulated_accept_length(target_head, draft_head, embed, prompt_token: int, s
 
 def test_the_kinds_edit_gives_each_set_its_own_draft_acceptance(monkeypatch):
     torch = pytest.importorskip("torch")
-    from bench_toys import toy_llama
+    from bench_fakes import toy_llama
 
     from spectrace.bench import drafts
 
@@ -286,15 +286,12 @@ def test_a_serving_run_against_the_standin(server, tmp_path, kinds_standin, monk
     assert (out / "bench.png").stat().st_size > 0
 
 
-def test_a_workload_needs_a_server_and_the_kinds_regime(tmp_path):
+def test_a_workload_needs_the_kinds_regime_and_runs_once_per_engine(tmp_path):
     (tmp_path / "w.toml").write_text(WORKLOAD_TOML)
     res = CliRunner().invoke(main, ["bench", "--workload", str(tmp_path / "w.toml"), "--config", "a=",
-                                    "-o", str(tmp_path / "out")])
-    assert res.exit_code == 2 and "--workload streams its requests over HTTP" in res.output
-    res = CliRunner().invoke(main, ["bench", "--workload", str(tmp_path / "w.toml"), "--server", "--config", "a=",
                                     "--dummy-model", "small", "-o", str(tmp_path / "out")])
     assert res.exit_code == 2 and "needs --drafts kinds in every configuration (not in a)" in res.output
-    res = CliRunner().invoke(main, ["bench", "--workload", str(tmp_path / "w.toml"), "--server", "--config", "a=",
+    res = CliRunner().invoke(main, ["bench", "--workload", str(tmp_path / "w.toml"), "--config", "a=",
                                     "--reps", "2", "--profile", "-o", str(tmp_path / "out")])
     assert res.exit_code == 2 and "once per engine: --reps, --profile belong to the concurrency sweep" in res.output
 
@@ -308,3 +305,29 @@ def test_a_configs_files_workload_table_is_the_default_workload(server, tmp_path
     assert res.exit_code == 0, res.output
     (a,) = json.loads((out / "bench.json").read_text())["results"]
     assert a["serving"]["requests"] and "runs" not in a or not a["runs"]
+
+
+def test_a_workload_starts_a_server_per_configuration(tmp_path, monkeypatch):
+    """Without --url a workload runs against `sglang.launch_server` per configuration (here the
+    stand-in's), as --server does."""
+    import os
+    import socket
+    import sys
+
+    from bench_fakes import fake_sglang
+
+    record = tmp_path / "server-record.json"
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake_sglang(tmp_path, record=record))] + sys.path))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    (tmp_path / "w.toml").write_text(WORKLOAD_TOML.replace("duration_s = 1.0", "duration_s = 0.3"))
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["bench", "--workload", str(tmp_path / "w.toml"), "--port", str(port),
+                                    "--config", "a=--enable-metrics", "--vocab-size", "600", "--concurrency", "2",
+                                    "--no-plot", "--timeout", "60", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert json.loads(record.read_text())["argv"] == ["--enable-metrics", "--port", str(port)]
+    (a,) = json.loads((out / "bench.json").read_text())["results"]
+    assert a["serving"]["requests"] and not any(x["error"] for x in a["serving"]["requests"])
+    assert (out / "server-a.log").exists()

@@ -88,7 +88,8 @@ def _narrow_file_names(ctx: click.Context, params: dict, selected: list[str]) ->
 @click.option("--workload", type=click.Path(exists=True, dir_okay=False), default=None,
               help="TOML or JSON file with a [workload] table (default: the --configs file's, if it has one): "
                    "open-loop arrivals in phases, request kinds, multi-turn conversations, streamed over HTTP "
-                   "(--server or --url) in place of the concurrency list; per-phase tables and a plot over time.")
+                   "(a server per configuration, as --server, unless --url) in place of the concurrency list; per-phase "
+                   "tables and a plot over time.")
 @click.option("--plot/--no-plot", default=True, show_default=True,
               help="Write bench.png (needs matplotlib).")
 @click.option("--reps", type=int, default=1, show_default=True,

@@ -53,8 +53,8 @@ def _check(configs: list[dict], reps: int, better: list[str], mean: list[str], c
             raise SpectraceError("the plot needs matplotlib: pip install 'spectrace[bench]', or pass --no-plot")
 
 
-def _check_workload(path: str, configs: list[dict], drafts: str, dummy_model: str | None, url: str | None,
-                    server: bool, once: dict[str, bool]) -> tuple[Workload, dict]:
+def _check_workload(path: str, configs: list[dict], drafts: str, dummy_model: str | None,
+                    once: dict[str, bool]) -> tuple[Workload, dict]:
     """The workload and its raw table (what the engines' workers rebuild the schedule from);
     ``once``: the concurrency sweep's options that a workload, run once per engine, does not take."""
     from spectrace.bench.config import read_table_file
@@ -64,9 +64,6 @@ def _check_workload(path: str, configs: list[dict], drafts: str, dummy_model: st
     if given:
         raise SpectraceError(f"--workload runs its schedule once per engine: {', '.join(given)} belong to the "
                              "concurrency sweep")
-    if not (url or server):
-        raise SpectraceError("--workload streams its requests over HTTP: give --server (a server per "
-                             "configuration) or --url")
     other = [c["name"] for c in configs if c.get("drafts", drafts) != "kinds"]
     if dummy_model and other:
         # every engine must give each kind its acceptance, and the same greedy outputs
@@ -132,8 +129,8 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
     better, mean = split_names(better_of), split_names(mean_of)
     _check(configs, reps, better, mean, catalog, plot, drafts, dummy_model, url, engines)
     once = {"--reps": reps > 1, "--engines": engines > 1, "--warmup-runs": warmup_runs > 0, "--profile": profile}
-    served, served_table = _check_workload(workload, configs, drafts, dummy_model, url, server, once) if workload \
-        else (None, None)
+    served, served_table = _check_workload(workload, configs, drafts, dummy_model, once) if workload else (None, None)
+    server = server or bool(workload and not url)  # a workload streams over HTTP: a server per configuration
     names = [c["name"] for c in configs]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
