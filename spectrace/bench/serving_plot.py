@@ -1,14 +1,15 @@
-"""serving.png: a serving run over time, one line per configuration in each panel: requests sent
-per second (the schedule's conversation rate dashed), requests in flight (the server's running
-batch dotted where its metrics were sampled), the share of decode steps that verified drafts,
-output tokens per second, and TPOT p50 / p99 of the requests that ended in each bin."""
+"""bench.png of a serving run (``--workload``): the run over time, one line per configuration in
+each panel: requests sent per second (the schedule's conversation rate dashed), requests in flight,
+the share of decode steps that verified drafts, output tokens per second, and TPOT p50 / p99 of the
+requests that ended in each bin. Where the server's metrics were sampled, its running batch and its
+spec-on gauge (1 - sglang:spec_disabled) are dotted beside the client's figures."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from spectrace.bench.serving_metrics import mean_in_flight, percentile, request_times
-from spectrace.bench.serving_tables import _records, windows
+from spectrace.bench.serving_tables import request_records, windows
 from spectrace.bench.workload import Workload
 
 BINS = 60  # per run: a few seconds each on a GPU run's workload
@@ -44,7 +45,7 @@ def series(records: list[dict], end: float, width: float) -> dict[str, list]:
 
 def render_serving_plot(results: list[dict], workload: Workload, path: Path) -> bool:
     """Write the picture; False (and no file) when no configuration has a finished request."""
-    shown = [r for r in results if any(request_times(x) for x in _records(r))]
+    shown = [r for r in results if any(request_times(x) for x in request_records(r))]
     if not shown:
         return False
     import matplotlib
@@ -59,7 +60,7 @@ def render_serving_plot(results: list[dict], workload: Workload, path: Path) -> 
     nominal_t = [t for s, p in zip(starts, workload.phases) for t in (s, s + p.duration_s)]
     axes[0].plot(nominal_t, [p.rate for p in workload.phases for _ in (0, 1)], "k--", lw=1, label="schedule (conversations / s)")
     for r in shown:
-        s = series(_records(r), end, width)
+        s = series(request_records(r), end, width)
         line, = axes[0].plot(s["t"], s["sent"], label=r["name"])
         color = line.get_color()
         axes[1].plot(s["t"], s["in_flight"], color=color)
@@ -68,11 +69,14 @@ def render_serving_plot(results: list[dict], workload: Workload, path: Path) -> 
         if running:
             axes[1].plot(*zip(*running), ":", color=color)
         axes[2].plot(s["t"], s["spec"], color=color)
+        disabled = [(x["t_s"], 1 - x["values"]["spec_disabled"]) for x in samples if "spec_disabled" in x["values"]]
+        if disabled:  # the dynamic-disable gauge: 1 while the scheduler decodes plainly
+            axes[2].plot(*zip(*disabled), ":", color=color)
         axes[3].plot(s["t"], s["tok"], color=color)
         axes[4].plot(s["t"], s["tpot50"], color=color)
         axes[4].plot(s["t"], s["tpot99"], "--", color=color, lw=0.8)
     axes[4].axhline(workload.tpot_limit_ms, color="grey", lw=0.8)
-    labels = ("requests sent / s", "in flight (running :)", "verify-step share", "output tok/s",
+    labels = ("requests sent / s", "in flight (running :)", "verify-step share (gauge :)", "output tok/s",
               "TPOT ms p50 (p99 --)")
     for ax, label in zip(axes, labels):
         ax.set_ylabel(label)

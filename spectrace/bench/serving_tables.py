@@ -5,25 +5,25 @@ better of fixed choices; acceptance per request kind and turn; outputs against t
 from __future__ import annotations
 
 from spectrace.bench.serving_metrics import WindowSummary, run_end, summarize_requests
-from spectrace.bench.tables import _engine_label
+from spectrace.bench.tables import configuration_notes, shim_cells
 from spectrace.bench.workload import Workload
 
 WHOLE_RUN = "whole run"
 
 
-def _records(result: dict) -> list[dict]:
+def request_records(result: dict) -> list[dict]:
     return (result.get("serving") or {}).get("requests") or []
 
 
 def windows(workload: Workload, results: list[dict]) -> list[tuple[str, float, float]]:
     """(name, start, end) of each phase and of the whole run (to the last token of any configuration)."""
     out = [(p.name, s, s + p.duration_s) for p, s in zip(workload.phases, workload.phase_starts())]
-    end = max([run_end(_records(r), workload.duration_s) for r in results] or [workload.duration_s])
+    end = max([run_end(request_records(r), workload.duration_s) for r in results] or [workload.duration_s])
     return out + [(WHOLE_RUN, 0.0, end)]
 
 
 def window_summaries(workload: Workload, result: dict, spans) -> dict[str, WindowSummary]:
-    records = _records(result)
+    records = request_records(result)
     return {name: summarize_requests([r for r in records if name == WHOLE_RUN or r["phase"] == name], records,
                                      start, end, workload.tpot_limit_ms)
             for name, start, end in spans}
@@ -91,7 +91,7 @@ def _kinds_table(workload: Workload, results: list[dict]) -> list[str]:
              "| configuration | kind (drafts) | turns | requests | accept | spec steps | cached prompt tokens | "
              "TPOT ms p50 / p99 |", "|---|---|---|---|---|---|---|---|"]
     for r in results:
-        records = _records(r)
+        records = request_records(r)
         for kind in workload.kinds:
             for label, later in (("first", False), ("later", True)):
                 chosen = [x for x in records if x["kind"] == kind.name and (x["turn"] > 0) == later]
@@ -107,15 +107,15 @@ def _kinds_table(workload: Workload, results: list[dict]) -> list[str]:
 def _outputs_match(result: dict, ref: dict | None) -> str:
     if ref is None or ref is result:
         return "reference" if ref is result else "-"
-    theirs = {(x["conversation"], x["turn"]): x.get("output_ids") for x in _records(ref) if not x.get("error")}
-    pairs = [(x.get("output_ids"), theirs[(x["conversation"], x["turn"])]) for x in _records(result)
+    theirs = {(x["conversation"], x["turn"]): x.get("output_ids") for x in request_records(ref) if not x.get("error")}
+    pairs = [(x.get("output_ids"), theirs[(x["conversation"], x["turn"])]) for x in request_records(result)
              if not x.get("error") and (x["conversation"], x["turn"]) in theirs]
     return f"{sum(1 for a, b in pairs if a == b)}/{len(pairs)}" if pairs else "-"
 
 
 def _configuration_table(results: list[dict], reference: str | None) -> list[str]:
     ref = next((r for r in results if r["name"] == reference), results[0] if results else None)
-    lines = ["| configuration | SGLang | engine | drafts | KV pool free before -> after (used after the run) | "
+    lines = ["| configuration | SGLang | shims | drafts | KV pool free before -> after (used after the run) | "
              f"greedy outputs equal to `{ref['name'] if ref else '-'}` | shim checks | shim violations |",
              "|---|---|---|---|---|---|---|---|"]
     for r in results:
@@ -123,11 +123,9 @@ def _configuration_table(results: list[dict], reference: str | None) -> list[str
         b, a, run = sv.get("pool_before") or {}, sv.get("pool_after") or {}, sv.get("pool_after_run") or {}
         pool = f"{b['token_free']} -> {a['token_free']} ({run.get('token_used', '-')})" \
             if "token_free" in b and "token_free" in a else "-"
-        st = r.get("shim_total") or {}
-        lines.append(f"| {r['name']} | {r.get('sglang', '?')} | {_engine_label(r)} | {r.get('drafts') or '-'} | "
-                     f"{pool} | {_outputs_match(r, ref)} | {st.get('checks', '-')} | {st.get('violations', '-')} |")
-        if r.get("error"):
-            lines.append(f"|  ↳ {r['name']} failed: {r['error']} | | | | | | | |")
+        lines.append(f"| {r['name']} | {r.get('sglang', '?')} | {r.get('shims', 'off')} | {r.get('drafts') or '-'} | "
+                     f"{pool} | {_outputs_match(r, ref)} | {shim_cells(r)} |")
+        lines += configuration_notes(r)
     return lines
 
 
