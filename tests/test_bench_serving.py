@@ -241,6 +241,10 @@ def test_a_windows_goodput_and_throughput():
     assert s.spec_step_share == pytest.approx(5 / 15) and s.accept_len == 2.0
     assert s.tpot_ms[0] == pytest.approx(175.0)
     assert s.in_flight == pytest.approx((1.1 + 1.5) / 2.0)
+    samples = [{"t_s": 0.5, "values": {"running": 2.0}}, {"t_s": 1.0, "values": {"running": 4.0}},
+               {"t_s": 2.5, "values": {"running": 9.0}}, {"t_s": 1.5, "values": {}}]
+    assert serving_metrics.mean_sampled(samples, "running", 0.0, 2.0) == 3.0
+    assert serving_metrics.mean_sampled(samples, "running", 3.0, 4.0) is None
 
 
 # --- end to end against the HTTP stand-in ------------------------------------------------------
@@ -274,6 +278,11 @@ def test_a_serving_run_against_the_standin(server, tmp_path, kinds_standin, monk
     md = (out / "bench.md").read_text()
     for name in ("**quiet**", "**busy**", "**bursty**", "**whole run**", "Against the better of a / b"):
         assert name in md
+    whole = md.split("**whole run**")[1].splitlines()
+    row_a = next(line.split("|") for line in whole if line.startswith("| a |"))
+    assert row_a[2].strip() == f"{len(keys)} (0)"
+    in_flight, running = (float(x) for x in row_a[4].split("/"))  # the client's and the server's (sampled)
+    assert in_flight > 0 and running >= 0
     rows = {tuple(c.strip() for c in line.strip("|").split("|")[:3]): line.split("|")
             for line in md.splitlines() if line.startswith("| a | ")}
     accept = {kind: float(rows[("a", kind, "first")][5]) for kind in ("code (accepted)", "chat (half)", "prose (never)")}

@@ -130,3 +130,10 @@ def run_end(records: list[dict], schedule_end: float) -> float:
     """The run's end: the schedule's or the last token's, whichever is later."""
     ends = [r["sent_s"] + r["chunks"][-1][0] for r in records if r.get("chunks")]
     return max([schedule_end] + ends)
+
+
+def mean_sampled(samples: list[dict], key: str, start: float, end: float) -> float | None:
+    """The mean of a sampled server metric (serving.MetricSample, as bench.json holds them) in
+    [start, end); None where none was sampled there."""
+    values = [x["values"][key] for x in samples if start <= x["t_s"] < end and key in x["values"]]
+    return sum(values) / len(values) if values else None

@@ -4,7 +4,7 @@ better of fixed choices; acceptance per request kind and turn; outputs against t
 
 from __future__ import annotations
 
-from spectrace.bench.serving_metrics import WindowSummary, run_end, summarize_requests
+from spectrace.bench.serving_metrics import WindowSummary, mean_sampled, run_end, summarize_requests
 from spectrace.bench.tables import configuration_notes, shim_cells
 from spectrace.bench.workload import Workload
 
@@ -37,10 +37,18 @@ def _share(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.0f} %"
 
 
-def _phase_table(name: str, results: list[dict], summaries: list[dict[str, WindowSummary]]) -> list[str]:
+def _running(result: dict, start: float, end: float) -> str:
+    """The server's running batch, the mean of its samples in the window."""
+    mean = mean_sampled((result.get("serving") or {}).get("samples") or [], "running", start, end)
+    return "-" if mean is None else f"{mean:.1f}"
+
+
+def _phase_table(span: tuple[str, float, float], results: list[dict],
+                 summaries: list[dict[str, WindowSummary]]) -> list[str]:
+    name = span[0]
     lines = [f"**{name}**", "",
-             "| configuration | requests (failed) | output tok/s | in flight | TTFT ms p50 / p99 | TPOT ms p50 / p99 "
-             "| ITL ms p50 / p99 | E2E s p50 / p99 | goodput | spec steps | accept |",
+             "| configuration | requests (failed) | output tok/s | in flight / running | TTFT ms p50 / p99 "
+             "| TPOT ms p50 / p99 | ITL ms p50 / p99 | E2E s p50 / p99 | goodput | spec steps | accept |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r, by_window in zip(results, summaries):
         s = by_window.get(name)
@@ -48,7 +56,8 @@ def _phase_table(name: str, results: list[dict], summaries: list[dict[str, Windo
             lines.append(f"| {r['name']} | - | | | | | | | | | |")
             continue
         good = f"{s.good}/{s.requests} ({100 * s.good / s.requests:.0f} %)"
-        lines.append(f"| {r['name']} | {s.requests} ({s.failed}) | {s.tok_per_s or 0:,.0f} | {s.in_flight:.1f} | "
+        lines.append(f"| {r['name']} | {s.requests} ({s.failed}) | {s.tok_per_s or 0:,.0f} | "
+                     f"{s.in_flight:.1f} / {_running(r, *span[1:])} | "
                      f"{_ms(s.ttft_ms)} | {_ms(s.tpot_ms, 2)} | {_ms(s.itl_ms, 2)} | {_ms(s.e2e_s, 2)} | {good} | "
                      f"{_share(s.spec_step_share)} | {'-' if s.accept_len is None else f'{s.accept_len:.2f}'} |")
     return lines + [""]
@@ -140,16 +149,18 @@ def describe_workload(workload: Workload) -> str:
             f"prompt tokens, later turns the conversation so far plus {workload.turn_input_len}; "
             f"{workload.output_len}{spread} output tokens, greedy, ignore_eos; every request streamed. Goodput: "
             f"requests whose TPOT is within {workload.tpot_limit_ms:g} ms. A window's requests are those sent in "
-            "it; its output tok/s counts the tokens that arrived in it. Spec steps: verify steps over decode "
-            "steps of the window's requests (their meta_info counters).")
+            "it; its output tok/s counts the tokens that arrived in it; in flight: the client's requests between "
+            "send and last token, running: the server's batch (sglang:num_running_reqs, sampled every 0.5 s with "
+            "--enable-metrics), both means over the window. Spec steps: verify steps over decode steps of the "
+            "window's requests (their meta_info counters).")
 
 
 def render_serving(results: list[dict], workload: Workload, reference: str | None, better: list[str]) -> str:
     spans = windows(workload, results)
     summaries = [window_summaries(workload, r, spans) for r in results]
     lines = [describe_workload(workload), ""]
-    for name, _, _ in spans:
-        lines += _phase_table(name, results, summaries)
+    for span in spans:
+        lines += _phase_table(span, results, summaries)
     if better:
         lines += _better_of_table(spans, results, summaries, better)
     lines += _kinds_table(workload, results)
