@@ -58,7 +58,7 @@ def stream_generate(base: str, payload: dict, record: RequestRecord, t0: float, 
     conn = http.client.HTTPConnection(url.hostname, url.port, timeout=timeout)
     try:
         sent = time.perf_counter()
-        record.sent_s = round(sent - t0, 6)
+        record.sent_s = round(sent - t0, 5)
         conn.request("POST", "/generate", body=json.dumps(dict(payload, stream=True)),
                      headers={"Content-Type": "application/json"})
         resp = conn.getresponse()
@@ -82,7 +82,7 @@ def stream_generate(base: str, payload: dict, record: RequestRecord, t0: float, 
             total = int(meta.get("completion_tokens", len(record.output_ids) + len(ids)))
             record.output_ids = list(ids) if len(ids) == total else record.output_ids + list(ids)
             if not record.chunks or total > record.chunks[-1][1]:
-                record.chunks.append((round(now - sent, 6), total))
+                record.chunks.append((round(now - sent, 5), total))
             record.meta = {k: meta[k] for k in META_KEPT if k in meta}
     except (OSError, http.client.HTTPException, ValueError) as exc:
         record.error = f"{type(exc).__name__}: {exc}"[:200]

@@ -72,6 +72,18 @@ def _check_workload(path: str, configs: list[dict], drafts: str, dummy_model: st
     return workload, read_table_file(path)["workload"]
 
 
+def _without_records(summary: dict) -> dict:
+    """bench.json of a serving run points to each configuration's result-NAME.json for its request
+    records and metric samples (thousands of requests, every chunk's time) instead of copying them."""
+    results = []
+    for r in summary["results"]:
+        if r.get("serving"):
+            kept = {k: v for k, v in r["serving"].items() if k not in ("requests", "samples")}
+            r = dict(r, serving=dict(kept, requests_in=f"result-{r['name']}.json"))
+        results.append(r)
+    return dict(summary, results=results)
+
+
 def merge_engine(merged: dict | None, result: dict, engine: int, reps: int) -> dict:
     """One configuration's result over its engines: engine e's repetition r becomes repetition
     e * reps + r, so the tables take medians over every engine and pair the repetitions of two
@@ -188,7 +200,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
         pending = [c["name"] + (f" (engine {f + 1})" if engines > 1 else "") for f, c in order[i + 1:]]
         summary, md = summarize(results, common, reference, better, mean, pending=pending,
                                 markdown=render_serving(results, served, reference, better) if served else None)
-        (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
+        (out / "bench.json").write_text(json.dumps(_without_records(summary), indent=1, default=str))
         (out / "bench.md").write_text(md)
     png = out / "bench.png"
     if png.exists():
