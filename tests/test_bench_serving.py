@@ -314,7 +314,7 @@ def test_a_workload_needs_the_kinds_regime_and_runs_once_per_engine(tmp_path):
 
 def test_a_configs_files_workload_table_is_the_default_workload(server, tmp_path, kinds_standin):
     path = tmp_path / "serving.toml"
-    path.write_text('[defaults]\nvocab_size = 600\n\n[[config]]\nname = "a"\nargs = ""\n\n'
+    path.write_text('[defaults]\nvocab_size = 600\nconcurrency = 2\n\n[[config]]\nname = "a"\nargs = ""\n\n'
                     + WORKLOAD_TOML.replace("duration_s = 1.0", "duration_s = 0.4"))
     out = tmp_path / "out"
     res = CliRunner().invoke(main, ["bench", "--url", server, "--configs", str(path), "--no-plot", "-o", str(out)])
