@@ -366,3 +366,14 @@ def test_the_gpu_serving_workload_has_every_phase_and_kind_it_names():
     assert all(len(c.turns) == 2 for c in by_phase[busiest.name])
     longest = max(sum(len(t.new_tokens) + t.output_len for t in c.turns) for c in schedule)
     assert longest < 4096  # the dummy engines' --context-length
+
+
+def test_the_kinds_regime_tells_the_engine_the_range_the_bench_splits(monkeypatch):
+    from spectrace.bench import drafts, lifecycle
+
+    monkeypatch.setenv(drafts.ENV_VOCAB, "99")  # inherited from a parent: must not leak
+    common = {"drafts": "kinds", "catalog": None, "value_sample": None, "vocab_size": 128256}
+    env = lifecycle.engine_environment({"name": "x"}, "off", None, common)
+    assert env[drafts.ENV_DRAFTS] == "kinds" and env[drafts.ENV_VOCAB] == "128256"
+    env = lifecycle.engine_environment({"name": "y", "drafts": "accepted"}, "off", None, common)
+    assert drafts.ENV_VOCAB not in env
