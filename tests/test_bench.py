@@ -277,13 +277,29 @@ def test_without_sglang_the_bench_says_so_in_one_line_before_starting_anything(t
     started = record_engine_starts(monkeypatch)
     monkeypatch.setenv("PYTHONPATH", "")
     res = CliRunner().invoke(main, ["bench", "--config", "base=", "-o", str(tmp_path / "out")])
-    assert res.exit_code == 2 and started == []
+    assert res.exit_code == 2 and started == [] and not (tmp_path / "out").exists()
     assert res.output.strip().splitlines() == [
         f"spectrace: configuration base: sglang is not importable by {sys.executable}: install SGLang there, "
         "give --python, or drive a running server with --url"]
     res = CliRunner().invoke(main, ["bench", "--config", "base=", "--python", str(tmp_path / "no-python"),
                                     "-o", str(tmp_path / "out")])
     assert res.exit_code == 2 and started == [] and "configuration base: cannot run" in res.output
+
+
+def test_a_resumed_sweep_whose_engines_all_finished_needs_no_sglang(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake_sglang(tmp_path))] + sys.path))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    sweep = ["bench", "--server", "--port", str(port), "--config", "a=", "--concurrency", "2", "--input-len", "8",
+             "--output-len", "4", "--vocab-size", "500", "--no-plot", "--timeout", "60", "-o", str(tmp_path / "out")]
+    assert CliRunner().invoke(main, sweep).exit_code == 0
+    monkeypatch.setenv("PYTHONPATH", "")
+    started = record_engine_starts(monkeypatch)
+    res = CliRunner().invoke(main, sweep + ["--resume"])
+    assert res.exit_code == 0 and started == [] and "kept from the earlier sweep" in res.output
+    res = CliRunner().invoke(main, sweep + ["--resume", "--config", "b="])  # b would have to start
+    assert res.exit_code == 2 and started == [] and "configuration b: sglang is not importable" in res.output
 
 
 def test_every_bench_option_has_help_text():

@@ -143,6 +143,8 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
     once = {"--reps": reps > 1, "--engines": engines > 1, "--warmup-runs": warmup_runs > 0, "--profile": profile}
     served, served_table = _check_workload(workload, configs, drafts, dummy_model, once) if workload else (None, None)
     server = server or bool(workload and not url)  # a workload streams over HTTP: a server per configuration
+    if not url and not resume:  # one line, not an engine's traceback, where SGLang is missing; nothing written
+        preflight.check_engines_can_start(configs, python)
     names = [c["name"] for c in configs]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -169,7 +171,7 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
     sweeps = [resumed.fingerprint(cfg, common) for _, cfg in order]
     # every kept engine checked before any runs: a refused --resume leaves the folder as it was
     kept = [resumed.kept(out, c["name"], sweep) if resume else None for c, sweep in zip(engine_cfgs, sweeps)]
-    if not url:  # one line, not an engine's traceback, where SGLang is missing
+    if not url and resume:  # the engines that will run, now that the kept ones are known
         preflight.check_engines_can_start([cfg for (_, cfg), k in zip(order, kept) if k is None], python)
     for i, (e, cfg) in enumerate(order):
         regime = f", drafts {cfg.get('drafts', drafts)}" if dummy_model else ""
