@@ -95,9 +95,11 @@ def _better_of_table(spans, results, summaries, better: list[str]) -> list[str]:
 
 def _kinds_table(workload: Workload, results: list[dict]) -> list[str]:
     """Per configuration, kind and turn (first turns, later ones resending an earlier prefix)."""
+    blind = any(r.get("drafts") == "kinds" for r in results)
     lines = ["Per request kind, first turns and later turns (which resend an earlier turn's prompt and output: "
-             "the radix cache serves that prefix, its KV written in whatever mode the earlier turn ran; with "
-             "`--drafts kinds` neither model reads its KV, so stale draft KV cannot lower these accept lengths):", "",
+             "the radix cache serves that prefix, its KV written in whatever mode the earlier turn ran"
+             + ("; with `--drafts kinds` neither model reads its KV, so stale draft KV cannot lower these accept "
+                "lengths" if blind else "") + "):", "",
              "| configuration | kind (drafts) | turns | requests | accept | spec steps | cached prompt tokens | "
              "TPOT ms p50 / p99 |", "|---|---|---|---|---|---|---|---|"]
     for r in results:
