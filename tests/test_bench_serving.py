@@ -377,3 +377,15 @@ def test_the_kinds_regime_tells_the_engine_the_range_the_bench_splits(monkeypatc
     assert env[drafts.ENV_DRAFTS] == "kinds" and env[drafts.ENV_VOCAB] == "128256"
     env = lifecycle.engine_environment({"name": "y", "drafts": "accepted"}, "off", None, common)
     assert drafts.ENV_VOCAB not in env
+
+
+def test_the_whole_runs_throughput_spans_each_configurations_own_run(tmp_path):
+    from spectrace.bench import serving_tables
+
+    w = workload_of(WORKLOAD_TOML, tmp_path)
+    fast = {"name": "fast", "serving": {"requests": [record(0.5, [[0.1, 1], [1.5, 31]], phase="quiet")]}}
+    slow = {"name": "slow", "serving": {"requests": [record(0.5, [[0.1, 1], [5.5, 31]], phase="quiet")]}}
+    spans = serving_tables.windows(w, [fast, slow])
+    assert spans[-1] == ("whole run", 0.0, 6.0)
+    tok = {r["name"]: serving_tables.window_summaries(w, r, spans)["whole run"].tok_per_s for r in (fast, slow)}
+    assert tok == {"fast": 31 / 3.0, "slow": 31 / 6.0}  # the schedule's 3 s, or the last token's time
