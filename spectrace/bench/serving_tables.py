@@ -26,7 +26,7 @@ def window_summaries(workload: Workload, result: dict, spans) -> dict[str, Windo
     """Each window's summary; the whole run's spans this configuration's own run (to its last token),
     so that its tokens/s is its own, not every configuration's tokens over the slowest one's time."""
     records = request_records(result)
-    own_end = run_end(records, workload.duration_s)
+    own_end = run_end(records, workload.duration_s) + 1e-6  # the half-open window keeps the last token
     return {name: summarize_requests([r for r in records if name == WHOLE_RUN or r["phase"] == name], records,
                                      start, own_end if name == WHOLE_RUN else end, workload.tpot_limit_ms)
             for name, start, end in spans}
