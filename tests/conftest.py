@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import shutil
 import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from spectrace.source import SglangSource, resolve_source
 
-from http_standin import StandInApi
+from http_standin import StandInApi, StandInServer
 
 OLD = "0.5.9"      # the version of the original investigation
 MID = "0.5.12"     # same scheduler contract as 0.5.9, runs on the lent H200's torch
@@ -79,7 +78,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def server():
     """The URL of a running stand-in of SGLang's HTTP API, for the bench's HTTP driver."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), StandInApi)
+    httpd = StandInServer(("127.0.0.1", 0), StandInApi)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"

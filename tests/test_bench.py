@@ -14,6 +14,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -21,6 +22,7 @@ from spectrace.bench import config, drivers, gauges, lifecycle, models, prompts,
 from spectrace.cli import main
 from spectrace.errors import SpectraceError
 
+from bench_fakes import fake_sglang
 from http_standin import StandInApi
 
 
@@ -271,9 +273,49 @@ def test_mean_of_two_reference_engines_is_a_ratio_table():
     assert row4 == "| 4 | 800.0 | 1.006 | - | 0.994 |"
 
 
-def test_a_failed_configuration_fails_the_bench_in_one_line(tmp_path):
-    # an engine that cannot start (no SGLang on this machine) fails its configuration: the others
+def test_without_sglang_the_bench_says_so_in_one_line_before_starting_anything(tmp_path, monkeypatch):
+    started = record_engine_starts(monkeypatch)
+    monkeypatch.setenv("PYTHONPATH", "")
+    res = CliRunner().invoke(main, ["bench", "--config", "base=", "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2 and started == [] and not (tmp_path / "out").exists()
+    assert res.output.strip().splitlines() == [
+        f"spectrace: configuration base: sglang is not importable by {sys.executable}: install SGLang there, "
+        "give --python, or drive a running server with --url"]
+    res = CliRunner().invoke(main, ["bench", "--config", "base=", "--python", str(tmp_path / "no-python"),
+                                    "-o", str(tmp_path / "out")])
+    assert res.exit_code == 2 and started == [] and "configuration base: cannot run" in res.output
+
+
+def test_a_resumed_sweep_whose_engines_all_finished_needs_no_sglang(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake_sglang(tmp_path))] + sys.path))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    sweep = ["bench", "--server", "--port", str(port), "--config", "a=", "--concurrency", "2", "--input-len", "8",
+             "--output-len", "4", "--vocab-size", "500", "--no-plot", "--timeout", "60", "-o", str(tmp_path / "out")]
+    assert CliRunner().invoke(main, sweep).exit_code == 0
+    monkeypatch.setenv("PYTHONPATH", "")
+    started = record_engine_starts(monkeypatch)
+    res = CliRunner().invoke(main, sweep + ["--resume"])
+    assert res.exit_code == 0 and started == [] and "kept from the earlier sweep" in res.output
+    res = CliRunner().invoke(main, sweep + ["--resume", "--config", "b="])  # b would have to start
+    assert res.exit_code == 2 and started == [] and "configuration b: sglang is not importable" in res.output
+
+
+def test_every_bench_option_has_help_text():
+    from spectrace.bench.command import bench_command
+
+    assert [p.name for p in bench_command.params if isinstance(p, click.Option) and not p.help] == []
+    text = CliRunner().invoke(main, ["bench", "--help"]).output
+    for option in ("--concurrency", "--input-len", "--output-len", "--port", "--workload"):
+        line = next(line for line in text.splitlines() if line.strip().startswith(option))
+        assert len(line.split(None, 2)) == 3  # the option, its value, its text
+
+
+def test_a_failed_configuration_fails_the_bench_in_one_line(tmp_path, monkeypatch):
+    # an engine that cannot start (here SGLang's import fails) fails its configuration: the others
     # still run, the outputs are written, and the exit status and one line say which failed
+    monkeypatch.setenv("PYTHONPATH", str(fake_sglang(tmp_path, "raise ImportError('no GPU here')\n")))
     out = tmp_path / "out"
     res = CliRunner().invoke(main, ["bench", "--config", "broken=--model-path /nonexistent", "--concurrency", "1",
                                     "--timeout", "120", "-o", str(out)])
@@ -300,18 +342,8 @@ def test_bench_starts_and_stops_a_server_per_configuration(tmp_path, monkeypatch
     """--server: `python -m sglang.launch_server ARGS --port P` per configuration, with the
     shims' environment, driven over HTTP once /health answers, and its process group ended after.
     sglang.launch_server is the HTTP stand-in here (the real one needs a GPU)."""
-    fake = tmp_path / "fake-site"
-    (fake / "sglang").mkdir(parents=True)
-    (fake / "sglang" / "__init__.py").write_text("")
     record = tmp_path / "server-record.json"
-    (fake / "sglang" / "launch_server.py").write_text(
-        "import json, os, sys\n"
-        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
-        "from http_standin import serve\n"
-        "argv = sys.argv[1:]\n"
-        f"with open({str(record)!r}, 'w') as fh:\n"
-        "    json.dump({'argv': argv, 'pid': os.getpid(), 'shims': os.environ.get('SPECTRACE_SHIMS')}, fh)\n"
-        "serve(int(argv[argv.index('--port') + 1]))\n")
+    fake = fake_sglang(tmp_path, record=record)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(fake)] + sys.path))
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -512,36 +544,18 @@ def test_the_tables_show_each_engines_draft_regime():
 def test_the_weight_edit_makes_the_target_repeat_and_the_draft_agree():
     """A two-layer toy Llama and EAGLE-3 draft in torch (skipped without torch)."""
     torch = pytest.importorskip("torch")
-    from torch import nn
 
     from spectrace.bench import drafts
 
+    from bench_fakes import toy_llama
+
     h, vocab = 8, 32
-
-    class Layer(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.self_attn, self.mlp = nn.Module(), nn.Module()
-            self.self_attn.o_proj, self.mlp.down_proj = nn.Linear(h, h, bias=False), nn.Linear(h, h, bias=False)
-            self.input_layernorm = nn.LayerNorm(h)
-
-    def toy(draft: bool):
-        m = nn.Module()
-        m.model = nn.Module()
-        m.model.embed_tokens = nn.Embedding(vocab, h)
-        m.model.layers = nn.ModuleList([Layer(), Layer()])
-        m.model.norm = nn.LayerNorm(h)
-        m.lm_head = nn.Linear(h, vocab, bias=False)
-        if draft:
-            m.model.fc = nn.Linear(3 * h, h)
-        return m
-
-    target, draft = toy(False), toy(True)
+    target, draft = toy_llama(h, vocab, draft=False), toy_llama(h, vocab, draft=True)
     assert "lm_head = embed_tokens" in drafts.edit_model(target, "accepted", "target")
     line = drafts.edit_model(draft, "accepted", "draft")
-    assert "zeroed 2 o_proj and 2 down_proj, 5 norm weights set to 1" in line
+    assert "zeroed 2 o_proj and 2 down_proj, 3 norm weights set to 1" in line
     assert line.endswith("fc passes aux hidden state 1 of 3, lm_head = the target's embed_tokens")
-    assert all(float(l.self_attn.o_proj.weight.abs().sum()) == 0 for l in target.model.layers)
+    assert all(float(l.self_attn.o_proj.weight.detach().abs().sum()) == 0 for l in target.model.layers)
     e = target.model.embed_tokens.weight
     assert torch.equal(target.lm_head.weight, e) and torch.equal(draft.lm_head.weight, e)
     x = torch.randn(2, 3 * h)

@@ -7,7 +7,7 @@ import click
 from click.core import ParameterSource
 
 from spectrace.bench.config import (DRAFT_REGIMES, OPTION_KEYS, SHIMS_MODES, check_names, load_config_file,
-                                    parse_config_option, parse_ints, split_names)
+                                    parse_config_option, parse_ints, read_table_file, split_names)
 from spectrace.bench.models import SHAPES
 from spectrace.bench.sweep import bench
 from spectrace.errors import SpectraceError
@@ -44,9 +44,13 @@ def _narrow_file_names(ctx: click.Context, params: dict, selected: list[str]) ->
               help="A configuration: a name and SGLang server arguments (repeatable).")
 @click.option("--configs", "config_file", type=click.Path(exists=True, dir_okay=False),
               help="TOML or JSON file: [[config]] name, args, shims, env, ...; [defaults] args and options.")
-@click.option("--concurrency", default="1,4,16,64,128", show_default=True)
-@click.option("--input-len", type=int, default=128, show_default=True)
-@click.option("--output-len", type=int, default=128, show_default=True)
+@click.option("--concurrency", default="1,4,16,64,128", show_default=True, metavar="C,C,...",
+              help="Concurrencies, each timed in turn: C requests sent at once (C=1: --seq-reps requests one "
+                   "after another).")
+@click.option("--input-len", type=int, default=128, show_default=True,
+              help="Prompt tokens per request (random token ids of the --vocab-size range).")
+@click.option("--output-len", type=int, default=128, show_default=True,
+              help="Output tokens per request (greedy, ignore_eos), the mean where --output-spread is given.")
 @click.option("--output-spread", type=click.FloatRange(0, 1, max_open=True), default=0.0, show_default=True,
               help="Output lengths evenly spread over (1 - S) to (1 + S) times --output-len, so that the "
                    "batch shrinks during a run.")
@@ -60,13 +64,18 @@ def _narrow_file_names(ctx: click.Context, params: dict, selected: list[str]) ->
               help="Dummy Llama target / EAGLE-3 draft; {target} and {draft} in args.")
 @click.option("--drafts", type=click.Choice(DRAFT_REGIMES), default="dummy", show_default=True,
               help="With --dummy-model: dummy weights as loaded (drafts never accepted), edited so that "
-                   "EAGLE-3 drafts are always accepted, or about half (a configuration's own `drafts` wins).")
+                   "EAGLE-3 drafts are always accepted, or about half, or per request kind: always, about half "
+                   "or never by the prompt's tokens (a --workload's kinds; a configuration's own `drafts` wins).")
 @click.option("--base-args", default="", help="Server arguments common to every configuration.")
 @click.option("--url", default=None, help="Drive a running server instead of starting engines.")
 @click.option("--server", is_flag=True, help="Start sglang.launch_server per configuration (HTTP).")
-@click.option("--port", type=int, default=None)
+@click.option("--port", type=int, default=None,
+              help="With --server: the port each server listens on (a configuration's own `port` wins; "
+                   "default 30000).")
 @click.option("--timeout", type=float, default=900, show_default=True, help="Seconds per configuration.")
-@click.option("--warmup/--no-warmup", default=True, show_default=True)
+@click.option("--warmup/--no-warmup", default=True, show_default=True,
+              help="Per engine, before the timed runs: 2 requests, then as many as the largest concurrency, "
+                   "16 tokens each, untimed.")
 @click.option("--warmup-runs", type=click.IntRange(0), default=0, show_default=True,
               help="Untimed runs of each concurrency's whole workload per engine before the timed ones: a "
                    "batch that shrinks passes batch sizes that a short warm-up never runs, and SGLang's "
@@ -76,7 +85,13 @@ def _narrow_file_names(ctx: click.Context, params: dict, selected: list[str]) ->
               help="After each engine's timed runs, one more untimed run per concurrency under SGLang's "
                    "profiler (GPU activity): bench.md gets the GPU's busy and idle time per output token "
                    "and its longest idle gaps; the traces stay under profiles/.")
-@click.option("--plot/--no-plot", default=True, show_default=True)
+@click.option("--workload", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="TOML or JSON file with a [workload] table (default: the --configs file's, if it has one): "
+                   "open-loop arrivals in phases, request kinds, multi-turn conversations, streamed over HTTP "
+                   "(a server per configuration, as --server, unless --url) in place of the concurrency list; per-phase "
+                   "tables and a plot over time.")
+@click.option("--plot/--no-plot", default=True, show_default=True,
+              help="Write bench.png (needs matplotlib).")
 @click.option("--reps", type=int, default=1, show_default=True,
               help="Time the concurrency list this many times per engine; tables show medians.")
 @click.option("--engines", type=int, default=1, show_default=True,
@@ -94,12 +109,14 @@ def _narrow_file_names(ctx: click.Context, params: dict, selected: list[str]) ->
 @click.option("--mean-of", default=None, metavar="A,B",
               help="Add a table of ratios to the mean of these configurations' medians.")
 @click.option("--reference", default=None, help="Configuration the others' outputs are compared with.")
-@click.option("--seed", type=int, default=1234, show_default=True)
+@click.option("--seed", type=int, default=1234, show_default=True,
+              help="Seed of the prompts (the same for every configuration).")
 @click.option("--vocab-size", type=int, default=None, help="Token-id range of the prompts.")
 @click.option("--python", default=None, help="Python executable for the engines.")
-@click.option("-o", "--out", "out_dir", default="bench-out", show_default=True)
+@click.option("-o", "--out", "out_dir", default="bench-out", show_default=True,
+              help="Folder for bench.json, bench.md, bench.png and each engine's log and result.")
 @click.pass_context
-def bench_command(ctx, config_opts, config_file, out_dir, base_args, url, server, port, only, **params):
+def bench_command(ctx, config_opts, config_file, out_dir, base_args, url, server, port, only, workload, **params):
     """Throughput vs concurrency, one SGLang engine per configuration, shims on or off.
 
     \b
@@ -124,5 +141,8 @@ def bench_command(ctx, config_opts, config_file, out_dir, base_args, url, server
         if config_file:
             _narrow_file_names(ctx, params, names)
     params["concurrency"] = parse_ints(params["concurrency"], "--concurrency")
+    if workload is None and config_file and "workload" in read_table_file(config_file):
+        workload = config_file
+    params["workload"] = workload
     bench(configs, out_dir=out_dir, base_args=base_args, url=url, server=server, port=port,
           log=lambda m: click.echo(m, err=True), **params)

@@ -79,8 +79,8 @@ def _check_config(path: str, cfg) -> None:
         parse_ints(cfg["concurrency"], f"{where}: concurrency")
 
 
-def load_config_file(path: str) -> tuple[list[dict], dict]:
-    """(configurations, defaults) of a TOML or JSON file."""
+def read_table_file(path: str) -> dict:
+    """A TOML or JSON file's top-level table."""
     p = Path(path)
     try:
         if p.suffix == ".json":
@@ -94,9 +94,18 @@ def load_config_file(path: str) -> tuple[list[dict], dict]:
             data = tomllib.loads(p.read_text())
     except (OSError, ValueError) as exc:
         raise SpectraceError(f"cannot read {path}: {exc}")
-    unknown = sorted(set(data) - {"config", "configs", "defaults"})
+    if not isinstance(data, dict):
+        raise SpectraceError(f"{path}: expected a table at the top")
+    return data
+
+
+def load_config_file(path: str) -> tuple[list[dict], dict]:
+    """(configurations, defaults) of a TOML or JSON file; its [workload] table, if any, is read by
+    workload.workload_from_file."""
+    data = read_table_file(path)
+    unknown = sorted(set(data) - {"config", "configs", "defaults", "workload"})
     if unknown:
-        raise SpectraceError(f"{path}: unknown tables {unknown} (known: config, defaults)")
+        raise SpectraceError(f"{path}: unknown tables {unknown} (known: config, defaults, workload)")
     configs = data.get("config") or data.get("configs") or []
     if not isinstance(configs, list):
         raise SpectraceError(f"{path}: expected a list of configurations with a name each ([[config]])")

@@ -15,6 +15,10 @@ SGLang's scheduler, right after ``ModelRunner.load_model`` and before CUDA graph
   aux hidden state (p), which is right for its first draft token and wrong for the second, every
   step: one draft token accepted per verify step, accept length 2 (half the 4 of ``accepted``
   with 3 steps). Read the exact figure from the bench's accept-length column.
+- ``kinds``: the same edit, the target's lm_head mapped per set of a vocabulary split (kinds.py):
+  prompts drawn from the ``accepted``, ``half`` or ``never`` set get drafts accepted always, about
+  half the time or never, all in one engine (the serving workload's request kinds). The split
+  covers ``SPECTRACE_BENCH_VOCAB`` tokens (the bench's prompt range), seeded by the pairing's seed.
 
 The dummy loader seeds every parameter alike, so equal-shaped tensors (embed_tokens and lm_head
 of both models) start equal; the copies make the regime independent of that.
@@ -30,9 +34,10 @@ import os
 import sys
 from pathlib import Path
 
-REGIMES = ("dummy", "accepted", "half")
+REGIMES = ("dummy", "accepted", "half", "kinds")
 ENV_DRAFTS = "SPECTRACE_BENCH_DRAFTS"
-ENV_SEED = "SPECTRACE_BENCH_DRAFTS_SEED"  # the pairing of ``half``
+ENV_SEED = "SPECTRACE_BENCH_DRAFTS_SEED"  # the pairing of ``half``, the vocabulary split of ``kinds``
+ENV_VOCAB = "SPECTRACE_BENCH_VOCAB"  # the token range that ``kinds`` splits
 BOOT_DIR = Path(__file__).resolve().parent.parent / "boot"  # spectrace/boot: shared with the shims
 MODEL_RUNNER = "sglang.srt.model_executor.model_runner"
 ROW_CHUNK = 16384  # rows per gathered copy in ``half``: bounded scratch memory on the device
@@ -117,11 +122,18 @@ def edit_model(model, regime: str, role: str = "target") -> str:
                     + ("the target's" if source is _TARGET_EMBED else "its") + " embed_tokens")
         else:
             _TARGET_EMBED = embed
+            seed = int(os.environ.get(ENV_SEED) or 0)
+            rows = min(head.shape[0], embed.shape[0])
             if regime == "half":
-                seed = int(os.environ.get(ENV_SEED) or 0)
-                vocab = min(head.shape[0], embed.shape[0])
-                _copy_gathered(head, embed, vocabulary_pairing(vocab, seed))
-                what = f"lm_head = embed_tokens under a seeded pairing of {vocab} tokens (seed {seed})"
+                _copy_gathered(head, embed, vocabulary_pairing(rows, seed))
+                what = f"lm_head = embed_tokens under a seeded pairing of {rows} tokens (seed {seed})"
+            elif regime == "kinds":
+                from spectrace.bench.kinds import split_vocabulary, target_rows
+
+                split = split_vocabulary(int(os.environ.get(ENV_VOCAB) or rows), seed)
+                _copy_gathered(head, embed, torch.tensor(target_rows(split, rows)))
+                sizes = ", ".join(f"{len(ids)} {r}" for r, ids in split.sets.items())
+                what = f"lm_head = embed_tokens mapped per set of a split of {split.vocab} tokens ({sizes}; seed {seed})"
             else:
                 _copy(head, embed)
                 what = "lm_head = embed_tokens"

@@ -75,8 +75,11 @@ def engine_environment(cfg: dict, shims: str, report: Path | None, common: dict)
     rest = env.get("PYTHONPATH", "").split(os.pathsep)[1:]
     boot = [str(boot_dir())]
     env.pop(drafts.ENV_DRAFTS, None)
+    env.pop(drafts.ENV_VOCAB, None)
     if regime != "dummy":
         env[drafts.ENV_DRAFTS] = regime
+    if regime == "kinds":  # the engine splits the range the bench draws the kinds' prompts from
+        env[drafts.ENV_VOCAB] = str(common.get("vocab_size") or 32000)
     extra = []
     for key, value in (cfg.get("env") or {}).items():
         if key == "PYTHONPATH":  # e.g. a patched SGLang tree or a test's hook: after the boot folders
@@ -136,6 +139,8 @@ def run_config(cfg: dict, common: dict, out_dir: Path, log) -> dict:
             "user_flags": user_flags(cfg.get("args", "")), "reps": int(cfg.get("reps") or common.get("reps") or 1)}
     if common.get("profile"):
         spec["profile_dir"] = str(out_dir / "profiles" / name)
+    if common.get("workload"):
+        spec["workload"] = common["workload"]
     t0 = time.time()
     server = None
     log_path = out_dir / f"log-{name}.txt"

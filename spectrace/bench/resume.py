@@ -15,7 +15,7 @@ from spectrace.errors import SpectraceError
 # the sweep's settings that shape an engine's timed runs (not its time limit, python or engine count)
 SETTINGS = ("concurrency", "input_len", "output_len", "output_spread", "seq_reps", "shims", "catalog",
             "value_sample", "base_args", "url", "server", "warmup", "warmup_runs", "seed", "vocab_size",
-            "reps", "drafts")
+            "reps", "drafts", "workload")
 
 
 def fingerprint(cfg: dict, common: dict) -> dict:

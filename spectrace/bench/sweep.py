@@ -9,11 +9,14 @@ import sys
 import threading
 from pathlib import Path
 
-from spectrace.bench import lifecycle, resume as resumed
+from spectrace.bench import lifecycle, preflight, resume as resumed
 from spectrace.bench.config import check_names, split_names
 from spectrace.bench.models import DUMMY_DEFAULT_ARGS, write_dummy_models
 from spectrace.bench.plot import render_plot
+from spectrace.bench.serving_plot import render_serving_plot
+from spectrace.bench.serving_tables import render_serving
 from spectrace.bench.tables import summarize
+from spectrace.bench.workload import Workload, workload_from_file
 from spectrace.errors import SpectraceError
 
 
@@ -48,6 +51,37 @@ def _check(configs: list[dict], reps: int, better: list[str], mean: list[str], c
             import matplotlib  # noqa: F401
         except ImportError:
             raise SpectraceError("the plot needs matplotlib: pip install 'spectrace[bench]', or pass --no-plot")
+
+
+def _check_workload(path: str, configs: list[dict], drafts: str, dummy_model: str | None,
+                    once: dict[str, bool]) -> tuple[Workload, dict]:
+    """The workload and its raw table (what the engines' workers rebuild the schedule from);
+    ``once``: the concurrency sweep's options that a workload, run once per engine, does not take."""
+    from spectrace.bench.config import read_table_file
+
+    workload = workload_from_file(path)
+    given = [option for option, set_ in once.items() if set_]
+    if given:
+        raise SpectraceError(f"--workload runs its schedule once per engine: {', '.join(given)} belong to the "
+                             "concurrency sweep")
+    other = [c["name"] for c in configs if c.get("drafts", drafts) != "kinds"]
+    if dummy_model and other:
+        # every engine must give each kind its acceptance, and the same greedy outputs
+        raise SpectraceError(f"--workload with --dummy-model needs --drafts kinds in every configuration "
+                             f"(not in {', '.join(other)})")
+    return workload, read_table_file(path)["workload"]
+
+
+def _without_records(summary: dict) -> dict:
+    """bench.json of a serving run points to each configuration's result-NAME.json for its request
+    records and metric samples (thousands of requests, every chunk's time) instead of copying them."""
+    results = []
+    for r in summary["results"]:
+        if r.get("serving"):
+            kept = {k: v for k, v in r["serving"].items() if k not in ("requests", "samples")}
+            r = dict(r, serving=dict(kept, requests_in=f"result-{r['name']}.json"))
+        results.append(r)
+    return dict(summary, results=results)
 
 
 def merge_engine(merged: dict | None, result: dict, engine: int, reps: int) -> dict:
@@ -98,13 +132,19 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
           seed: int = 1234,
           vocab_size: int | None = None, python: str | None = None, reps: int = 1,
           better_of: str | None = None, mean_of: str | None = None, drafts: str = "dummy",
-          engines: int = 1, resume: bool = False, profile: bool = False, log=print) -> dict:
+          engines: int = 1, resume: bool = False, profile: bool = False, workload: str | None = None,
+          log=print) -> dict:
     """Run every configuration (``engines`` engines each, in rounds over the configurations, so
     that drift over the sweep spreads over all of them; with ``resume``, those an earlier sweep into
     ``out_dir`` finished with the same settings are kept); returns bench.json's content. Raises
     SpectraceError (exit 1) after writing the outputs when a configuration failed."""
     better, mean = split_names(better_of), split_names(mean_of)
     _check(configs, reps, better, mean, catalog, plot, drafts, dummy_model, url, engines)
+    once = {"--reps": reps > 1, "--engines": engines > 1, "--warmup-runs": warmup_runs > 0, "--profile": profile}
+    served, served_table = _check_workload(workload, configs, drafts, dummy_model, once) if workload else (None, None)
+    server = server or bool(workload and not url)  # a workload streams over HTTP: a server per configuration
+    if not url and not resume:  # one line, not an engine's traceback, where SGLang is missing; nothing written
+        preflight.check_engines_can_start(configs, python)
     names = [c["name"] for c in configs]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -122,6 +162,8 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
                   server=server, port=port, timeout=timeout, warmup=warmup, warmup_runs=warmup_runs, seed=seed,
                   vocab_size=vocab_size or 32000, models=models, python=python, reps=reps,
                   drafts=drafts if dummy_model else None, engines=engines, profile=profile)
+    if served_table is not None:
+        common["workload"] = served_table
     merged: dict[str, dict] = {}
     order = [(e, cfg) for e in range(engines) for cfg in configs]
     # each engine's files (log, result, shims report) under a name of its own
@@ -129,6 +171,8 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
     sweeps = [resumed.fingerprint(cfg, common) for _, cfg in order]
     # every kept engine checked before any runs: a refused --resume leaves the folder as it was
     kept = [resumed.kept(out, c["name"], sweep) if resume else None for c, sweep in zip(engine_cfgs, sweeps)]
+    if not url and resume:  # the engines that will run, now that the kept ones are known
+        preflight.check_engines_can_start([cfg for (_, cfg), k in zip(order, kept) if k is None], python)
     for i, (e, cfg) in enumerate(order):
         regime = f", drafts {cfg.get('drafts', drafts)}" if dummy_model else ""
         which = f" (engine {e + 1} of {engines})" if engines > 1 else ""
@@ -144,6 +188,10 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
         r["name"] = cfg["name"]
         for run in r.get("runs", []):
             log(f"[bench]   C={run['concurrency']}: {run.get('tok_per_s')} tok/s, accept {run.get('accept_len')}")
+        if r.get("serving"):
+            sv = r["serving"]
+            failed = sum(1 for x in sv["requests"] if x.get("error"))
+            log(f"[bench]   workload: {len(sv['requests'])} requests ({failed} failed) in {sv['wall_s']} s")
         if r.get("shim_total"):
             log(f"[bench]   shims: {r['shim_total']}")
         if engines > 1:
@@ -152,14 +200,18 @@ def bench(configs: list[dict], *, out_dir: str, concurrency: list[int], input_le
         results = [merged[n] for n in names if n in merged]
         # after every engine: a bench stopped by a time budget keeps the finished ones' table
         pending = [c["name"] + (f" (engine {f + 1})" if engines > 1 else "") for f, c in order[i + 1:]]
-        summary, md = summarize(results, common, reference, better, mean, pending=pending)
-        (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
+        summary, md = summarize(results, common, reference, better, mean, pending=pending,
+                                markdown=render_serving(results, served, reference, better) if served else None)
+        (out / "bench.json").write_text(json.dumps(_without_records(summary), indent=1, default=str))
         (out / "bench.md").write_text(md)
     png = out / "bench.png"
     if png.exists():
         png.unlink()  # an earlier sweep's plot must not pass for this one's
-    if plot and not render_plot(results, png, f"{input_len} in / {output_len} out, greedy"):
-        log("[bench] no plot: no configuration has a timed run")
+    if plot:
+        drawn = render_serving_plot(results, served, png) if served else \
+            render_plot(results, png, f"{input_len} in / {output_len} out, greedy")
+        if not drawn:
+            log("[bench] no plot: no configuration has a timed run")
     log(md)
     failed = [r for r in results if r.get("error")]
     if failed:

@@ -29,13 +29,13 @@ def _match_rate(a: list | None, b: list | None) -> tuple[int, int] | None:
     return sum(1 for x, y in zip(a, b) if x == y), len(a)
 
 
-def _engine_label(r: dict) -> str:
+def engine_label(r: dict) -> str:
     regime = r.get("drafts")
     return f"shims {r.get('shims', 'off')}" + (f", drafts {regime}" if regime and regime != "dummy" else "")
 
 
 def _throughput_table(results: list[dict], timed: list[dict], concs: list[int]) -> list[str]:
-    lines = ["| C | " + " | ".join(f"{r['name']} ({_engine_label(r)})" for r in results) + " |",
+    lines = ["| C | " + " | ".join(f"{r['name']} ({engine_label(r)})" for r in results) + " |",
              "|---" * (len(results) + 1) + "|"]
     for c in concs:
         cells = []
@@ -146,16 +146,27 @@ def _configuration_table(results: list[dict], reference: str | None) -> list[str
                 if m:
                     same, total = same + m[0], total + m[1]
         match = f"{same}/{total}" if total else ("reference" if r is ref else "-")
-        st = r.get("shim_total") or {}
         lines.append(f"| {r['name']} | {r.get('sglang', '?')} | {r.get('drafts') or '-'} | "
-                     f"{r.get('engine_start_s', '-')} | "
-                     f"{'; '.join(pools) or '-'} | {match} | {st.get('checks', '-')} | {st.get('violations', '-')} |")
-        if r.get("error"):
-            lines.append(f"|  ↳ {r['name']} failed: {r['error']} | | | | | | | |")
-        if r.get("dropped_default_flags"):
-            lines.append(f"|  ↳ {r['name']} ran without {', '.join(r['dropped_default_flags'])} "
-                         f"(unknown to SGLang {r.get('sglang', '?')}) | | | | | | | |")
+                     f"{r.get('engine_start_s', '-')} | {'; '.join(pools) or '-'} | {match} | {shim_cells(r)} |")
+        lines += configuration_notes(r)
     return lines
+
+
+def shim_cells(r: dict) -> str:
+    st = r.get("shim_total") or {}
+    return f"{st.get('checks', '-')} | {st.get('violations', '-')}"
+
+
+def configuration_notes(r: dict) -> list[str]:
+    """The rows under a configuration's row of an 8-column table: why it failed, which default
+    flags its SGLang did not know."""
+    notes = []
+    if r.get("error"):
+        notes.append(f"|  ↳ {r['name']} failed: {r['error']} | | | | | | | |")
+    if r.get("dropped_default_flags"):
+        notes.append(f"|  ↳ {r['name']} ran without {', '.join(r['dropped_default_flags'])} "
+                     f"(unknown to SGLang {r.get('sglang', '?')}) | | | | | | | |")
+    return notes
 
 
 def _gauges_table(results: list[dict]) -> list[str]:
@@ -272,11 +283,11 @@ def render_markdown(results: list[dict], common: dict, reference: str | None,
 
 
 def summarize(results: list[dict], common: dict, reference: str | None, better: list[str],
-              mean: list[str], pending: list[str]) -> tuple[dict, str]:
-    """bench.json's content and bench.md for the configurations run so far; ``pending`` names
-    those still to run."""
+              mean: list[str], pending: list[str], markdown: str | None = None) -> tuple[dict, str]:
+    """bench.json's content and bench.md (``markdown``, else the concurrency sweep's tables) for the
+    configurations run so far; ``pending`` names those still to run."""
     summary = {"common": {k: v for k, v in common.items() if k != "models"}, "results": results}
-    md = render_markdown(results, common, reference, better, mean)
+    md = markdown if markdown is not None else render_markdown(results, common, reference, better, mean)
     if pending:
         summary["pending"] = pending
         md = f"Partial: configurations not run yet: {', '.join(pending)}.\n\n" + md

@@ -87,6 +87,36 @@ def _profiled(driver, c: int, spec: dict, sampling: dict, vocab: int) -> dict:
     return {"concurrency": c, "ranks": ranks}
 
 
+def _serving(driver, spec: dict, sampling: dict, vocab: int) -> dict:
+    """The workload's schedule against the server, from an emptied cache, with the pool counters
+    around it (the ``--workload`` run, in place of the concurrency list)."""
+    import os
+
+    from spectrace.bench.drafts import ENV_SEED
+    from spectrace.bench.kinds import split_vocabulary
+    from spectrace.bench.serving import ServingRun
+    from spectrace.bench.workload import build_schedule, workload_from_dict
+
+    workload = workload_from_dict(spec["workload"], "workload")
+    # the engine's weight edit splits the same range with the same seed (this process has its environment)
+    split = split_vocabulary(vocab, int(os.environ.get(ENV_SEED) or 0))
+    schedule = build_schedule(workload, split)
+    pool_before = driver.pool(flush=True)
+    warm = prompts_for(8, 8, workload.input_len, vocab, spec["seed"] + 104729)  # the emptied allocator, as above
+    driver.generate(warm, dict(sampling, max_new_tokens=WARM_AFTER_FLUSH_TOKENS))
+    run = ServingRun(driver.url, schedule, workload.phase_at, timeout=spec.get("request_timeout", 3600))
+    wall = run.run(sampling)
+    out = dict(run.result(), wall_s=round(wall, 3), conversations=len(schedule), pool_before=pool_before,
+               pool_after_run=driver.pool(flush=False))
+    if (gauges := driver.gauges()):
+        out["gauges"] = gauges
+    out["pool_after"] = driver.pool(flush=True)
+    failed = sum(1 for r in run.records if r.error)
+    print(f"[bench] {spec['name']}: workload of {len(schedule)} conversations, {len(run.records)} requests "
+          f"({failed} failed) in {wall:.1f}s", flush=True)
+    return out
+
+
 def run_worker(spec: dict) -> dict:
     """Run one configuration; returns its result dict."""
     from spectrace.bench.drivers import EngineDriver, HttpDriver
@@ -106,10 +136,15 @@ def run_worker(spec: dict) -> dict:
         print(f"[bench] {spec['name']}: SGLang {driver.version} does not know {', '.join(driver.dropped)}: "
               "left out", flush=True)
     try:
+        if spec.get("workload") and not spec.get("url"):
+            raise RuntimeError("a workload streams its requests over HTTP: it needs a server (--server or --url)")
         if spec.get("warmup", True):
             driver.generate(prompts_for(0, 2, spec["input_len"], vocab, 7), dict(sampling, max_new_tokens=16))
             driver.generate(prompts_for(0, max(spec["concurrency"]), spec["input_len"], vocab, 8),
                             dict(sampling, max_new_tokens=16))
+        if spec.get("workload"):
+            res["serving"] = _serving(driver, spec, sampling, vocab)
+            return res
         for run in range(spec.get("warmup_runs", 0)):
             for c in spec["concurrency"]:  # prompts seeded apart from every timed run's
                 _timed(driver, c, spec, sampling, vocab, spec["seed"] + 15485863 + run)
