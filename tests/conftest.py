@@ -80,7 +80,9 @@ def pytest_collection_modifyitems(config, items):
 def server():
     """The URL of a running stand-in of SGLang's HTTP API, for the bench's HTTP driver."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), StandInApi)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll: 0.5 s by default, per test
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
+    httpd.server_close()
