@@ -51,6 +51,21 @@ def check_output(path: str) -> None:
     os.unlink(probe)
 
 
+def check_appendable(path: str) -> None:
+    """Refuse a file to be appended to (a report that processes add to) before anything runs:
+    its directory must exist and take new files; an existing file must be a writable file."""
+    if not path:
+        raise SpectraceError("cannot write to an empty file name", exit_code=2)
+    target = Path(os.path.realpath(path))
+    if target.exists():
+        if target.is_dir():
+            raise _refuse(path, "is a directory")
+        if not os.access(target, os.W_OK):
+            raise _refuse(path, os.strerror(errno.EACCES))
+        return
+    check_output(path)
+
+
 def write_output(path: str, data: str | bytes) -> None:
     """Replace ``path`` with ``data`` (its permission bits kept); SpectraceError in one line if it cannot."""
     check_output(path)

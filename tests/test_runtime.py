@@ -776,3 +776,28 @@ def test_uninstall_removes_the_import_hook_so_a_new_install_starts_clean(tmp_pat
         assert again == hooks, "a second install registered its callbacks on top of the first"
     finally:
         rt.uninstall()
+
+
+@pytest.mark.parametrize("line", [
+    "[1, 2]",
+    '"text"',
+    '{"no": "event"}',
+    '{"event": "summary", "rank": 3, "checks": {"A": 1}}',
+    '{"event": "summary", "checks": [1]}',
+    '{"event": "summary", "violations": {"A": "many"}}',
+    '{"event": "violation"}',
+    '{"event": "start", "contracts": [1]}',
+])
+def test_report_of_other_json_is_one_line_and_exit_2(tmp_path, line):
+    from click.testing import CliRunner
+
+    from spectrace.cli import main
+
+    report = tmp_path / "other.jsonl"
+    report.write_text('{"event": "start", "contracts": []}\n' + line + "\n")
+    res = CliRunner().invoke(main, ["report", str(report)])
+    assert res.exit_code == 2, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    assert res.stdout == "" and "Traceback" not in res.output
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"spectrace: {report}:2: not a shim report event: "), lines
