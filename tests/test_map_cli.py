@@ -99,6 +99,24 @@ def test_unknown_root_lists_close_matches(old_root):
     assert "Traceback" not in r.output
 
 
+@pytest.mark.parametrize("args, message, hint", [
+    (["--field", "new_seq_len"], "no reads or writes of a field named 'new_seq_len' in SGLang 0.5.9 ",
+     "; did you mean new_seq_lens,"),
+    (["--field", "new_seq_lens", "--owner", "EagleDraftInptu"], "no class named 'EagleDraftInptu' in SGLang 0.5.9 ",
+     "; did you mean EagleDraftInput?"),
+    (["--field", "new_seq_lens", "--owner", "Scheduler"], "class 'Scheduler' declares no field 'new_seq_lens' ",
+     "; classes that do: EagleDraftInput"),
+    (["Scheduler.run_batch", "--owner", "EagleDraftInput"], "--owner goes with --field", ""),
+], ids=["field", "owner typo", "owner without the field", "owner without --field"])
+def test_mistyped_field_or_owner_is_refused_with_close_names(old_root, tmp_path, args, message, hint):
+    out = tmp_path / "map.json"
+    r = run("map", "--sglang", old_root, *args, "-o", str(out))
+    assert r.exit_code == 2, r.output
+    last = r.stderr.strip().splitlines()[-1]
+    assert message in last and hint in last, last
+    assert "Traceback" not in r.output and not out.exists()
+
+
 def test_ambiguous_root_names_the_candidates(old_root):
     r = run("map", "--sglang", old_root, "LlamaMLP.forward")
     assert r.exit_code == 2

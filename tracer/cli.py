@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import sys
 import time
 
@@ -59,6 +60,37 @@ def resolve_roots(proj, specs) -> list[str]:
     return roots
 
 
+def _close(name: str, names) -> str:
+    close = difflib.get_close_matches(name, sorted(set(names)), n=5, cutoff=0.6)
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def check_field_names(proj, field: str, owner: str | None) -> None:
+    """A field nothing reads or writes, or an ``--owner`` no class of that name declaring the field,
+    is a typo: refused with the names that come close, rather than drawn as a smaller map."""
+    fields: set[str] = set()
+    declaring: set[str] = set()  # classes whose annotations hold the field
+    classes: set[str] = set()
+    for summary in proj.loaded_modules():
+        for c in summary.classes.values():
+            classes.add(c.name)
+            fields.update(c.annotations)
+            if field in c.annotations:
+                declaring.add(c.name)
+        for f in summary.functions.values():
+            fields.update(f.reads)
+            fields.update(f.writes)
+    where = proj.source.describe()
+    if field not in fields:
+        raise SpectraceError(f"no reads or writes of a field named '{field}' in {where}{_close(field, fields)}")
+    if owner is None or owner in declaring:
+        return
+    if owner not in classes:
+        raise SpectraceError(f"no class named '{owner}' in {where}{_close(owner, declaring or classes)}")
+    raise SpectraceError(f"class '{owner}' declares no field '{field}' in {where}; "
+                         f"classes that do: {', '.join(sorted(declaring)) or 'none'}")
+
+
 @click.command("map")
 @click.argument("roots", nargs=-1)
 @click.option("--sglang", "sglang", metavar="SOURCE", help=SGLANG_HELP)
@@ -99,8 +131,11 @@ def map_command(roots, sglang, source_path, package, depth, fmt, output, include
         raise SpectraceError(f"--format {fmt} writes binary data: pass -o FILE")
     proj = open_project(sglang, source_path, package)
     t0 = time.perf_counter()
+    if owner and not field:
+        raise SpectraceError("--owner goes with --field")
     if field:
         proj.index_all(progress=Bar("indexing"))
+        check_field_names(proj, field, owner)
         graph = field_graph(proj, field, owner=owner)
         if graph.number_of_edges() == 0:
             raise SpectraceError(f"no reads or writes of a field named '{field}' in {proj.source.describe()}")
