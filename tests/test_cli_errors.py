@@ -370,3 +370,23 @@ def test_help_summaries_are_whole_sentences(group):
 def test_python_dash_m_names_the_program_spectrace():
     proc = subprocess.run([sys.executable, "-m", "spectrace", "--version"], cwd=REPO, capture_output=True, text=True)
     assert proc.stdout.startswith("spectrace, version "), proc.stdout
+
+
+def test_a_hunk_that_does_not_match_quotes_the_line_as_it_is(tmp_path, monkeypatch):
+    tree = tiny_series(tmp_path, monkeypatch)
+    (tree / "sglang" / "a.py").write_text("A = 1\nB    =   7\nC = 3\n")
+    before = digest(tree)
+    result = invoke("patch", "apply", "--sglang", str(tree), "--series", "tiny", "--no-contract-gate")
+    assert_one_line(result, 2, "spectrace: ")
+    assert "line 2 is 'B    =   7', the patch expects 'B = 2'" in result.stderr
+    assert digest(tree) == before
+
+
+def test_counts_of_one_are_singular(tmp_path, monkeypatch):
+    tree = tiny_series(tmp_path, monkeypatch)
+    result = invoke("patch", "check", "--sglang", str(tree), "--series", "tiny", "--no-contract-gate")
+    assert "(1 patch, 2 files)" in result.stdout and "1 patch matches manifest.toml" in result.stdout
+    result = invoke("patch", "apply", "--sglang", str(tree), "--series", "tiny", "--no-contract-gate")
+    assert "applied 1 patch of 'tiny' to 2 files" in result.stdout
+    (tree / "sglang" / "b.py").write_text("edited\n")
+    assert "; 1 file changed since" in invoke("patch", "status", "--sglang", str(tree)).stdout

@@ -12,6 +12,7 @@ from spectrace import ui
 from spectrace.errors import SpectraceError
 from spectrace.output import output_option_callback, write_output
 from spectrace.progress import Bar, waiting
+from spectrace.ui import plural
 
 FORMATS = ("text", "json", "dot", "svg", "png", "mermaid")
 SGLANG_HELP = "SGLang source: a path (checkout or dir holding sglang/), 'installed', or a version such as 0.5.9"
@@ -174,7 +175,7 @@ def index_command(sglang, source_path, package, jobs):
     errors = [s[3] for s in stats if s[3]]
     click.echo(
         f"{len(stats)} modules, {sum(s[0] for s in stats)} classes, {sum(s[1] for s in stats)} functions, "
-        f"{sum(s[2] for s in stats)} call sites, {len(errors)} files with errors, {time.perf_counter() - t0:.1f} s"
+        f"{sum(s[2] for s in stats)} call sites, {plural(len(errors), 'file')} with errors, {time.perf_counter() - t0:.1f} s"
     )
     for err in errors:
         click.echo(f"spectrace: skipped {err}", err=True)
