@@ -29,6 +29,7 @@ LAZY_COMMANDS = {
     "report": "spectrace.shims.cli:report_command",
     "bench": "spectrace.bench:bench_command",
     "patch": "spectrace.patches.cli:patch_group",
+    "cache": "spectrace.cache:cache_group",
 }
 
 
