@@ -6,7 +6,9 @@ import json
 import shutil
 import struct
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
+import jsonschema
 import networkx as nx
 import pytest
 from click.testing import CliRunner
@@ -90,6 +92,22 @@ def test_field_map_of_next_draft_input(old_root, tmp_path):
     assert RUN_BATCH in consumers
     assert "sglang.srt.managers.overlap_utils.FutureMap.store_to_map" in consumers
     assert g.edges[field, RUN_BATCH]["sites"] == [2347, 2357]
+
+
+MAP_SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "docs" / "schemas" / "map.schema.json").read_text())
+
+
+@pytest.mark.parametrize("args", [["Scheduler.run_batch", "--depth", "2", "--external"],
+                                  ["--field", "new_seq_lens", "--owner", "EagleDraftInput"]], ids=["calls", "field"])
+def test_json_follows_its_schema_and_names_no_path_of_this_machine(old_root, args):
+    r = run("-q", "map", "--sglang", old_root, *args, "--format", "json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    jsonschema.validate(data, MAP_SCHEMA)
+    assert data["graph"]["source"] == {"package": "sglang", "version": "0.5.9", "origin": "path"}
+    assert old_root not in r.stdout and str(Path(old_root).parent) not in r.stdout
+    by_version = run("-q", "map", "--sglang", OLD, *args, "--format", "json").stdout
+    assert by_version.replace('"origin": "cache"', '"origin": "path"') == r.stdout  # wherever the cache lies
 
 
 def test_unknown_root_lists_close_matches(old_root):

@@ -18,11 +18,13 @@ import sys
 import types
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from spectrace.contracts.catalog import CatalogContract
 from spectrace.shims import checks, plans, post_import, runtime
 
+REPO = Path(__file__).resolve().parents[1]
 VERSION = "0.5.12"
 SCHED = "sglang/srt/managers/scheduler.py"
 OUTPROC = "sglang/srt/managers/scheduler_output_processor_mixin.py"
@@ -527,6 +529,8 @@ def test_report_merges_ranks_and_fails_on_violations(shims, real):
     res = CliRunner().invoke(main, ["report", "--json", str(report)])
     data = json.loads(res.output)
     assert data["contracts"]["SPEC2-NDI-SPECINFO"]["first_violation"]["rank"] == {"tp_rank": 1}
+    jsonschema.validate(data, json.loads((REPO / "docs" / "schemas" / "report.schema.json").read_text()))
+    assert data["schema"] == "spectrace-report" and data["schema_version"] == 1
 
 
 def test_report_of_a_clean_run_exits_zero(shims, real):

@@ -32,6 +32,12 @@ def open_project(sglang: str | None, source_path: str | None = None, package: st
     return Project(source)
 
 
+def source_reference(source) -> dict:
+    """What was analysed, without where it lies on this machine: a JSON output's ``source``."""
+    return {"package": "sglang" if not hasattr(source, "packages") else ",".join(source.packages),
+            "version": source.version, "origin": source.origin}
+
+
 def _choose_format(fmt: str | None, output: str | None) -> str:
     from spectrace.tracer.render import format_for_path
 
@@ -147,6 +153,8 @@ def map_command(roots, sglang, source_path, package, depth, fmt, output, include
                                closures=closures, networkx=fmt != "json")
     proj.save()
     ui.detail(f"spectrace: graph built in {time.perf_counter() - t0:.1f} s")
+    if fmt == "json":  # the same bytes wherever the cache or the checkout is
+        graph.graph["source"] = source_reference(proj.source)
     data = render(for_display(graph, fmt, collapse_by, max_nodes), fmt)
     if output:
         write_output(output, data)

@@ -216,6 +216,9 @@ def render_table(rep: MergedReport) -> str:
     return "\n".join(out)
 
 
+REPORT_SCHEMA_VERSION = 1  # docs/schemas/report.schema.json: `spectrace report --json`
+
+
 @click.command("report")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the merged counts as JSON.")
@@ -229,6 +232,7 @@ def report_command(files, as_json):
     rep = load_reports(list(files))
     if as_json:
         click.echo(json.dumps({
+            "schema": "spectrace-report", "schema_version": REPORT_SCHEMA_VERSION,
             "contracts": {r.id: {"checks": r.checks, "violations": r.violations, "skipped": r.skipped,
                                  "consumer": r.consumer, "first_violation": r.first}
                           for r in rep.rows.values()},
