@@ -68,6 +68,32 @@ def sglang_copy(sglang_source, tmp_path):
 
 
 
+def _trees_under(base: Path, depth: int = 4):
+    """Directories a test may have analysed: tmp copies of a release, --source packages."""
+    if depth < 0:
+        return
+    try:
+        children = [c for c in base.iterdir() if c.is_dir() and not c.is_symlink()]
+    except OSError:
+        return
+    for child in children:
+        yield child
+        if child.name not in ("sglang", "__pycache__", ".spectrace"):
+            yield from _trees_under(child, depth - 1)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_index_packs_of_temporary_trees(tmp_path_factory):
+    """The index keeps one pack per analysed tree, keyed by its path; a temporary copy's pack is
+    never read again. Left in place, a run of the suite adds about 450 MB to the cache."""
+    yield
+    from spectrace.tracer.summary_cache import SummaryCache
+
+    cache = SummaryCache()
+    for tree in _trees_under(tmp_path_factory.getbasetemp()):
+        cache.pack_path(tree).unlink(missing_ok=True)
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests that need a real SGLang release (fetched and analysed whole) are `slow`:
     `pytest -m "not slow"` runs the fast unit tests alone."""

@@ -303,7 +303,7 @@ def test_a_reader_that_stops_part_way_gives_141(unbuffered, sglang_source):
     sglang_source("0.5.9")
     proc = spectrace_process("-q", "map", "--sglang", "0.5.9", "Scheduler.run_batch", "--depth", "3",
                              "--format", "json", env_extra={"PYTHONUNBUFFERED": unbuffered})
-    assert proc.stdout.read(10) == b'{\n "direct'
+    assert proc.stdout.read(10) == b'{\n "schema'
     proc.stdout.close()
     stderr = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141, stderr
