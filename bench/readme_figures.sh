@@ -15,7 +15,8 @@ if [ "${1:-}" = "--first-run" ]; then
 fi
 export SPECTRACE_CACHE_DIR="$cache"
 
-seconds() { /usr/bin/time -f "%e" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }; cat "$work/t"; }
+# wall seconds, and the CPU seconds (user + system, children included) beside them
+seconds() { /usr/bin/time -f "%e s (CPU %U + %S s)" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }; cat "$work/t"; }
 
 echo "machine: $(nproc) cores, Python $(python -c 'import platform; print(platform.python_version())'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "spectrace: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with local changes)')"
@@ -24,9 +25,9 @@ spectrace -q contracts check --sglang 0.5.9 -o /dev/null || true    # the releas
 mkdir -p "$work/cold" && ln -s "$cache/sglang" "$work/cold/sglang"
 cold=$(SPECTRACE_CACHE_DIR="$work/cold" seconds spectrace -q map --sglang 0.5.9 Scheduler.run_batch --depth 2 -o "$work/run_batch.svg")
 warm=$(SPECTRACE_CACHE_DIR="$work/cold" seconds spectrace -q map --sglang 0.5.9 Scheduler.run_batch --depth 2 -o "$work/run_batch.svg")
-echo "map --sglang 0.5.9 Scheduler.run_batch --depth 2 -o run_batch.svg: cold ${cold} s, warm ${warm} s"
+echo "map --sglang 0.5.9 Scheduler.run_batch --depth 2 -o run_batch.svg: cold ${cold}, warm ${warm}"
 unit=$(seconds python -m pytest -q -m "not slow" -p no:cacheprovider)
-echo "python -m pytest -q -m 'not slow': ${unit} s"
+echo "python -m pytest -q -m 'not slow': ${unit}"
 suite=$(seconds python -m pytest -q -p no:cacheprovider)
-echo "python -m pytest -q: ${suite} s"
+echo "python -m pytest -q: ${suite}"
 echo "cache after the tests: $(du -sh "$cache" | cut -f1) in $cache"
