@@ -113,6 +113,9 @@ def resolve_target(path: str | os.PathLike) -> Target:
         source = from_path(path)
     if not (source.root / "sglang" / "__init__.py").is_file():
         raise SpectraceError(_leftovers_message(source.root))
+    if source.version == "unknown":  # a series is chosen by version: none fits a tree without one
+        raise SpectraceError(f"no SGLang version in {source.root}: neither sglang/_version.py, sglang/version.py, "
+                             f"an sglang dist-info nor pyproject.toml names one")
     proc = _git(["rev-parse", "--show-toplevel"], source.root)
     top = Path(proc.stdout.decode().strip()) if proc is not None and proc.returncode == 0 and proc.stdout.strip() else None
     return Target(source=source, git_toplevel=top)

@@ -390,3 +390,14 @@ def test_counts_of_one_are_singular(tmp_path, monkeypatch):
     assert "applied 1 patch of 'tiny' to 2 files" in result.stdout
     (tree / "sglang" / "b.py").write_text("edited\n")
     assert "; 1 file changed since" in invoke("patch", "status", "--sglang", str(tree)).stdout
+
+
+@pytest.mark.parametrize("command", ["status", "check", "apply", "revert", "adopt"])
+def test_a_tree_without_a_version_is_one_line(command, tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "sglang").mkdir(parents=True)
+    (tree / "sglang" / "__init__.py").write_text("")
+    before = digest(tree)
+    result = invoke("patch", command, "--sglang", str(tree))
+    assert_one_line(result, 2, f"spectrace: no SGLang version in {tree}: ")
+    assert digest(tree) == before and not (tree / ".spectrace").exists()
