@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from spectrace.errors import SpectraceError, describe
+from spectrace.ui import plural
 from spectrace.output import write_output
 from spectrace.patches import engine
 from spectrace.patches.series import DEFAULT_SERIES, available_series, load_series, render_manifest
@@ -64,7 +65,7 @@ def list_command(sglang_path, series_name):
         target = engine.resolve_target(sglang_path)
         click.echo(f"target: {target.describe()}")
         series = load_series(series_name, target.version)
-    click.echo(f"series: {series.name} for SGLang {series.version} ({len(series.patches)} patches)")
+    click.echo(f"series: {series.name} for SGLang {series.version} ({plural(len(series.patches), 'patch', 'patches')})")
     for patch in series.patches:
         first = patch.description.splitlines()[0] if patch.description else "(no description)"
         click.echo(f"  {patch.name}: {first}")
@@ -85,7 +86,8 @@ def check_command(sglang_path, series_name, no_contract_gate):
     report, recovered = engine.check(sglang_path, series_name, use_contracts=not no_contract_gate)
     _echo_lines(recovered)
     click.echo(f"target: {report.target.describe()}")
-    click.echo(f"series: {report.series.name} for SGLang {report.series.version} ({len(report.series.patches)} patches, {len(report.series.touched_files)} files)")
+    click.echo(f"series: {report.series.name} for SGLang {report.series.version} "
+               f"({plural(len(report.series.patches), 'patch', 'patches')}, {plural(len(report.series.touched_files), 'file')})")
     for gate in report.gates:
         click.echo(gate.line())
         for extra in gate.details[1:]:
@@ -118,7 +120,7 @@ def apply_command(sglang_path, series_name, no_contract_gate):
         click.echo(f"note: {note}")
     state = result.state
     click.echo(
-        f"applied {len(state['patches'])} patches of '{result.series.name}' to {len(state['files'])} files "
+        f"applied {plural(len(state['patches']), 'patch', 'patches')} of '{result.series.name}' to {plural(len(state['files']), 'file')} "
         f"in {result.target.root}; state: {result.target.state_dir(result.series.name)}"
     )
 
@@ -133,7 +135,13 @@ def status_command(sglang_path, series_name):
     report = engine.status(sglang_path, series_name)
     _echo_lines(report.recovered)
     click.echo(f"target: {report.target.describe()}")
-    if not report.applied:
+    for name in report.orphaned:
+        state_dir = report.target.state_dir(name)
+        click.echo(
+            f"applied: {name}, but its record {state_dir / engine.STATE} is missing; the originals are kept in "
+            f"{state_dir / engine.ORIGINALS}: 'spectrace patch revert --sglang {sglang_path} --series {name}' restores them"
+        )
+    if not report.applied and not report.orphaned:
         hand = report.by_hand
         if hand is not None and hand.complete:
             click.echo(
@@ -151,9 +159,15 @@ def status_command(sglang_path, series_name):
         return
     for state, files in report.applied:
         edited = [f for f in files if f.state != "patched"]
+        original = [f for f in files if f.state == "original"]
+        if original and len(original) == len(edited):
+            since = (f"; {plural(len(original), 'file')} original again (a reinstall?): "
+                     f"'spectrace patch revert' removes the rest and the record")
+        else:
+            since = f"; {plural(len(edited), 'file')} changed since" if edited else "; intact"
         click.echo(
-            f"applied: {state['series']} ({len(state['patches'])} patches, {state['applied_at']})"
-            + (f"; {len(edited)} files changed since" if edited else "; intact")
+            f"applied: {state['series']} ({plural(len(state['patches']), 'patch', 'patches')}, {state['applied_at']})"
+            + since
             + ("; adopted: applied by hand" if state.get("adopted") else "")
         )
         for patch in state["patches"]:
@@ -178,7 +192,10 @@ def revert_command(sglang_path, series_name, force, reset_state):
         click.echo(f"forgot the record of '{series_name}' ({', '.join(state['reset'])}); the files are as they were; "
                    f"'spectrace patch status' says what is in them")
         return
-    click.echo(f"reverted '{state['series']}': {len(state['files'])} files restored byte for byte")
+    restored = len(state["files"]) - len(state["already_original"])
+    already = (f" ({plural(len(state['already_original']), 'file')} already as before apply)"
+               if state["already_original"] else "")
+    click.echo(f"reverted '{state['series']}': {plural(restored, 'file')} restored byte for byte{already}")
 
 
 @patch_group.command("adopt")
@@ -190,7 +207,7 @@ def adopt_command(sglang_path, series_name):
     state = engine.adopt(sglang_path, series_name)
     target = engine.resolve_target(sglang_path)
     click.echo(
-        f"adopted '{state['series']}': {len(state['patches'])} patches in {len(state['files'])} files of {target.root}; "
+        f"adopted '{state['series']}': {plural(len(state['patches']), 'patch', 'patches')} in {plural(len(state['files']), 'file')} of {target.root}; "
         f"originals kept in {target.state_dir(state['series']) / engine.ORIGINALS}; 'spectrace patch revert' undoes it"
     )
 
@@ -211,4 +228,4 @@ def manifest_command(sglang_path, series_name, series_dir):
         raise SpectraceError(f"not a pristine tree for this series: {bad.line()}")
     path = series.directory / "manifest.toml"
     write_output(str(path), render_manifest(series, target.root))
-    click.echo(f"wrote {path} ({len(series.patches)} patches, {len(series.touched_files)} files)")
+    click.echo(f"wrote {path} ({plural(len(series.patches), 'patch', 'patches')}, {plural(len(series.touched_files), 'file')})")

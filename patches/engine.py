@@ -39,6 +39,7 @@ from spectrace.atomic import _fsync_dir, atomic_write
 from spectrace.errors import Interrupted, SpectraceError, describe, one_line
 from spectrace.interrupts import deferred
 from spectrace.progress import waiting
+from spectrace.ui import plural
 from spectrace.patches.hunks import HunkError, apply_file_diff
 from spectrace.patches.series import DEFAULT_SERIES, Series, load_series, sha256_bytes
 from spectrace.source import VERSION_RE, SglangSource, from_path, installed
@@ -110,9 +111,29 @@ def resolve_target(path: str | os.PathLike) -> Target:
         raise SpectraceError(f"--sglang {path} is a version; patching needs a tree: a path (a checkout, a directory holding sglang/) or 'installed'")
     else:
         source = from_path(path)
+    if not (source.root / "sglang" / "__init__.py").is_file():
+        raise SpectraceError(_leftovers_message(source.root))
+    if source.version == "unknown":  # a series is chosen by version: none fits a tree without one
+        raise SpectraceError(f"no SGLang version in {source.root}: neither sglang/_version.py, sglang/version.py, "
+                             f"an sglang dist-info nor pyproject.toml names one")
     proc = _git(["rev-parse", "--show-toplevel"], source.root)
     top = Path(proc.stdout.decode().strip()) if proc is not None and proc.returncode == 0 and proc.stdout.strip() else None
     return Target(source=source, git_toplevel=top)
+
+
+def _leftovers_message(root: Path) -> str:
+    """What an uninstalled sglang leaves where the installed one was (``pip uninstall`` removes only
+    the files it installed): this engine's record and the files a series added."""
+    pkg = root / "sglang"
+    ours = root / STATE_DIRNAME
+    left = sorted(p.relative_to(root).as_posix() for p in pkg.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    text = f"--sglang installed: {pkg} is no sglang package (no __init__.py; uninstalled?)"
+    if ours.is_dir() or left:
+        what = ([f"{ours} (spectrace's patch record)"] if ours.is_dir() else []) + [
+            f"{len(left)} file{'s' if len(left) != 1 else ''} under {pkg} ({', '.join(left[:3])}{', ...' if len(left) > 3 else ''})"
+        ] * bool(left)
+        text += f"; left behind: {' and '.join(what)}; nothing of SGLang is left to patch or revert: remove them by hand"
+    return text
 
 
 def git_dirty(target: Target, paths: list[str]) -> list[str]:
@@ -361,10 +382,28 @@ def recover(target: Target) -> list[str]:
             for leftover in _temp_files(state_dir / name):
                 leftover.unlink()
         if not (state_dir / STATE).exists() and not (state_dir / JOURNAL).exists():
+            if _kept_originals_differ(state_dir, target.root):
+                continue  # the record was deleted after apply: the originals are the only way back (revert)
             shutil.rmtree(state_dir / ORIGINALS, ignore_errors=True)  # e.g. an apply killed before its journal existed
             with contextlib.suppress(OSError):
                 state_dir.rmdir()
     return done
+
+
+def _kept_originals_differ(state_dir: Path, root: Path) -> bool:
+    """Whether a kept original differs from the tree's file: an apply killed before its journal
+    changed nothing, so such originals outlived a record someone deleted."""
+    originals = state_dir / ORIGINALS
+    if not originals.is_dir():
+        return False
+    return any(_read_or_none(root / saved.relative_to(originals)) != saved.read_bytes()
+               for saved in originals.rglob("*") if saved.is_file())
+
+
+def _orphaned_series(target: Target) -> list[str]:
+    """Series whose record is gone while their kept originals still differ from the tree."""
+    return [d.name for d in _series_dirs(target)
+            if not (d / STATE).exists() and not (d / JOURNAL).exists() and _kept_originals_differ(d, target.root)]
 
 
 # ---------------------------------------------------------------- dry run (the anchors gate)
@@ -646,7 +685,7 @@ def permissions_gate(root: Path, paths: list[str]) -> GateResult:
     problems = unwritable(root, paths)
     if problems:
         return GateResult("permissions", "fail", problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""), problems)
-    return GateResult("permissions", "ok", f"{len(paths)} files and the state directory are writable")
+    return GateResult("permissions", "ok", f"{plural(len(paths), 'file')} and the state directory are writable")
 
 
 def manifest_gate(series: Series, before: dict[str, bytes | None]) -> tuple[GateResult, list[str]]:
@@ -669,7 +708,8 @@ def manifest_gate(series: Series, before: dict[str, bytes | None]) -> tuple[Gate
             notes.append(f"{path} differs from the released {series.version} file (local edits: the hunks must still match exactly)")
     if problems:
         return GateResult("manifest", "fail", problems[0], problems), notes
-    return GateResult("manifest", "ok", f"{len(series.patches)} patches match manifest.toml"), notes
+    return GateResult("manifest", "ok", f"{plural(len(series.patches), 'patch', 'patches')} "
+                                        f"match{'es' if len(series.patches) == 1 else ''} manifest.toml"), notes
 
 
 # ---------------------------------------------------------------- check / apply / revert / status
@@ -706,7 +746,7 @@ class CheckReport:
 
 def _already_patched_message(state: dict) -> str:
     return (
-        f"already patched with series '{state.get('series')}' ({len(state.get('patches', []))} patches, "
+        f"already patched with series '{state.get('series')}' ({plural(len(state.get('patches', [])), 'patch', 'patches')}, "
         f"applied {state.get('applied_at', '?')}); run 'spectrace patch revert' first"
     )
 
@@ -958,9 +998,14 @@ def revert(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, force: bo
             recovered, state = [], _rebuild_state(target, series_name)
         for line in recovered:
             say(line)
+        if state is None and series_name in _orphaned_series(target):
+            say(f"warning: the record {state_dir / STATE} is missing; reverting from the originals kept in {state_dir / ORIGINALS}")
+            state = _rebuild_state(target, series_name)
         if state is None:
             raise SpectraceError(f"series '{series_name}' is not applied to {target.root}; nothing to revert")
-        edited = [f for f in _file_statuses(target, state) if f.state != "patched"]
+        statuses = _file_statuses(target, state)
+        # a file already as before apply (a reinstall put it back) has nothing to discard or restore
+        edited = [f for f in statuses if f.state not in ("patched", "original") and not f.state.startswith("deleted since")]
         if edited and not force:
             first = edited[0]
             raise SpectraceError(
@@ -979,8 +1024,11 @@ def revert(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, force: bo
         with deferred() as interrupted:
             _write_json_atomic(state_dir / JOURNAL, {"op": "revert", "txn": state["txn"], "series": series_name, "files": state["files"]})
             writes.reached("journal-written")
+            already = {f.path for f in statuses if f.state == "original" or f.state.startswith("deleted since")}
             for entry in state["files"]:
                 rel = entry["path"]
+                if rel in already:
+                    continue
                 if not entry["existed_before"]:
                     _put(target.root, rel, None, writes)
                     continue
@@ -996,7 +1044,7 @@ def revert(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, force: bo
                 state_dir.rmdir()
         if interrupted:
             raise Interrupted(f"interrupted; the revert of '{series_name}' had started and was finished: the tree is as before apply")
-        return state, recovered
+        return dict(state, already_original=sorted(already)), recovered
 
 
 @dataclass
@@ -1018,6 +1066,7 @@ class StatusReport:
     recovered: list[str]
     by_hand: HandApplied | None = None
     note: str | None = None  # why the by-hand check could not run
+    orphaned: list[str] = field(default_factory=list)  # series whose record is gone, their originals kept
 
 
 def _by_hand(target: Target, series: Series) -> HandApplied:
@@ -1036,8 +1085,8 @@ def status(path: str | os.PathLike, series_name: str = DEFAULT_SERIES) -> Status
             state = _read_json(state_dir / STATE)
             if state is not None:
                 applied.append((state, _file_statuses(target, state)))
-        report = StatusReport(target, applied, recovered)
-        if not applied:
+        report = StatusReport(target, applied, recovered, orphaned=_orphaned_series(target))
+        if not applied and not report.orphaned:
             try:
                 report.by_hand = _by_hand(target, _series_for(target, series_name))
             except SpectraceError as exc:  # e.g. no series for this version: nothing to compare with

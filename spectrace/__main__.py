@@ -1,3 +1,3 @@
 from spectrace.cli import main
 
-main()
+main(prog_name="spectrace")  # not "python -m spectrace" in usage lines and --version

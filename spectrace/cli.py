@@ -8,8 +8,10 @@ pay for the runtime shims or the patch engine at start-up (click's documented La
 from __future__ import annotations
 
 import atexit
+import difflib
 import gc
 import importlib
+import inspect
 import os
 import sys
 
@@ -17,6 +19,7 @@ import click
 
 from spectrace import interrupts, ui
 from spectrace.errors import SpectraceError, describe, one_line
+from spectrace.output import guard_stdout
 
 LAZY_COMMANDS = {
     "map": "spectrace.tracer.cli:map_command",
@@ -26,6 +29,7 @@ LAZY_COMMANDS = {
     "report": "spectrace.shims.cli:report_command",
     "bench": "spectrace.bench:bench_command",
     "patch": "spectrace.patches.cli:patch_group",
+    "cache": "spectrace.cache:cache_group",
 }
 
 
@@ -37,6 +41,10 @@ class LazyGroup(click.Group):
     def __init__(self, *args, lazy_subcommands: dict[str, str] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.lazy_subcommands = lazy_subcommands or {}
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        ui.set_level(ui.NORMAL)  # until -q/-v says otherwise, on this command line alone
+        return super().make_context(info_name, args, parent=parent, **extra)
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy_subcommands))
@@ -62,11 +70,23 @@ class LazyGroup(click.Group):
                 if ctx.resilient_parsing:
                     return None  # shell completion: offer the commands that can run, say nothing
                 raise click.ClickException(f"'{cmd_name}' needs a package that is not installed: {exc.name}") from exc
-            return getattr(module, attr)
+            command = getattr(module, attr)
+            _finish_loaded(command)
+            return command
         return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx, args):
+        """An unknown command gets click's "Did you mean" from the lazy names too (``spectrace mapp``)."""
+        name = click.utils.make_str(args[0])
+        if ctx.resilient_parsing or name.startswith("-") or name in self.list_commands(ctx):
+            return super().resolve_command(ctx, args)
+        close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise click.UsageError(f"No such command '{name}'.{hint}", ctx)
 
     def invoke(self, ctx):
         """Every failure a user can cause ends here as one line and an exit code (docs/cli.md)."""
+        guard_stdout()
         try:
             with interrupts.handled():
                 return super().invoke(ctx)
@@ -113,15 +133,66 @@ def _silence_stdout() -> None:
     os.close(devnull)
 
 
-@click.group(cls=LazyGroup, lazy_subcommands=LAZY_COMMANDS)
-@click.version_option(package_name="spectrace")
-@click.option("-q", "--quiet", is_flag=True, help="Only errors and warnings on stderr: no progress, no 'using SGLang ...'.")
-@click.option("-v", "--verbose", is_flag=True, help="Also timing and cache statistics on stderr.")
-def main(quiet, verbose):
+# -------------------------------------------------------------------- options every command takes
+
+_LEVEL_KEY = "spectrace.level"
+
+
+def _verbosity_callback(level: int):
+    def set_level(ctx, param, value):
+        if not value:
+            return
+        chosen = ctx.meta.get(_LEVEL_KEY)
+        if chosen is not None and chosen != level:
+            raise click.UsageError("--quiet and --verbose contradict each other", ctx)
+        ctx.meta[_LEVEL_KEY] = level
+        ui.set_level(level)
+
+    return set_level
+
+
+def verbosity_options() -> list[click.Option]:
+    """``-q``/``-v``, taken before the command (``spectrace -q map``) and after it (``spectrace map -q``)."""
+    return [
+        click.Option(["-q", "--quiet"], is_flag=True, expose_value=False, is_eager=True,
+                     callback=_verbosity_callback(ui.QUIET),
+                     help="Only errors and warnings on stderr: no progress, no 'using SGLang ...'."),
+        click.Option(["-v", "--verbose"], is_flag=True, expose_value=False, is_eager=True,
+                     callback=_verbosity_callback(ui.VERBOSE), help="Also timing and cache statistics on stderr."),
+    ]
+
+
+def first_sentence(text: str | None) -> str:
+    """A command's summary for ``--help``: its docstring's first sentence whole (click cuts it at 45
+    characters, often inside a parenthesis); the help formatter wraps it."""
+    paragraph = " ".join(inspect.cleandoc(text or "").split("\n\n")[0].split())
+    paragraph = paragraph.replace("\b ", "")
+    return paragraph.split(". ", 1)[0].rstrip(".") + "."
+
+
+def _finish_loaded(command: click.Command) -> None:
+    """Give a command loaded on first use (and a group's subcommands) the options and help every
+    command has; once, since the command objects are module-level and loaded again by tests."""
+    if getattr(command, "_spectrace_finished", False):
+        return
+    command._spectrace_finished = True
+    taken = {opt for param in command.params for opt in getattr(param, "opts", ())}
+    if not taken & {"-q", "--quiet", "-v", "--verbose"}:
+        command.params.extend(verbosity_options())
+    if command.short_help is None and command.help:
+        command.short_help = first_sentence(command.help)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _finish_loaded(sub)
+
+
+@click.group(cls=LazyGroup, lazy_subcommands=LAZY_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="spectrace", prog_name="spectrace")
+def main():
     """Trace SGLang's scheduler<->worker code paths and verify the contracts between them."""
-    if quiet and verbose:
-        raise click.UsageError("--quiet and --verbose contradict each other")
-    ui.set_level(ui.QUIET if quiet else ui.VERBOSE if verbose else ui.NORMAL)
+
+
+main.params.extend(verbosity_options())
 
 
 def run():  # pragma: no cover - python -m spectrace

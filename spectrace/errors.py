@@ -26,8 +26,11 @@ class Interrupted(SpectraceError):
 
 
 def one_line(text: object, limit: int = MESSAGE_LIMIT) -> str:
-    """``text`` on one line of at most ``limit`` characters (plus a note of how much was cut)."""
-    flat = " ".join(str(text).split())
+    """``text`` on one line of at most ``limit`` characters (plus a note of how much was cut).
+
+    Line breaks and the indentation around them become one space; spaces inside a line stay,
+    since a message may quote a line of code (a hunk that does not match)."""
+    flat = " ".join(part.strip() for part in str(text).splitlines() if part.strip())
     if len(flat) <= limit:
         return flat
     return f"{flat[:limit]}... ({len(flat) - limit} more characters)"

@@ -6,7 +6,9 @@ A missing directory is an error, never created: a typo in ``-o`` should not leav
 from __future__ import annotations
 
 import errno
+import io
 import os
+import sys
 from pathlib import Path
 
 from spectrace.atomic import atomic_write
@@ -23,6 +25,8 @@ def _reason(exc: OSError) -> str:
 
 def check_output(path: str) -> None:
     """Refuse an output path that cannot be written, before any analysis runs."""
+    if not path:
+        raise SpectraceError("cannot write to an empty file name (-o '')", exit_code=2)
     target = Path(os.path.realpath(path))  # write through a symlink, not over it
     if target.is_dir():
         raise _refuse(path, "is a directory")
@@ -47,6 +51,21 @@ def check_output(path: str) -> None:
     os.unlink(probe)
 
 
+def check_appendable(path: str) -> None:
+    """Refuse a file to be appended to (a report that processes add to) before anything runs:
+    its directory must exist and take new files; an existing file must be a writable file."""
+    if not path:
+        raise SpectraceError("cannot write to an empty file name", exit_code=2)
+    target = Path(os.path.realpath(path))
+    if target.exists():
+        if target.is_dir():
+            raise _refuse(path, "is a directory")
+        if not os.access(target, os.W_OK):
+            raise _refuse(path, os.strerror(errno.EACCES))
+        return
+    check_output(path)
+
+
 def write_output(path: str, data: str | bytes) -> None:
     """Replace ``path`` with ``data`` (its permission bits kept); SpectraceError in one line if it cannot."""
     check_output(path)
@@ -66,3 +85,25 @@ def output_option_callback(ctx, param, value):
     if value is not None:
         check_output(value)
     return value
+
+
+def guard_stdout() -> None:
+    """Make a reader that goes away (``spectrace ... | head``) an error every command sees.
+
+    With ``PYTHONUNBUFFERED`` (or ``python -u``) ``sys.stdout`` writes straight to the file, and a
+    write the pipe took only part of is dropped without an error, so a command exits 0 with its
+    output cut. A buffered writer on the same descriptor retries the rest and raises
+    BrokenPipeError, which the CLI turns into exit 141 (docs/cli.md). Lines still go out as they
+    are written.
+    """
+    stream = sys.stdout
+    if not isinstance(stream, io.TextIOWrapper) or not isinstance(stream.buffer, io.RawIOBase):
+        return  # already buffered, or not a real file (click's test runner)
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):
+        return
+    stream.flush()
+    raw = io.FileIO(fd, "w", closefd=False)
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors,
+                                  line_buffering=True, write_through=True)

@@ -28,3 +28,8 @@ def detail(message: str) -> None:
     """Timing and cache statistics (only with --verbose)."""
     if level >= VERBOSE:
         click.echo(message, err=True)
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``1 file``, ``2 files``: the count with its noun agreeing."""
+    return f"{count} {word if count == 1 else words or word + 's'}"

@@ -67,6 +67,32 @@ def sglang_copy(sglang_source, tmp_path):
 
 
 
+def _trees_under(base: Path, depth: int = 4):
+    """Directories a test may have analysed: tmp copies of a release, --source packages."""
+    if depth < 0:
+        return
+    try:
+        children = [c for c in base.iterdir() if c.is_dir() and not c.is_symlink()]
+    except OSError:
+        return
+    for child in children:
+        yield child
+        if child.name not in ("sglang", "__pycache__", ".spectrace"):
+            yield from _trees_under(child, depth - 1)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_index_packs_of_temporary_trees(tmp_path_factory):
+    """The index keeps one pack per analysed tree, keyed by its path; a temporary copy's pack is
+    never read again. Left in place, a run of the suite adds about 450 MB to the cache."""
+    yield
+    from spectrace.tracer.summary_cache import SummaryCache
+
+    cache = SummaryCache()
+    for tree in _trees_under(tmp_path_factory.getbasetemp()):
+        cache.pack_path(tree).unlink(missing_ok=True)
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests that need a real SGLang release (fetched and analysed whole) are `slow`:
     `pytest -m "not slow"` runs the fast unit tests alone."""
@@ -79,7 +105,9 @@ def pytest_collection_modifyitems(config, items):
 def server():
     """The URL of a running stand-in of SGLang's HTTP API, for the bench's HTTP driver."""
     httpd = StandInServer(("127.0.0.1", 0), StandInApi)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # shutdown() waits for serve_forever's next poll: 0.5 s by default, per test
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
+    httpd.server_close()

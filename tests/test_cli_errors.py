@@ -285,3 +285,119 @@ def test_shell_completion_through_the_lazy_group():
     assert result.output.split() == ["plain,check", "plain,diff", "plain,extract"]
     source = CliRunner().invoke(main, [], env={"_SPECTRACE_COMPLETE": "bash_source"}, prog_name="spectrace")
     assert "_spectrace_completion()" in source.output
+
+
+# ---------------------------------------------------------------- what a new user types
+
+
+def spectrace_process(*args, env_extra=None):
+    env = dict(os.environ, **(env_extra or {}))
+    return subprocess.Popen([sys.executable, "-m", "spectrace", *args], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""], ids=["PYTHONUNBUFFERED", "buffered"])
+def test_a_reader_that_stops_part_way_gives_141(unbuffered, sglang_source):
+    """``map ... | head``: the pipe took part of a large output, then its reader left. Unbuffered,
+    Python drops the short write's rest without an error; the CLI still sees the broken pipe."""
+    sglang_source("0.5.9")
+    proc = spectrace_process("-q", "map", "--sglang", "0.5.9", "Scheduler.run_batch", "--depth", "3",
+                             "--format", "json", env_extra={"PYTHONUNBUFFERED": unbuffered})
+    assert proc.stdout.read(10) == b'{\n "schema'
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, stderr
+    assert "Traceback" not in stderr and "Broken pipe" not in stderr and "Exception ignored" not in stderr
+
+
+@pytest.mark.parametrize("command", [["map", "--sglang", "0.5.9", "Scheduler.run_batch"],
+                                     ["contracts", "extract", "--sglang", "0.5.9"],
+                                     ["contracts", "diff", "0.5.9", "0.5.9"]], ids=lambda c: " ".join(c[:2]))
+def test_every_command_gives_141_to_a_closed_stdout(command, sglang_source):
+    sglang_source("0.5.9")
+    proc = spectrace_process("-q", *command, env_extra={"PYTHONUNBUFFERED": "1"})
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, stderr
+    assert stderr == ""
+
+
+def test_an_empty_output_name_is_refused():
+    result = invoke("contracts", "extract", "--sglang", "/nonexistent", "-o", "")
+    assert_one_line(result, 2, "spectrace: cannot write to an empty file name")
+
+
+@pytest.mark.parametrize("args", [["-h"], ["patch", "-h"], ["patch", "status", "-h"], ["contracts", "check", "-h"]])
+def test_dash_h_is_help(args):
+    result = invoke(*args)
+    assert result.exit_code == 0 and result.stdout.startswith("Usage: ") and "-h, --help" in result.stdout
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_quiet_and_verbose_go_before_or_after_the_command(where):
+    for flag, level in (("-q", ui.QUIET), ("--verbose", ui.VERBOSE)):
+        args = [flag, "patch", "list"] if where == "before" else ["patch", "list", flag]
+        assert invoke(*args).exit_code == 0
+        assert ui.level == level
+    result = invoke("-q", "patch", "list", "-v")
+    assert result.exit_code == 2 and "--quiet and --verbose contradict each other" in result.stderr
+
+
+def test_a_mistyped_command_gets_did_you_mean():
+    result = invoke("mapp")
+    assert result.exit_code == 2 and "No such command 'mapp'. Did you mean 'map'?" in result.stderr
+    assert "Did you mean 'check'?" in invoke("contracts", "chek").stderr
+
+
+@pytest.mark.parametrize("group", [[], ["patch"], ["contracts"]], ids=lambda g: " ".join(["spectrace", *g]))
+def test_help_summaries_are_whole_sentences(group):
+    text = invoke(*group, "--help").stdout
+    listing = text.split("Commands:\n", 1)[1]
+    summaries, current = [], ""
+    for line in listing.splitlines():
+        if line[:3].strip():  # a new command's row: "  name  summary"
+            summaries.append(current)
+            current = line.split(None, 1)[1]
+        else:
+            current += " " + line.strip()
+    summaries = [s for s in summaries + [current] if s]
+    assert summaries
+    for summary in summaries:
+        assert summary.endswith(".") and not summary.endswith("..."), summary
+        assert summary.count("(") == summary.count(")"), summary
+
+
+def test_python_dash_m_names_the_program_spectrace():
+    proc = subprocess.run([sys.executable, "-m", "spectrace", "--version"], cwd=REPO, capture_output=True, text=True)
+    assert proc.stdout.startswith("spectrace, version "), proc.stdout
+
+
+def test_a_hunk_that_does_not_match_quotes_the_line_as_it_is(tmp_path, monkeypatch):
+    tree = tiny_series(tmp_path, monkeypatch)
+    (tree / "sglang" / "a.py").write_text("A = 1\nB    =   7\nC = 3\n")
+    before = digest(tree)
+    result = invoke("patch", "apply", "--sglang", str(tree), "--series", "tiny", "--no-contract-gate")
+    assert_one_line(result, 2, "spectrace: ")
+    assert "line 2 is 'B    =   7', the patch expects 'B = 2'" in result.stderr
+    assert digest(tree) == before
+
+
+def test_counts_of_one_are_singular(tmp_path, monkeypatch):
+    tree = tiny_series(tmp_path, monkeypatch)
+    result = invoke("patch", "check", "--sglang", str(tree), "--series", "tiny", "--no-contract-gate")
+    assert "(1 patch, 2 files)" in result.stdout and "1 patch matches manifest.toml" in result.stdout
+    result = invoke("patch", "apply", "--sglang", str(tree), "--series", "tiny", "--no-contract-gate")
+    assert "applied 1 patch of 'tiny' to 2 files" in result.stdout
+    (tree / "sglang" / "b.py").write_text("edited\n")
+    assert "; 1 file changed since" in invoke("patch", "status", "--sglang", str(tree)).stdout
+
+
+@pytest.mark.parametrize("command", ["status", "check", "apply", "revert", "adopt"])
+def test_a_tree_without_a_version_is_one_line(command, tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "sglang").mkdir(parents=True)
+    (tree / "sglang" / "__init__.py").write_text("")
+    before = digest(tree)
+    result = invoke("patch", command, "--sglang", str(tree))
+    assert_one_line(result, 2, f"spectrace: no SGLang version in {tree}: ")
+    assert digest(tree) == before and not (tree / ".spectrace").exists()

@@ -6,7 +6,9 @@ import json
 import shutil
 import struct
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
+import jsonschema
 import networkx as nx
 import pytest
 from click.testing import CliRunner
@@ -92,11 +94,45 @@ def test_field_map_of_next_draft_input(old_root, tmp_path):
     assert g.edges[field, RUN_BATCH]["sites"] == [2347, 2357]
 
 
+MAP_SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "docs" / "schemas" / "map.schema.json").read_text())
+
+
+@pytest.mark.parametrize("args", [["Scheduler.run_batch", "--depth", "2", "--external"],
+                                  ["--field", "new_seq_lens", "--owner", "EagleDraftInput"]], ids=["calls", "field"])
+def test_json_follows_its_schema_and_names_no_path_of_this_machine(old_root, args):
+    r = run("-q", "map", "--sglang", old_root, *args, "--format", "json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    jsonschema.validate(data, MAP_SCHEMA)
+    assert data["graph"]["source"] == {"package": "sglang", "version": "0.5.9", "origin": "path"}
+    assert old_root not in r.stdout and str(Path(old_root).parent) not in r.stdout
+    by_version = run("-q", "map", "--sglang", OLD, *args, "--format", "json").stdout
+    assert by_version.replace('"origin": "cache"', '"origin": "path"') == r.stdout  # wherever the cache lies
+
+
 def test_unknown_root_lists_close_matches(old_root):
     r = run("map", "--sglang", old_root, "Scheduler.run_bach")
     assert r.exit_code == 2
     assert "unknown root 'Scheduler.run_bach'" in r.output and "run_batch" in r.output
     assert "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("args, message, hint", [
+    (["--field", "new_seq_len"], "no reads or writes of a field named 'new_seq_len' in SGLang 0.5.9 ",
+     "; did you mean new_seq_lens,"),
+    (["--field", "new_seq_lens", "--owner", "EagleDraftInptu"], "no class named 'EagleDraftInptu' in SGLang 0.5.9 ",
+     "; did you mean EagleDraftInput?"),
+    (["--field", "new_seq_lens", "--owner", "Scheduler"], "class 'Scheduler' declares no field 'new_seq_lens' ",
+     "; classes that do: EagleDraftInput"),
+    (["Scheduler.run_batch", "--owner", "EagleDraftInput"], "--owner goes with --field", ""),
+], ids=["field", "owner typo", "owner without the field", "owner without --field"])
+def test_mistyped_field_or_owner_is_refused_with_close_names(old_root, tmp_path, args, message, hint):
+    out = tmp_path / "map.json"
+    r = run("map", "--sglang", old_root, *args, "-o", str(out))
+    assert r.exit_code == 2, r.output
+    last = r.stderr.strip().splitlines()[-1]
+    assert message in last and hint in last, last
+    assert "Traceback" not in r.output and not out.exists()
 
 
 def test_ambiguous_root_names_the_candidates(old_root):

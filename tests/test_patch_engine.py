@@ -734,7 +734,7 @@ def test_status_says_a_created_file_was_deleted(test_series):
     files = {f.path: f.state for _, fs in engine.status(tree).applied for f in fs}
     assert files[NEW_MODULE] == "deleted since apply (the series created it)"
     out = CliRunner().invoke(main, ["patch", "status", "--sglang", str(tree)])
-    assert "; 1 files changed since" in out.output
+    assert "; 1 file changed since" in out.output
     assert f"  {NEW_MODULE}: deleted since apply (the series created it)" in out.output.splitlines()
 
 
@@ -746,9 +746,47 @@ def test_revert_force_lists_what_it_discards(test_series):
     (tree / NEW_MODULE).unlink()
     out = CliRunner().invoke(main, ["patch", "revert", "--sglang", str(tree), "--series", "test-series", "--force"])
     assert out.exit_code == 0, out.output
-    assert out.output.splitlines() == [
-        f"discarding: {NEW_MODULE}: deleted since apply (the series created it)",
+    assert out.output.splitlines() == [  # the deleted file the series created is as before apply: nothing to discard
         f"discarding: {SCHEDULER}: edited since apply",
+        "reverted 'test-series': 2 files restored byte for byte (1 file already as before apply)",
+    ]
+    assert whole_tree_digest(tree) == before
+
+
+def test_revert_after_a_reinstall_put_the_originals_back(test_series):
+    """``pip install --force-reinstall sglang`` writes the original files over the patched ones and
+    leaves the record and the file the series added: revert needs no --force and discards nothing."""
+    tree = test_series("0.5.12")
+    before = whole_tree_digest(tree)
+    engine.apply(tree, "test-series", use_contracts=False)
+    originals = tree / ".spectrace/patches/test-series/originals"
+    for saved in originals.rglob("*.py"):
+        (tree / saved.relative_to(originals)).write_bytes(saved.read_bytes())
+    status = CliRunner().invoke(main, ["patch", "status", "--sglang", str(tree)])
+    assert "; 2 files original again (a reinstall?): 'spectrace patch revert' removes the rest" in status.output
+    out = CliRunner().invoke(main, ["patch", "revert", "--sglang", str(tree), "--series", "test-series"])
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines() == ["reverted 'test-series': 1 file restored byte for byte (2 files already as before apply)"]
+    assert whole_tree_digest(tree) == before
+
+
+def test_revert_after_the_record_was_deleted_restores_from_the_originals(test_series):
+    tree = test_series("0.5.12")
+    before = whole_tree_digest(tree)
+    engine.apply(tree, "test-series", use_contracts=False)
+    state_dir = tree / ".spectrace/patches/test-series"
+    (state_dir / "state.json").unlink()
+    patched = whole_tree_digest(tree)
+    status = CliRunner().invoke(main, ["patch", "status", "--sglang", str(tree)])
+    assert status.exit_code == 0, status.output
+    assert status.output.splitlines()[1] == (
+        f"applied: test-series, but its record {state_dir / 'state.json'} is missing; the originals are kept in "
+        f"{state_dir / 'originals'}: 'spectrace patch revert --sglang {tree} --series test-series' restores them")
+    assert whole_tree_digest(tree) == patched  # status (and its recovery) left the originals
+    out = CliRunner().invoke(main, ["patch", "revert", "--sglang", str(tree), "--series", "test-series"])
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines() == [
+        f"warning: the record {state_dir / 'state.json'} is missing; reverting from the originals kept in {state_dir / 'originals'}",
         "reverted 'test-series': 3 files restored byte for byte",
     ]
     assert whole_tree_digest(tree) == before

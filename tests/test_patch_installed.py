@@ -59,6 +59,26 @@ def test_installed_tree_status_apply_revert(site, tmp_path):
     assert whole_tree_digest(site) == before  # .spectrace/ gone too
 
 
+def test_an_uninstalled_sglang_with_leftovers_is_one_line(site, tmp_path):
+    """``pip uninstall sglang`` removes the files it installed; the file a series added and the
+    engine's record stay. Every patch command says so instead of working on SGLang "unknown"."""
+    site, env = site
+    pristine = {p for p in (site / "sglang").rglob("*") if p.is_file()}
+    proc = _spectrace(["patch", "apply", "--sglang", "installed", "--series", "test-series", "--no-contract-gate"], env, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for path in pristine:  # what pip's RECORD lists
+        path.unlink()
+    left = whole_tree_digest(site)
+    for command in (["status"], ["revert"], ["apply", "--no-contract-gate"], ["check"]):
+        proc = _spectrace(["patch", *command, "--sglang", "installed", "--series", "test-series"], env, tmp_path)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert proc.stdout == "" and len(proc.stderr.splitlines()) == 1, proc.stderr
+        assert proc.stderr.startswith(f"spectrace: --sglang installed: {site.resolve() / 'sglang'} is no sglang package "
+                                      "(no __init__.py; uninstalled?); left behind: ")
+        assert "spectrace's patch record" in proc.stderr and "remove them by hand" in proc.stderr
+        assert whole_tree_digest(site) == left
+
+
 def test_installed_is_resolved_without_importing_sglang(site, monkeypatch):
     site, _ = site
     monkeypatch.syspath_prepend(str(site))

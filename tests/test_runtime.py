@@ -18,11 +18,13 @@ import sys
 import types
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from spectrace.contracts.catalog import CatalogContract
 from spectrace.shims import checks, plans, post_import, runtime
 
+REPO = Path(__file__).resolve().parents[1]
 VERSION = "0.5.12"
 SCHED = "sglang/srt/managers/scheduler.py"
 OUTPROC = "sglang/srt/managers/scheduler_output_processor_mixin.py"
@@ -527,6 +529,8 @@ def test_report_merges_ranks_and_fails_on_violations(shims, real):
     res = CliRunner().invoke(main, ["report", "--json", str(report)])
     data = json.loads(res.output)
     assert data["contracts"]["SPEC2-NDI-SPECINFO"]["first_violation"]["rank"] == {"tp_rank": 1}
+    jsonschema.validate(data, json.loads((REPO / "docs" / "schemas" / "report.schema.json").read_text()))
+    assert data["schema"] == "spectrace-report" and data["schema_version"] == 1
 
 
 def test_report_of_a_clean_run_exits_zero(shims, real):
@@ -776,3 +780,28 @@ def test_uninstall_removes_the_import_hook_so_a_new_install_starts_clean(tmp_pat
         assert again == hooks, "a second install registered its callbacks on top of the first"
     finally:
         rt.uninstall()
+
+
+@pytest.mark.parametrize("line", [
+    "[1, 2]",
+    '"text"',
+    '{"no": "event"}',
+    '{"event": "summary", "rank": 3, "checks": {"A": 1}}',
+    '{"event": "summary", "checks": [1]}',
+    '{"event": "summary", "violations": {"A": "many"}}',
+    '{"event": "violation"}',
+    '{"event": "start", "contracts": [1]}',
+])
+def test_report_of_other_json_is_one_line_and_exit_2(tmp_path, line):
+    from click.testing import CliRunner
+
+    from spectrace.cli import main
+
+    report = tmp_path / "other.jsonl"
+    report.write_text('{"event": "start", "contracts": []}\n' + line + "\n")
+    res = CliRunner().invoke(main, ["report", str(report)])
+    assert res.exit_code == 2, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    assert res.stdout == "" and "Traceback" not in res.output
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"spectrace: {report}:2: not a shim report event: "), lines

@@ -203,3 +203,14 @@ def test_install_in_a_program_reaches_its_spawned_children(tmp_path, catalog):
     assert out.returncode == 0, out.stderr
     state = json.loads(out.stdout.strip().splitlines()[-1])
     assert state == {"installed": True, "mode": "raise", "report": str(tmp_path / "r.jsonl"), "parent_mode": "raise"}
+
+
+def test_run_refuses_a_report_it_could_not_write_before_the_command_starts(tmp_path, catalog):
+    marker = tmp_path / "ran"
+    for report in (tmp_path / "missing" / "r.jsonl", tmp_path / "missing" / "r-{pid}.jsonl"):
+        out = subprocess.run([sys.executable, "-m", "spectrace", "run", "--catalog", str(catalog), "--report",
+                              str(report), "--", sys.executable, "-c", f"open({str(marker)!r}, 'w')"],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.startswith(f"spectrace: cannot write {report.parent}/r") and len(out.stderr.splitlines()) == 1
+        assert not marker.exists() and not (tmp_path / "missing").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import sys
 import time
 
@@ -11,6 +12,7 @@ from spectrace import ui
 from spectrace.errors import SpectraceError
 from spectrace.output import output_option_callback, write_output
 from spectrace.progress import Bar, waiting
+from spectrace.ui import plural
 
 FORMATS = ("text", "json", "dot", "svg", "png", "mermaid")
 SGLANG_HELP = "SGLang source: a path (checkout or dir holding sglang/), 'installed', or a version such as 0.5.9"
@@ -28,6 +30,12 @@ def open_project(sglang: str | None, source_path: str | None = None, package: st
     source = package_source(source_path, package=package) if source_path else resolve_source(sglang)
     ui.info(f"spectrace: using {source.describe()}")
     return Project(source)
+
+
+def source_reference(source) -> dict:
+    """What was analysed, without where it lies on this machine: a JSON output's ``source``."""
+    return {"package": "sglang" if not hasattr(source, "packages") else ",".join(source.packages),
+            "version": source.version, "origin": source.origin}
 
 
 def _choose_format(fmt: str | None, output: str | None) -> str:
@@ -57,6 +65,37 @@ def resolve_roots(proj, specs) -> list[str]:
             )
         roots.extend(found)
     return roots
+
+
+def _close(name: str, names) -> str:
+    close = difflib.get_close_matches(name, sorted(set(names)), n=5, cutoff=0.6)
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def check_field_names(proj, field: str, owner: str | None) -> None:
+    """A field nothing reads or writes, or an ``--owner`` no class of that name declaring the field,
+    is a typo: refused with the names that come close, rather than drawn as a smaller map."""
+    fields: set[str] = set()
+    declaring: set[str] = set()  # classes whose annotations hold the field
+    classes: set[str] = set()
+    for summary in proj.loaded_modules():
+        for c in summary.classes.values():
+            classes.add(c.name)
+            fields.update(c.annotations)
+            if field in c.annotations:
+                declaring.add(c.name)
+        for f in summary.functions.values():
+            fields.update(f.reads)
+            fields.update(f.writes)
+    where = proj.source.describe()
+    if field not in fields:
+        raise SpectraceError(f"no reads or writes of a field named '{field}' in {where}{_close(field, fields)}")
+    if owner is None or owner in declaring:
+        return
+    if owner not in classes:
+        raise SpectraceError(f"no class named '{owner}' in {where}{_close(owner, declaring or classes)}")
+    raise SpectraceError(f"class '{owner}' declares no field '{field}' in {where}; "
+                         f"classes that do: {', '.join(sorted(declaring)) or 'none'}")
 
 
 @click.command("map")
@@ -99,8 +138,11 @@ def map_command(roots, sglang, source_path, package, depth, fmt, output, include
         raise SpectraceError(f"--format {fmt} writes binary data: pass -o FILE")
     proj = open_project(sglang, source_path, package)
     t0 = time.perf_counter()
+    if owner and not field:
+        raise SpectraceError("--owner goes with --field")
     if field:
         proj.index_all(progress=Bar("indexing"))
+        check_field_names(proj, field, owner)
         graph = field_graph(proj, field, owner=owner)
         if graph.number_of_edges() == 0:
             raise SpectraceError(f"no reads or writes of a field named '{field}' in {proj.source.describe()}")
@@ -111,6 +153,8 @@ def map_command(roots, sglang, source_path, package, depth, fmt, output, include
                                closures=closures, networkx=fmt != "json")
     proj.save()
     ui.detail(f"spectrace: graph built in {time.perf_counter() - t0:.1f} s")
+    if fmt == "json":  # the same bytes wherever the cache or the checkout is
+        graph.graph["source"] = source_reference(proj.source)
     data = render(for_display(graph, fmt, collapse_by, max_nodes), fmt)
     if output:
         write_output(output, data)
@@ -139,7 +183,7 @@ def index_command(sglang, source_path, package, jobs):
     errors = [s[3] for s in stats if s[3]]
     click.echo(
         f"{len(stats)} modules, {sum(s[0] for s in stats)} classes, {sum(s[1] for s in stats)} functions, "
-        f"{sum(s[2] for s in stats)} call sites, {len(errors)} files with errors, {time.perf_counter() - t0:.1f} s"
+        f"{sum(s[2] for s in stats)} call sites, {plural(len(errors), 'file')} with errors, {time.perf_counter() - t0:.1f} s"
     )
     for err in errors:
         click.echo(f"spectrace: skipped {err}", err=True)

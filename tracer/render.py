@@ -317,10 +317,15 @@ def _field_map_text(graph: nx.DiGraph) -> list[str]:
 # --------------------------------------------------------------------------- json
 
 
+MAP_SCHEMA_VERSION = 1  # docs/schemas/map.schema.json; bump when a key changes meaning or goes
+
+
 def render_json(graph: nx.DiGraph) -> str:
     """networkx node-link data (``node_link_data(graph, edges="edges")``, written out here so that the
-    json output needs no networkx): node id = qualified name; edge file/line/resolution."""
-    data = {"directed": graph.is_directed(), "multigraph": graph.is_multigraph(), "graph": graph.graph,
+    json output needs no networkx): node id = qualified name; edge file/line/resolution; every
+    ``file`` relative to the source root. ``schema``/``schema_version`` name the layout."""
+    data = {"schema": "spectrace-map", "schema_version": MAP_SCHEMA_VERSION,
+            "directed": graph.is_directed(), "multigraph": graph.is_multigraph(), "graph": graph.graph,
             "nodes": [{**attrs, "id": node} for node, attrs in graph.nodes(data=True)],
             "edges": [{**attrs, "source": u, "target": v} for u, v, attrs in graph.edges(data=True)]}
     return json.dumps(data, indent=1, default=lambda o: sorted(o) if isinstance(o, (set, frozenset)) else str(o)) + "\n"

@@ -216,14 +216,6 @@ class Shims:
             # consumer's class (FutureMap.store_to_map -> scheduler.future_map)
             owner_cls = qualname.split(".")[0]
             plan.self_attr = None if any(c.__name__ == owner_cls for c in scheduler_cls.__mro__) else owner_cls
-            cond = plan.condition
-            if cond and str(cond).strip() not in ("", "True", "true"):
-                try:
-                    plan.condition_code = compile(str(cond), f"<catalog {plan.id}>", "eval")
-                except SyntaxError as exc:
-                    plan.reason = f"path condition not evaluable here: {cond!r} ({exc.msg})"
-                    self.inactive.append(plan)
-                    continue
             self.active.append(plan)
             self.checks.setdefault(plan.id, 0)
             self.violations.setdefault(plan.id, 0)
@@ -293,7 +285,7 @@ class Shims:
             names = {"self": owner, "batch": ctx.batch, "batch_result": result,
                      "result": result, "model_worker_batch": ctx.mwb}
             try:
-                ok = bool(eval(plan.condition_code, {"__builtins__": {}}, names))
+                ok = bool(plan.condition_code.evaluate(names))
             except Exception as exc:  # the expression is the catalog's: any error is possible
                 self.failure(f"path condition of {plan.id} ({plan.condition})", exc)
                 ok = None

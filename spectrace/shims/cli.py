@@ -14,6 +14,7 @@ import click
 
 from spectrace.shims import runtime
 from spectrace.errors import SpectraceError
+from spectrace.output import check_appendable
 
 
 # --------------------------------------------------------------------------------------------
@@ -58,6 +59,44 @@ def _rank_label(rank: dict | None) -> str:
     return ",".join(parts) or "-"
 
 
+def _counts_error(ev: dict, key: str) -> str | None:
+    counts = ev.get(key)
+    if counts is None:
+        return None
+    if not isinstance(counts, dict):
+        return f"'{key}' is not an object"
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in counts.values()):
+        return f"'{key}' holds a count that is not an integer"
+    return None
+
+
+def _entries_error(ev: dict, key: str) -> str | None:
+    entries = ev.get(key)
+    if entries is None:
+        return None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("id"), str) for e in entries):
+        return f"'{key}' is not a list of objects with an 'id'"
+    return None
+
+
+def event_shape_error(ev: object) -> str | None:
+    """Why a JSON value is not an event the shims write (report_writer, checks.py), or None."""
+    if not isinstance(ev, dict):
+        return f"a JSON {type(ev).__name__}, not an object"
+    kind = ev.get("event")
+    if not isinstance(kind, str):
+        return "no 'event' name"
+    if ev.get("rank") is not None and not isinstance(ev["rank"], dict):
+        return "'rank' is not an object"
+    if kind == "start":
+        return _entries_error(ev, "contracts") or _entries_error(ev, "inactive")
+    if kind == "summary":
+        return _counts_error(ev, "checks") or _counts_error(ev, "violations") or _counts_error(ev, "skipped")
+    if kind == "violation" and not isinstance(ev.get("contract"), str):
+        return "a violation without a 'contract' name"
+    return None
+
+
 def load_reports(paths: list[str | os.PathLike]) -> MergedReport:
     """Merge JSON-lines reports: per process the last summary counts; processes add up."""
     starts: dict[tuple, dict] = {}
@@ -69,7 +108,7 @@ def load_reports(paths: list[str | os.PathLike]) -> MergedReport:
         if not p.is_file():
             raise SpectraceError(f"no such report: {p}")
         with open(p, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
+            for number, line in enumerate(fh, 1):
                 line = line.strip()
                 if not line:
                     continue
@@ -78,6 +117,9 @@ def load_reports(paths: list[str | os.PathLike]) -> MergedReport:
                 except json.JSONDecodeError:
                     bad += 1  # a process killed mid-write leaves at most one partial line
                     continue
+                problem = event_shape_error(ev)
+                if problem:
+                    raise SpectraceError(f"{p}:{number}: not a shim report event: {problem}")
                 key = (str(p), ev.get("pid"), json.dumps(ev.get("rank"), sort_keys=True))
                 kind = ev.get("event")
                 if kind == "start":
@@ -174,18 +216,23 @@ def render_table(rep: MergedReport) -> str:
     return "\n".join(out)
 
 
+REPORT_SCHEMA_VERSION = 1  # docs/schemas/report.schema.json: `spectrace report --json`
+
+
 @click.command("report")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the merged counts as JSON.")
 def report_command(files, as_json):
-    """Print the shims' reports as a table; exit 1 on a violation.
+    """Print the shims' reports as a table; exit 1 on a violation, 2 on input that is not a report.
 
     Several files, or one file written by several processes (TP ranks), are merged; the exit
-    status is 1 when any contract was violated.
+    status is 1 when any contract was violated, 2 when a file is missing or holds a JSON line
+    that is no shim event.
     """
     rep = load_reports(list(files))
     if as_json:
         click.echo(json.dumps({
+            "schema": "spectrace-report", "schema_version": REPORT_SCHEMA_VERSION,
             "contracts": {r.id: {"checks": r.checks, "violations": r.violations, "skipped": r.skipped,
                                  "consumer": r.consumer, "first_violation": r.first}
                           for r in rep.rows.values()},
@@ -221,6 +268,7 @@ def run_command(mode, report_path, catalog, value_sample, pool_stats, command):
     """
     if value_sample < 0:
         raise SpectraceError("--value-sample must be >= 0")
+    check_appendable(report_path.replace("{pid}", str(os.getpid())))  # before COMMAND starts, not after it ran
     try:
         runtime.load_runtime_catalog(catalog)
     except SpectraceError as exc:

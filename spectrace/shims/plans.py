@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from spectrace.contracts.catalog import CATALOG_DIR, CatalogContract, load_catalog
+from spectrace.errors import SpectraceError
+from spectrace.shims.conditions import Condition, ConditionRefused, parse_condition
 
 DEFAULT_CATALOG = CATALOG_DIR
 READ_CHECKS = ("not-none", "seq-lens-relation", "fields-present")
@@ -44,7 +45,7 @@ class ContractPlan:
     consumer_site: dict | None = None
     producer_site: dict | None = None
     self_attr: str | None = None  # the scheduler's component that is `self` in the condition
-    condition_code: Any = None
+    condition_code: Condition | None = None  # the parsed condition; None: always true
     reason: str | None = None  # why the plan is not checked in this process
 
 
@@ -52,7 +53,7 @@ def load_runtime_catalog(path: str | os.PathLike | None = None) -> list[CatalogC
     """The catalog's contracts (default: the packaged catalog). ``path`` may list several catalog
     directories or files joined with ``os.pathsep``; the first entry of an id wins."""
     if path is None or str(path) == "":
-        return load_catalog(DEFAULT_CATALOG)
+        return load_catalog(DEFAULT_CATALOG)  # its conditions are tested (tests/test_runtime.py)
     merged: list[CatalogContract] = []
     seen: set[str] = set()
     for part in str(path).split(os.pathsep):
@@ -61,10 +62,24 @@ def load_runtime_catalog(path: str | os.PathLike | None = None) -> list[CatalogC
                 if c.id not in seen:
                     seen.add(c.id)
                     merged.append(c)
+    for c in merged:
+        plan_for(c, source=str(path))  # a path condition outside the whitelist is refused now
     return merged
 
 
-def plan_for(c: CatalogContract) -> ContractPlan | None:
+def condition_of(c: CatalogContract, text: str | None, source: str | None = None) -> Condition | None:
+    """The contract's path condition, parsed against the whitelist (None: always true);
+    SpectraceError naming the contract when the condition is refused."""
+    if text is None or str(text).strip() in ("", "True", "true"):
+        return None
+    try:
+        return parse_condition(str(text))
+    except ConditionRefused as exc:
+        where = f"{source}: " if source else ""
+        raise SpectraceError(f"{where}contract {c.id}: path condition {str(text)!r} refused: {exc}") from exc
+
+
+def plan_for(c: CatalogContract, source: str | None = None) -> ContractPlan | None:
     """What the shims do for one catalog contract; None when it has no runtime check.
 
     ``[contract.runtime]`` drives it (check, at, producer, and the optional keys ``mode``:
@@ -89,14 +104,16 @@ def plan_for(c: CatalogContract) -> ContractPlan | None:
             return None
     if check not in READ_CHECKS:
         return None
+    condition = rt.get("when", c.path_condition)
     return ContractPlan(
         id=c.id, check=check, at=at or "producer-return",
         producer=rt.get("producer", "forward_batch_generation"),
         forward_mode=rt.get("mode") or _forward_mode_of(c.consumer),
         consumer=c.consumer, owner=c.owner or "GenerationBatchResult", shape=c.shape,
-        condition=rt.get("when", c.path_condition), fields=list(rt.get("fields") or []),
+        condition=condition, fields=list(rt.get("fields") or []),
         attribute_path=path, versions=list(c.versions),
         value_check=bool(rt.get("value_check", check == "seq-lens-relation")),
+        condition_code=condition_of(c, condition, source),
     )
 
 
