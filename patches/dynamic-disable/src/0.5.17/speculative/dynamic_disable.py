@@ -1,24 +1,20 @@
 """--speculative-dynamic-disable for the spec-v2 EAGLE worker: a decode step runs
-draft + verify or one plain DECODE forward of the target (SGLang's own DECODE
-graphs on a second attention backend) whose result keeps a valid EagleDraftInput.
-The worker's draft extend later writes the draft KV of plain-decoded positions; a
-finished request's positions it has not reached are not cached.
+draft + verify or one plain DECODE forward of the target (SGLang's own graphs, on
+a second attention backend) whose result keeps a valid EagleDraftInput. The draft
+extend writes the draft KV of plain positions later; a finished request's positions
+it has not reached are not cached.
 
-The rule, per batch-size bucket (powers of two):
-
-- A bucket runs in windows of WINDOW steps, each in one mode. A mode's step time
-  is the median of the bucket's last WINDOW steps in it (host time between two
-  decisions once three of one mode and bucket have passed; from the steps in
-  which the batch kept its size once both modes have three; gaps over IDLE
-  seconds are no steps; at most a larger bucket's). The accept length is that of
-  the bucket's last WINDOW verify steps: the core sees batches, not request kinds,
-  and a load with its own mix of requests gets its own value.
-- Rank 0 plans each window: a missing measurement first; else speculate while
-  accept * t_plain > t_spec (a MARGIN band around the verdict), and run the losing
-  mode for one window after every (loss - 1) / BUDGET windows, loss being how
-  many times slower it was: measuring costs about BUDGET of the time, and as
-  accept >= 1, loss <= t_spec / t_plain bounds the wait whatever the drafts do.
-- Under TP, rank 0's plan is broadcast, so every rank runs the same mode.
+The rule, per batch-size bucket (powers of two): it runs windows of WINDOW steps in
+one mode. A mode's step time is the median of its last WINDOW (host time between
+decisions once three of one mode and bucket have passed; from steps in which the
+batch kept its size once both modes have three; no gap over IDLE s; at most a
+larger bucket's); the accept length that of the last WINDOW verify steps (the core
+sees batches, not request kinds: each load gets its own mix). Rank 0 plans each
+window: a missing measurement first; else speculate while accept * t_plain > t_spec
+(MARGIN band), and run the losing mode for a window after (loss - 1) / BUDGET
+windows, loss = how many times slower it was: measuring costs about BUDGET, and
+accept >= 1 bounds loss by t_spec / t_plain, so the wait too. Under TP the plan is
+rank 0's, broadcast.
 """
 
 from __future__ import annotations
@@ -68,16 +64,12 @@ def unsupported_reason(cfg, allow_unverified: bool = False) -> Optional[str]:
     return next((reason for bad, reason in checks if bad), None)
 
 
-@dataclasses.dataclass
 class Bucket:
-    times: dict = dataclasses.field(default_factory=dict)  # (mode, clean) -> steps
-    accepted: collections.deque = dataclasses.field(
-        default_factory=lambda: collections.deque(maxlen=WINDOW)
-    )  # (accepted drafts, requests) of the last verify steps
-    verdict: bool = True
-    mode: bool = True  # the current window's, and its steps left
-    left: int = 0
-    since: int = 0  # windows since the losing mode ran
+    def __init__(self):
+        # step times by (mode, clean); (accepted drafts, requests) per verify step
+        self.times, self.accepted = {}, collections.deque(maxlen=WINDOW)
+        self.verdict = self.mode = True  # and the window's mode, its steps left
+        self.left = self.since = 0  # since: windows since the losing mode ran
 
     def samples(self, mode: bool, clean: bool) -> collections.deque:
         return self.times.setdefault((mode, clean), collections.deque(maxlen=WINDOW))
@@ -106,7 +98,6 @@ class SpecDisableController:
 
     @property
     def measuring(self) -> bool:
-        """The last decision ran a window of its bucket's losing mode."""
         s = self.buckets.get(self.history[-1][1]) if self.history else None
         return s is not None and s.mode != s.verdict
 
@@ -142,28 +133,23 @@ class SpecDisableController:
         gain = accept * off / on
         verdict = gain > (1 - MARGIN if s.verdict else 1 + MARGIN)
         if verdict != s.verdict:
+            ms = f"{on * 1e3:.1f}/{off * 1e3:.1f}"
             logger.info(
-                f"[spec-dynamic-disable] speculation {'ON' if verdict else 'OFF'} at "
-                f"batch size <= {b}: accept length {accept:.2f}, step ms spec/plain "
-                f"{on * 1e3:.1f}/{off * 1e3:.1f}"
+                f"[spec-dynamic-disable] speculation {'ON' if verdict else 'OFF'} at batch size <= {b}: accept length {accept:.2f}, step ms spec/plain {ms}"
             )
             s.verdict = verdict
-        s.since = 0 if s.mode != verdict else s.since + 1
-        if s.since >= (max(gain, 1 / gain) - 1) / BUDGET:
-            s.since = 0
-            return not verdict
-        return verdict
+        s.since = 0 if s.mode != verdict else s.since + 1  # the loser just ran
+        return verdict != (s.since >= (max(gain, 1 / gain) - 1) / BUDGET)
 
 
 @contextlib.contextmanager
-def plain_target(mr, attn_backend=None, graph_runner=None):
-    """The target model runner as a non-speculative one, optionally on other backend/graphs."""
+def plain_target(mr, attn_backend, graph_runner):
+    """The target model runner as a non-speculative one on this backend and graphs."""
     from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
 
     saved = (mr.spec_algorithm, mr.attn_backend, mr.decode_cuda_graph_runner)
     mr.spec_algorithm = SpeculativeAlgorithm.NONE
-    if attn_backend is not None:
-        mr.attn_backend, mr.decode_cuda_graph_runner = attn_backend, graph_runner
+    mr.attn_backend, mr.decode_cuda_graph_runner = attn_backend, graph_runner
     try:
         yield
     finally:
@@ -171,8 +157,7 @@ def plain_target(mr, attn_backend=None, graph_runner=None):
 
 
 class SpecDisableRuntime:
-    """The core in EAGLEWorkerV2. With --speculative-adaptive, the adaptive
-    controller picks the tier and its steps-0 tier is the plain step."""
+    """The core in EAGLEWorkerV2 (with --speculative-adaptive: its steps-0 tier)."""
 
     def __init__(self, worker):
         from sglang.srt.configs.hybrid_arch import mambaish_config
@@ -190,8 +175,7 @@ class SpecDisableRuntime:
         self.pending = self.stale_from = None
 
     def allocate(self, rows: int) -> None:
-        """Per request-pool row, on the host: plain positions since the last catch-up,
-        and the first position whose draft KV is stale."""
+        """Per pool row: positions since the last catch-up, the first stale one."""
         import torch
 
         self.pending = torch.zeros(rows, dtype=torch.int32)
@@ -200,8 +184,7 @@ class SpecDisableRuntime:
     def init_cuda_graphs(self):
         """A second attention backend and DECODE graphs for the target."""
         from sglang.srt.model_executor import cuda_graph_config as cg
-        from sglang.srt.model_executor.forward_batch_info import \
-            CaptureHiddenMode
+        from sglang.srt.model_executor.forward_batch_info import CaptureHiddenMode
         from sglang.srt.model_executor.runner import DecodeCudaGraphRunner
         from sglang.srt.utils.common import get_available_gpu_memory
 
@@ -213,14 +196,13 @@ class SpecDisableRuntime:
 
         w, mr = self.worker, self.worker.target_worker.model_runner
         self.allocate(w.req_to_token_pool.req_to_token.shape[0])
+        graphs = not cg.check_cuda_graph_backend(cg.Phase.DECODE, cg.Backend.DISABLED)
         before = get_available_gpu_memory(w.device, w.gpu_id)
         saved_workspace = mr.init_new_workspace
         try:
-            with plain_target(mr):
+            with plain_target(mr, mr.attn_backend, mr.decode_cuda_graph_runner):
                 self.attn_backend = mr._get_attention_backend(init_new_workspace=True)
-                if not cg.check_cuda_graph_backend(
-                    cg.Phase.DECODE, cg.Backend.DISABLED
-                ):
+                if graphs:
                     runner = _DecodeGraphRunnerWithHidden
                     self.graph_runner = runner(mr, attn_backend=self.attn_backend)
         finally:
@@ -228,7 +210,6 @@ class SpecDisableRuntime:
         used = before - get_available_gpu_memory(w.device, w.gpu_id)
         usage = w._additional_graph_memory_usage
         usage["decode"] = usage.get("decode", 0.0) + used
-        logger.info(f"[spec-dynamic-disable] target DECODE graphs: {used:.2f} GB")
 
     def speculate(self, batch) -> bool:
         needs_verify = batch.forward_mode.is_idle() or batch.return_logprob
@@ -239,8 +220,9 @@ class SpecDisableRuntime:
 
     @staticmethod
     def _share(speculate: bool) -> bool:
-        """Rank 0's decision, on every rank of the TP group."""
+        # rank 0's decision, on every rank of the TP group
         import torch
+
         from sglang.srt.distributed import get_tp_group
 
         group, decision = get_tp_group(), torch.tensor([speculate], dtype=torch.int32)
@@ -250,32 +232,26 @@ class SpecDisableRuntime:
     def on_prefill(self, batch):
         self.controller.history.clear()  # the next steps' time includes the prefill
         # The prefill's draft extend writes the draft KV: nothing pending for these rows.
-        if self.pending is not None and batch.req_pool_indices_cpu is not None:
+        if batch.req_pool_indices_cpu is not None:
             self.pending[batch.req_pool_indices_cpu] = 0
             self.stale_from[batch.req_pool_indices_cpu] = NONE_STALE
 
     def before_release(self, req) -> None:
-        """A finished request's KV is cached up to its first stale draft position; the
-        rest is freed as over-allocated."""
-        if self.stale_from is not None and req.req_pool_idx is not None:
+        """Cache a finished request up to its first stale draft position."""
+        if req.req_pool_idx is not None:
             stale = int(self.stale_from[req.req_pool_idx])
             req.kv_committed_len = min(req.kv_committed_len, stale)
 
     def before_speculative_step(self, batch):
         rows = batch.req_pool_indices_cpu
-        if (
-            rows is not None
-            and self.pending is not None
-            and (self.pending[rows] > 0).any()
-        ):
+        if rows is not None and (self.pending[rows] > 0).any():
             self._catch_up(batch, batch.spec_info, batch.seq_lens, batch.seq_lens_cpu)
 
     def forward_disabled(self, batch, on_publish=None):
-        """One plain target decode token per request: the target's own result (routed
-        experts, indexer top-k, ...) in the spec-v2 shape."""
+        """A plain decode step: the target's own result, in the spec-v2 shape."""
         import torch
-        from sglang.srt.model_executor.forward_batch_info import (
-            CaptureHiddenMode, ForwardMode)
+
+        from sglang.srt.model_executor import forward_batch_info as fbi
         from sglang.srt.speculative.eagle_info import EagleDraftInput
 
         w, draft_input = self.worker, batch.spec_info
@@ -286,18 +262,15 @@ class SpecDisableRuntime:
         req_to_token = w.req_to_token_pool.req_to_token
         # The KV slot of position seq_lens was allocated by the spec-v2 prepare_for_decode.
         batch.out_cache_loc = req_to_token[batch.req_pool_indices, seq_lens].long()
-        batch.input_ids, batch.forward_mode = (
-            draft_input.bonus_tokens,
-            ForwardMode.DECODE,
-        )
+        batch.input_ids = draft_input.bonus_tokens
+        batch.forward_mode = fbi.ForwardMode.DECODE
         batch.spec_info, batch.seq_lens = None, new_seq_lens
         batch.orig_seq_lens, batch.seq_lens_cpu = new_seq_lens, new_seq_lens_cpu
         batch.seq_lens_sum = int(new_seq_lens_cpu.sum())
-        with plain_target(
-            w.target_worker.model_runner, self.attn_backend, self.graph_runner
-        ):
+        mr = w.target_worker.model_runner
+        with plain_target(mr, self.attn_backend, self.graph_runner):
             out = w.target_worker.forward_batch_generation(
-                batch, capture_hidden_mode=CaptureHiddenMode.FULL
+                batch, capture_hidden_mode=fbi.CaptureHiddenMode.FULL
             )
         if on_publish is not None:
             on_publish(new_seq_lens)
@@ -309,8 +282,7 @@ class SpecDisableRuntime:
             num_tokens_per_req=1,
             num_tokens_for_logprob_per_req=1,
         )
-        # A full ring is caught up with the full catch-up, or inside a measurement
-        # of plain decoding (speculation resumes soon).
+        # a full ring: caught up with the full catch-up, or in a plain measurement
         if self._record(batch, out, seq_lens_cpu) and (
             self.full_catch_up or self.controller.measuring
         ):
@@ -321,8 +293,7 @@ class SpecDisableRuntime:
         return out
 
     def _record(self, batch, out, seq_lens_cpu) -> bool:
-        """Keep (token, target hidden) of the position just decoded in a ring of window
-        columns per row; True when a row's ring is full."""
+        """Ring (token, target hidden) of the position decoded; True: a ring is full."""
         import torch
 
         hidden, rpi_cpu = out.logits_output.hidden_states, batch.req_pool_indices_cpu
@@ -339,12 +310,12 @@ class SpecDisableRuntime:
         return int(cols_cpu.max()) + 1 >= self.window
 
     def _catch_up(self, batch, draft_input, seq_lens, seq_lens_cpu):
-        """Write the draft KV of each request's last k pending positions (k at most the
-        worker's num_draft_tokens and the ring) with the worker's own draft extend, as
-        if a verify at seq_lens - k had accepted those k tokens; leaves the exact
-        topk_p / topk_index / hidden_states of the next draft in draft_input. Older
-        positions keep a stale draft KV (lower acceptance, never a wrong token)."""
+        """The worker's draft extend over each row's last k pending positions, as if a
+        verify at seq_lens - k had accepted them; it leaves the next draft's exact seed
+        in draft_input. Older ones stay stale (lower acceptance, never a wrong token).
+        """
         import torch
+
         from sglang.srt.layers.moe import utils as moe
         from sglang.srt.model_executor.forward_batch_info import ForwardMode
 
@@ -358,9 +329,8 @@ class SpecDisableRuntime:
         k = k_cpu.to(device, non_blocking=True)
         start, cols = seq_lens - k, torch.arange(n, device=device)
         offset = (pending_cpu - k_cpu).to(device, non_blocking=True).long()
-        ring = (
-            cols + offset[:, None]
-        ) % self.window  # _record's column of each position
+        # _record's column of each position
+        ring = (cols + offset[:, None]) % self.window
         snapshot = {f.name: getattr(batch, f.name) for f in dataclasses.fields(batch)}
         try:
             batch.seq_lens, batch.forward_mode = start, ForwardMode.DECODE
@@ -369,10 +339,9 @@ class SpecDisableRuntime:
                 batch.seq_lens_sum = int(batch.seq_lens_cpu.sum())
             locs = w.req_to_token_pool.req_to_token[rpi[:, None], start[:, None] + cols]
             batch.out_cache_loc = locs.reshape(-1).long()
+            hidden = self.hid_buf[rpi[:, None], ring].flatten(0, 1)
             result = SimpleNamespace(
-                logits_output=SimpleNamespace(
-                    hidden_states=self.hid_buf[rpi[:, None], ring].flatten(0, 1)
-                ),
+                logits_output=SimpleNamespace(hidden_states=hidden),
                 next_token_ids=self.tok_buf[rpi[:, None], ring].reshape(-1),
                 accept_lens=k.clamp(min=1),
                 next_draft_input=SimpleNamespace(),
