@@ -1,20 +1,19 @@
 """--speculative-dynamic-disable for the spec-v2 EAGLE worker: a decode step runs
 draft + verify or one plain DECODE forward of the target (SGLang's own graphs, on
 a second attention backend) whose result keeps a valid EagleDraftInput. The draft
-extend writes the draft KV of plain positions later; a finished request's positions
-it has not reached are not cached.
+extend writes the draft KV of plain positions later; a finished request is cached
+only up to the first position it has not reached.
 
-The rule, per batch-size bucket (powers of two): it runs windows of WINDOW steps in
-one mode. A mode's step time is the median of its last WINDOW (host time between
+The rule, per batch-size bucket (powers of two): windows of WINDOW steps in one
+mode. A mode's step time is the median of its last WINDOW (host time between
 decisions once three of one mode and bucket have passed; from steps in which the
 batch kept its size once both modes have three; no gap over IDLE s; at most a
 larger bucket's); the accept length that of the last WINDOW verify steps (the core
-sees batches, not request kinds: each load gets its own mix). Rank 0 plans each
+sees batches, not request kinds: each load has its own mix). Rank 0 plans each
 window: a missing measurement first; else speculate while accept * t_plain > t_spec
-(MARGIN band), and run the losing mode for a window after (loss - 1) / BUDGET
-windows, loss = how many times slower it was: measuring costs about BUDGET, and
-accept >= 1 bounds loss by t_spec / t_plain, so the wait too. Under TP the plan is
-rank 0's, broadcast.
+(MARGIN band), running the losing mode for a window after (loss - 1) / BUDGET
+windows, loss = how many times slower it was: measuring costs about BUDGET, and as
+accept >= 1, t_spec / t_plain bounds loss and so the wait. Under TP: rank 0's plan.
 """
 
 from __future__ import annotations
@@ -35,8 +34,7 @@ NONE_STALE = 1 << 62  # stale_from of a row whose draft KV is complete
 
 
 def unsupported_reason(cfg, allow_unverified: bool = False) -> Optional[str]:
-    """Why a resolved configuration cannot use the core (None: it can); the second
-    list: modes never run on a GPU with it."""
+    """Why a resolved configuration cannot use the core; the second list: no GPU run."""
     if (cfg.speculative_algorithm or "").upper() not in ("EAGLE", "EAGLE3"):
         return f"--speculative-algorithm {cfg.speculative_algorithm} (EAGLE, EAGLE3)"
     backend = cfg.decode_attention_backend or cfg.attention_backend
@@ -120,7 +118,6 @@ class SpecDisableController:
         return speculate
 
     def observe(self, num_correct_drafts_per_req) -> None:
-        """The accepted drafts per request of one verify step."""
         if n := len(num_correct_drafts_per_req):
             b = 1 << max(0, n - 1).bit_length()
             self.buckets[b].accepted.append((sum(num_correct_drafts_per_req), n))
