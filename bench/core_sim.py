@@ -1,6 +1,7 @@
 """Replay the dynamic-disable core's decision rule on the CPU, against an oracle.
 
     python bench/core_sim.py --version 0.5.17 --scenario FILE.json
+    python bench/core_sim.py --core OLD_CORE.py --scenario FILE.json   # e.g. a core from `git show`
 
 FILE.json gives a cost model and phases:
 
@@ -34,12 +35,13 @@ ROOT = Path(__file__).resolve().parent.parent
 CORES = ROOT / "patches/dynamic-disable/src"
 
 
-def load_core(version: str):
-    """The core module of one release, as the series adds it (it imports no SGLang at module level)."""
-    path = CORES / version / "speculative/dynamic_disable.py"
+def load_core(version: str, path: Optional[Path] = None):
+    """The core module of one release, as the series adds it (it imports no SGLang at module level),
+    or the core module at ``path``."""
+    path = path or CORES / version / "speculative/dynamic_disable.py"
     if not path.is_file():
-        raise SystemExit(f"core_sim: no core for SGLang {version} ({path})")
-    spec = importlib.util.spec_from_file_location(f"core_{version.replace('.', '_')}", path)
+        raise SystemExit(f"core_sim: no core module at {path}")
+    spec = importlib.util.spec_from_file_location(f"core_{abs(hash(str(path)))}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
@@ -137,7 +139,8 @@ def ratio_to_oracle(results: list[PhaseResult]) -> float:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", required=True, help="SGLang release of the core: 0.5.17 or 0.5.23")
+    parser.add_argument("--version", default="0.5.17", help="SGLang release of the core: 0.5.17 (default) or 0.5.23")
+    parser.add_argument("--core", type=Path, help="a core module file instead of the release's")
     parser.add_argument("--scenario", required=True, type=Path, help="a scenario JSON file")
     args = parser.parse_args(argv)
     try:
@@ -145,7 +148,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"core_sim: {args.scenario}: {exc}", file=sys.stderr)
         return 2
-    results = simulate(load_core(args.version), scenario)
+    results = simulate(load_core(args.version, args.core), scenario)
     print("phase  tokens      bs  accept  steps   spec share  ratio to oracle")
     for i, r in enumerate(results, 1):
         print(f"{i:5d}  {r.phase.tokens:9d}  {r.phase.bs:4d}  {r.phase.accept:6.2f}  {r.steps:6d}  "
