@@ -13,6 +13,7 @@ torchvision is stood in for by modules whose every name is a placeholder class."
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.machinery
 import json
 import os
@@ -51,7 +52,10 @@ def server_args(target, draft, **overrides):
               load_format="dummy", skip_tokenizer_init=True, attention_backend="triton", device="cpu",
               speculative_dynamic_disable=True)
     kw.update(overrides)
-    return ServerArgs(**kw)
+    sa = ServerArgs(**kw)
+    if hasattr(sa, "resolve_once"):  # 0.5.23 resolves when a launcher asks, not at construction
+        sa.resolve_once()
+    return sa
 
 
 def refusal(target, draft, allow=False, **overrides):
@@ -101,23 +105,39 @@ def main(target: str, draft: str) -> dict:
                                       page_size=1, is_eagle=True))
     runtime.allocate(pool.req_to_token.shape[0])
 
+    # 0.5.23 keeps a request's row and KV lengths in req.kv; 0.5.17 the row and committed length on it
+    record_in_kv = "req_pool_idx" in {f.name for f in dataclasses.fields(ReqKvInfo)}
+
+    def row(req):
+        return req.kv.req_pool_idx if record_in_kv else req.req_pool_idx
+
     def request(rid, prompt, output, over=3):
         req = Req(rid, "", list(prompt), SamplingParams(max_new_tokens=max(1, len(output))))
         pool.alloc([req])
         n = len(prompt) + len(output)
-        pool.req_to_token[req.req_pool_idx, : n + over] = alloc.alloc(n + over).to(torch.int32)
+        pool.req_to_token[row(req), : n + over] = alloc.alloc(n + over).to(torch.int32)
         req.output_ids = list(output)
-        req.kv = ReqKvInfo(kv_allocated_len=n + over, swa_evicted_seqlen=0)
-        req.kv_committed_len = n
+        if record_in_kv:
+            req.kv.kv_allocated_len, req.kv.kv_committed_len = n + over, n
+        else:
+            req.kv = ReqKvInfo(kv_allocated_len=n + over, swa_evicted_seqlen=0)
+            req.kv_committed_len = n
         return req
+
+    def release(req, insert=True):
+        if record_in_kv:
+            release_kv_cache(req, tree, checkpoint=insert)
+        else:
+            release_kv_cache(req, tree, is_insert=insert)
 
     def batch(reqs, **fields):
         b = ScheduleBatch(reqs=reqs, forward_mode=ForwardMode.DECODE, **fields)
-        b.req_pool_indices_cpu = torch.tensor([r.req_pool_idx for r in reqs], dtype=torch.int64)
+        b.req_pool_indices_cpu = torch.tensor([row(r) for r in reqs], dtype=torch.int64)
         return b
 
     def cached(tokens):
-        return len(tree.match_prefix(MatchPrefixParams(key=RadixKey(list(tokens), None, is_bigram=True))).device_indices)
+        match = tree.match_prefix(MatchPrefixParams(key=RadixKey(list(tokens), None, is_bigram=True)))
+        return match.device_prefix_len if hasattr(match, "device_prefix_len") else len(match.device_indices)
 
     reqs = [request(f"d{i}", range(10 + i, 18 + i), range(300, 304)) for i in range(4)]
     out["speculate"] = {
@@ -127,21 +147,21 @@ def main(target: str, draft: str) -> dict:
         "above_bound_with_hidden_states": runtime.speculate(batch(reqs * 5, return_hidden_states=True)),
     }
     for r in reqs:
-        release_kv_cache(r, tree, is_insert=False)
+        release(r, insert=False)
 
     free = alloc.available_size()
     prompt, output = range(100, 108), range(200, 206)  # 14 tokens; plain steps decoded 11-13
     a = request("a", prompt, output)
     runtime.on_prefill(batch([a]))
-    runtime.stale_from[a.req_pool_idx] = 11
+    runtime.stale_from[row(a)] = 11
     runtime.before_release(a)
-    release_kv_cache(a, tree)
+    release(a)
     out["stale_tail"] = {"cached": cached(list(prompt) + list(output)), "held": free - alloc.available_size()}
     # the next request in that row: a prefill resets it, nothing stale, all of it cached
     b = request("b", range(500, 508), range(600, 606))
     runtime.on_prefill(batch([b]))
     runtime.before_release(b)
-    release_kv_cache(b, tree)
+    release(b)
     out["after_prefill"] = {"cached": cached(list(range(500, 508)) + list(range(600, 606)))}
     return out
 

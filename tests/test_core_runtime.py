@@ -1,6 +1,6 @@
-"""SpecDisableRuntime and the start-up refusal of the 0.5.17 core against SGLang's own objects on
-the CPU: ServerArgs (its whole resolution), ModelConfig, Req, ScheduleBatch, ReqToTokenPool,
-TokenToKVPoolAllocator and RadixCache from the release with the series applied, in a subprocess
+"""SpecDisableRuntime and the start-up refusal of the 0.5.17 and 0.5.23 cores against SGLang's own
+objects on the CPU: ServerArgs (its whole resolution), ModelConfig, Req, ScheduleBatch,
+ReqToTokenPool, TokenToKVPoolAllocator and RadixCache from the release with the series applied, in a subprocess
 (tests/core_runtime_cpu.py says what it stands in for and why). Needs torch and SGLang's Python
 dependencies; where they are missing the tests skip with the import that failed."""
 
@@ -21,7 +21,7 @@ SERIES_DIR = ROOT / "patches/dynamic-disable"
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module", params=["0.5.17"])
+@pytest.fixture(scope="module", params=["0.5.17", "0.5.23"])
 def probe(request, tmp_path_factory):
     from spectrace.bench.models import write_dummy_models
     from spectrace.source import fetch_version
