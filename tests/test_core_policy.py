@@ -113,8 +113,9 @@ def test_a_close_call_costs_little_either_way(core):
 
 def test_tp_ranks_whose_inputs_differ_decide_alike(core):
     """Two ranks whose clocks and accept reports differ: each runs its own controller, and the
-    share hook (a broadcast of rank 0's plan in the server) gives both rank 0's mode; without it
-    their decisions part."""
+    share hook (a broadcast of rank 0's plan in the server) gives both rank 0's mode and whether
+    the window measures (a plain measurement catches the draft KV up: a collective under TP);
+    without it their decisions part."""
     barrier, slot = threading.Barrier(2), [None]
 
     def share(rank):
@@ -136,7 +137,7 @@ def test_tp_ranks_whose_inputs_differ_decide_alike(core):
         for phase in s.phases:
             accept = phase.accept * (1.0 if r == 0 else 0.93)  # rank 1 hears other accept lengths
             for _ in range(phase.tokens // (phase.bs * 2)):
-                steps.append(replay.step(phase.bs, accept))
+                steps.append((replay.step(phase.bs, accept), replay.controller.measuring))
         decisions[r] = steps
 
     for shared in (True, False):
@@ -164,11 +165,11 @@ def test_step_times_leave_out_prefills_idle_gaps_and_mode_changes(core):
     for _ in range(40):
         replay.step(1, 1.0)
     bucket = c.buckets[1]
-    times = {mode: list(bucket.samples(mode, False)) for mode in (True, False)}
+    times = {mode: list(bucket.times[(mode, False)]) for mode in (True, False)}
     assert times[True] and times[False]
     assert times[True] == pytest.approx([6.7e-3] * len(times[True]))  # no plain step among them
     assert times[False] == pytest.approx([4.915e-3] * len(times[False]))
-    samples = bucket.samples(c.history[-1][0], False)
+    samples = bucket.times[(c.history[-1][0], False)]
     before = len(samples)
     c.history.clear()  # what a prefill does (SpecDisableRuntime.on_prefill)
     for _ in range(3):

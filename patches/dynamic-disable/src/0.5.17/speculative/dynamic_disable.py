@@ -65,16 +65,14 @@ def unsupported_reason(cfg, allow_unverified: bool = False) -> Optional[str]:
 class Bucket:
     def __init__(self):
         # step times by (mode, clean); (accepted drafts, requests) per verify step
-        self.times, self.accepted = {}, collections.deque(maxlen=WINDOW)
-        self.verdict = self.mode = True  # and the window's mode, its steps left
-        self.left = self.since = 0  # since: windows since the losing mode ran
-
-    def samples(self, mode: bool, clean: bool) -> collections.deque:
-        return self.times.setdefault((mode, clean), collections.deque(maxlen=WINDOW))
+        self.times = collections.defaultdict(lambda: collections.deque(maxlen=WINDOW))
+        self.accepted = collections.deque(maxlen=WINDOW)
+        self.verdict = self.mode = True  # and the window's mode: a measurement?
+        self.measuring, self.left, self.since = False, 0, 0  # since: windows since one
 
     def time(self, mode: bool) -> Optional[float]:
-        clean = all(len(self.samples(m, True)) >= 3 for m in (True, False))
-        own = self.samples(mode, clean)
+        clean = all(len(self.times[(m, True)]) >= 3 for m in (True, False))
+        own = self.times[(mode, clean)]
         return statistics.median(own) if len(own) >= 3 else None
 
     def accept(self) -> Optional[float]:
@@ -96,22 +94,22 @@ class SpecDisableController:
 
     @property
     def measuring(self) -> bool:
-        s = self.buckets.get(self.history[-1][1]) if self.history else None
-        return s is not None and s.mode != s.verdict
+        return bool(self.history) and self.buckets[self.history[-1][1]].measuring
 
     def decide(self, bs: int, needs_verify: bool = False) -> bool:
         now, h, b = self.clock(), self.history, 1 << max(0, bs - 1).bit_length()
         if len(h) == 3 and h[0][:2] == h[1][:2] == h[2][:2] == (h[2][0], b):
             if now - h[2][2] < IDLE:
                 for clean in {False, h[1][3] == h[2][3] == bs}:  # no request ended
-                    self.buckets[b].samples(h[2][0], clean).append(now - h[2][2])
+                    self.buckets[b].times[(h[2][0], clean)].append(now - h[2][2])
         if needs_verify or (self.bound is not None and bs > self.bound):
             speculate = needs_verify
         else:
             s = self.buckets[b]
-            if s.left == 0:
-                s.mode, s.left = self._plan(b, s), WINDOW
-                s.mode = s.mode if self.share is None else self.share(s.mode)
+            if s.left == 0:  # a new window: (mode, a measurement?), rank 0's under TP
+                plan = self._plan(b, s)
+                s.mode, s.measuring = plan if self.share is None else self.share(plan)
+                s.left = WINDOW
             s.left -= 1
             speculate = s.mode
         h.append((speculate, b, now, bs))
@@ -122,10 +120,10 @@ class SpecDisableController:
             b = 1 << max(0, n - 1).bit_length()
             self.buckets[b].accepted.append((sum(num_correct_drafts_per_req), n))
 
-    def _plan(self, b: int, s: Bucket) -> bool:
+    def _plan(self, b: int, s: Bucket) -> tuple:
         accept = s.accept()
         if s.time(True) is None or accept is None or s.time(False) is None:
-            return s.time(True) is None or accept is None  # speculation first
+            return s.time(True) is None or accept is None, True  # speculation first
         on, off = self.cost(True, b), self.cost(False, b)
         gain = accept * off / on
         verdict = gain > (1 - MARGIN if s.verdict else 1 + MARGIN)
@@ -135,8 +133,9 @@ class SpecDisableController:
                 f"[spec-dynamic-disable] speculation {'ON' if verdict else 'OFF'} at batch size <= {b}: accept length {accept:.2f}, step ms spec/plain {ms}"
             )
             s.verdict = verdict
-        s.since = 0 if s.mode != verdict else s.since + 1  # the loser just ran
-        return verdict != (s.since >= (max(gain, 1 / gain) - 1) / BUDGET)
+        s.since = 0 if s.measuring else s.since + 1
+        measure = s.since >= (max(gain, 1 / gain) - 1) / BUDGET  # the loser's turn
+        return verdict != measure, measure
 
 
 @contextlib.contextmanager
@@ -216,15 +215,15 @@ class SpecDisableRuntime:
         return self.controller.decide(batch.batch_size(), needs_verify)
 
     @staticmethod
-    def _share(speculate: bool) -> bool:
-        # rank 0's decision, on every rank of the TP group
+    def _share(plan: tuple) -> tuple:
+        # rank 0's plan, on every rank of the TP group
         import torch
 
         from sglang.srt.distributed import get_tp_group
 
-        group, decision = get_tp_group(), torch.tensor([speculate], dtype=torch.int32)
-        torch.distributed.broadcast(decision, group.ranks[0], group.cpu_group)
-        return bool(decision.item())
+        group, shared = get_tp_group(), torch.tensor(plan, dtype=torch.int32)
+        torch.distributed.broadcast(shared, group.ranks[0], group.cpu_group)
+        return tuple(bool(v) for v in shared.tolist())
 
     def on_prefill(self, batch):
         self.controller.history.clear()  # the next steps' time includes the prefill
