@@ -26,6 +26,9 @@ def _patch(module):
         import torch
 
         weight = _draft_lm_head(worker)
+        if weight.data_ptr() == worker.target_worker.model_runner.model.lm_head.weight.data_ptr():
+            print("[acceptance] the draft's lm_head is the target's: left as it is", file=sys.stderr, flush=True)
+            return
         with torch.no_grad():
             weight.copy_(torch.roll(weight, shift, dims=0))
         print(f"[acceptance] pid {os.getpid()} decode step {state['steps']}: {what}", file=sys.stderr, flush=True)
