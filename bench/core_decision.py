@@ -1,6 +1,6 @@
 """What one decision of the dynamic-disable core costs on the host: the simulated server of
-tests/test_core_policy.py runs a sweep's shrinking runs (C = 16, 64, 128, output lengths from 13 to
-243 tokens, half-accepted drafts, the H200's step times, 3 ms of finish work per ended request) 20
+bench/core_sim.py runs a sweep's shrinking runs (C = 16, 64, 128, output lengths from 13 to 243
+tokens, half-accepted drafts, the H200's step times, 3 ms of finish work per ended request) 20
 times, and every SpecDisableController.decide() call is timed.
 
     python bench/core_decision.py [CORE_MODULE.py ...]
@@ -17,31 +17,27 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from test_core_policy import Server  # noqa: E402
+sys.path.insert(0, str(ROOT / "bench"))
+import core_sim  # noqa: E402
 
 ROUNDS, REPEATS = 20, 5
+# half-accepted drafts on the H200 (docs/results.md): a + b x batch size ms
+SCENARIO = core_sim.Scenario.from_json({"plain_ms": [4.9, 0.015], "spec_ms": [6.5, 0.2], "noise": 0.03,
+                                        "seed": 1, "phases": [{"tokens": 1, "bs": 1, "accept": 2.0}]})
 
 
 def load(path: Path):
     spec = importlib.util.spec_from_file_location(f"core_{abs(hash(path))}", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
 
-def spec_ms(bs):  # half-accepted drafts on the H200 (docs/results.md)
-    return 9.2 if bs <= 16 else 19.0 if bs <= 64 else 33.0
-
-
-def plain_ms(bs):
-    return 4.9 if bs <= 16 else 5.5 if bs <= 64 else 6.8
-
-
 def decision_us(core) -> tuple[float, int]:
     """Mean microseconds of one decide() over the sweep, and the number of decisions."""
-    server = Server(core, accept=2.0, spec_ms=spec_ms, plain_ms=plain_ms, finish_ms=3.0)
-    decide, spent = server.controller.decide, [0.0, 0]
+    replay = core_sim.Replay(core, SCENARIO)
+    decide, spent = replay.controller.decide, [0.0, 0]
 
     def timed(bs, needs_verify=False):
         start = time.perf_counter()
@@ -50,11 +46,17 @@ def decision_us(core) -> tuple[float, int]:
         spent[1] += 1
         return speculate
 
-    server.controller.decide = timed
+    replay.controller.decide = timed
     for _ in range(ROUNDS):
         for c in (16, 64, 128):
-            server.run([c] * 32)  # the bench's untimed request at its batch size
-            server.decode([13 + round(i * 230 / (c - 1)) for i in range(c)])
+            for _ in range(32):  # the bench's untimed request at its batch size
+                replay.step(c, 2.0)
+            left = [13 + round(i * 230 / (c - 1)) for i in range(c)]
+            while left:
+                speculate = replay.step(len(left), 2.0)
+                left = [n - (2 if speculate else 1) for n in left]
+                replay.now += 3e-3 * sum(n <= 0 for n in left)  # finish work
+                left = [n for n in left if n > 0]
     return spent[0] / spent[1] * 1e6, spent[1]
 
 

@@ -59,11 +59,12 @@ def test_the_patches_apply_to_the_release_and_add_the_src_files(version, make_se
 
 
 @pytest.mark.parametrize("version", ["0.5.17", "0.5.23"])
-def test_the_core_adds_at_most_400_lines(version):
-    """A core an SGLang maintainer can read: every added line of every patch counted, blank ones too."""
+def test_the_core_adds_at_most_450_lines(version):
+    """A core an SGLang maintainer can read: every added line of every patch counted, blank ones too,
+    as SGLang's own formatter leaves them (tests/test_series_format.py holds the patches to it)."""
     added = [line for patch in sorted((SERIES_DIR / version).glob("*.patch"))
              for line in patch.read_text().splitlines() if line.startswith("+") and not line.startswith("+++ ")]
-    assert 300 < len(added) <= 400
+    assert 300 < len(added) <= 450
 
 
 @pytest.mark.parametrize("version", _versions())

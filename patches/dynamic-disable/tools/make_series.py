@@ -91,12 +91,14 @@ PATCHES = {
 }
 VERIFIED = {
     "0.5.23": [
-        "statically and on the CPU only: SGLang 0.5.23 needs torch 2.13+, which the GPU machine lacks; same "
-        "design as the GPU-verified 0.5.17 core",
+        "statically and on the CPU only: SGLang 0.5.23 needs torch 2.13+, which the GPU machine lacks; the rule, "
+        "the refusals and the prefix-cache cap against 0.5.23's own objects on the CPU "
+        "(tests/test_core_policy.py, tests/test_core_runtime.py)",
     ],
     "0.5.17": [
-        "spec-v2 overlap, EAGLE3, topk=1, triton attention, page_size 1, tp 1 (GPU: H200, dummy and accepted "
-        "drafts, see docs/results.md)",
+        "spec-v2 overlap, EAGLE3, topk=1, triton attention, page_size 1, tp 1: the plain step, its graphs and "
+        "the catch-up ran on the H200 under the rule of fabdf67 (docs/results.md); the window rule, the "
+        "refusals and the prefix-cache cap on the CPU only (tests/test_core_policy.py, tests/test_core_runtime.py)",
     ],
     "0.5.12": [
         "spec-v2 overlap, EAGLE3, topk=1, triton attention, page_size 1, tp 1 (GPU: H200, see "
@@ -109,20 +111,16 @@ VERIFIED = {
         "0.5.9; same design as the GPU-verified 0.5.12 series",
     ],
 }
+_CORE = (
+    "Spec v2 (EAGLEWorkerV2): per decode step, speculation or a plain target decode through SGLang's own "
+    "DECODE CUDA graphs, whichever the measured step times and the accept length of the batch-size bucket "
+    "say is faster; the losing mode is measured again within a bound set by the step times alone; rank 0's "
+    "plan broadcast under TP; next_draft_input (new_seq_lens) on every path, the draft KV caught up before "
+    "speculation resumes, and a finished request cached only up to its first stale draft position."
+)
 DESCRIPTION = {
-    "0.5.23": (
-        "Spec v2 (EAGLEWorkerV2): per decode step, run a plain target decode through SGLang's own DECODE "
-        "CUDA graphs instead of draft/verify/draft-extend while the running batch is large (hysteresis, "
-        "the same on every TP rank); next_draft_input (new_seq_lens) is returned on every path and the "
-        "draft KV is caught up before speculation resumes. The options are fields of the spec namespace "
-        "(arg_groups/fields/spec.py)."
-    ),
-    "0.5.17": (
-        "Spec v2 (EAGLEWorkerV2): per decode step, run a plain target decode through SGLang's own DECODE "
-        "CUDA graphs instead of draft/verify/draft-extend while the running batch is large (hysteresis, "
-        "the same on every TP rank); next_draft_input (new_seq_lens) is returned on every path and the "
-        "draft KV is caught up before speculation resumes."
-    ),
+    "0.5.23": _CORE + " The options are fields of the spec namespace (arg_groups/fields/spec.py).",
+    "0.5.17": _CORE,
 }
 DEFAULT_DESCRIPTION = (
     "Spec v2 (EAGLEWorkerV2, overlap scheduler): per decode step, run a plain one-token target decode "
