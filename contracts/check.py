@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field, replace
 from spectrace.contracts import conditions as C
 from spectrace.contracts.catalog import CatalogContract, load_catalog
 from spectrace.contracts.cache_warnings import warn_cache_unusable
-from spectrace.contracts.extract import extract, follow_producers, follow_relay
+from spectrace.contracts.extract import extract, follow_producers, follow_relay, roles_of
 from spectrace.contracts.records import Extraction
 from spectrace.contracts.undeclared import failing
 from spectrace.source import SglangSource
@@ -215,7 +215,7 @@ def _check_relay(contract: CatalogContract, extraction: Extraction, callback: st
     """A ``relation`` whose shape is a call ``cb(x.field)``: the consumer passes ``cb`` to the worker
     method and every return path of a worker method taking ``cb`` calls it with the field (relays.py),
     set non-None on the result that path returns."""
-    method = contract.runtime.get("producer", "forward_batch_generation")
+    method = contract.runtime.get("producer") or roles_of(extraction).worker_method
     base = dict(id=contract.id, field=contract.field, consumer=contract.consumer, shape=contract.shape,
                 expected_condition=contract.path_condition, rationale=contract.rationale)
     found = follow_relay(extraction, method, callback, contract.field, contract.consumer)
@@ -442,6 +442,7 @@ def check_catalog(source: SglangSource | Extraction, catalog: list[CatalogContra
     packaged catalog. Returns a ``CheckReport`` (``.ok``, ``.exit_code``, ``.results``, ``.violations``).
     """
     contracts = catalog if isinstance(catalog, list) else load_catalog(catalog)
+    roles = getattr(contracts, "roles", None)
     producers = catalog_producers(contracts)
     if isinstance(source, Extraction):
         extraction = source
@@ -451,7 +452,7 @@ def check_catalog(source: SglangSource | Extraction, catalog: list[CatalogContra
             extraction = replace(extraction, producer_paths={**extraction.producer_paths,
                                                              **follow_producers(extraction, missing)})
     else:
-        extraction = extract(source, producers=producers)
+        extraction = extract(source, roles=roles, producers=producers, assumptions=getattr(contracts, "assumptions", None))
     report = CheckReport(version=extraction.version, source=extraction.source, extraction=extraction, strict=strict)
     projects: dict = {}
     for c in contracts:

@@ -20,8 +20,8 @@ def extraction_json(x: Extraction) -> dict:
 
 def extraction_text(x: Extraction, verbose: bool = False) -> str:
     lines = [f"{x.source}", f"owner {x.owner} ({x.owner_file}:{x.owner_line}, {len(x.owner_fields)} fields)"]
-    poly = x.polymorphic.get("model_worker", {})
-    lines.append(f"model_worker: {len(poly.get('targets', []))} worker classes")
+    attr, poly = next(iter(x.polymorphic.items()), ("worker", {}))
+    lines.append(f"{attr}: {len(poly.get('targets', []))} worker classes")
     for t in poly.get("targets", []):
         lines.append(f"  {t.rsplit('.', 1)[-1]:28} when {poly['selection'].get(t, '?')}")
     sched = [r for r in x.reads if r["side"] == "scheduler" and r["kind"] != "check"]

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from spectrace.contracts import conditions as C
-from spectrace.contracts.analysis import POLYMORPHIC_ATTR, Analysis
+from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.records import (
     FieldRead,
@@ -166,7 +166,7 @@ class ViolationFinder:
         to the scheduler's through the object's constructor call (``FutureMap(..., self.spec_algorithm)``
         stored as ``self.spec_algo``).
         """
-        prefix = f"returned by self.{POLYMORPHIC_ATTR}."
+        prefix = self.analysis.roles.worker_call_prefix
         direct = {(r.module, r.consumer) for r in reads if r.holder.startswith(prefix)}
         out: dict = {key: [([], {}, "direct", None)] for key in direct}
         for module, consumer in sorted(direct):
