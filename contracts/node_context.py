@@ -7,6 +7,7 @@ function; the fact collectors in ``facts_visitors.py`` ask it for every record t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -132,6 +133,39 @@ def _exits(block: cst.BaseSuite) -> bool:
     return False
 
 
+def try_block(node: cst.Try | cst.TryStar, child: cst.CSTNode, line: Callable) -> str:
+    """The block id of ``child`` (the body, a handler, ``else`` or ``finally``) of a try statement.
+
+    An exception can leave the body at any statement, so nothing in the body dominates a handler:
+    body and ``else`` are ``<line>t``, each handler ``<line>h<its line>``. Code after the statement
+    follows the body (and ``else``) only when every handler exits: the body is then ``<line>T``,
+    which dominates what comes after the statement (``dominates``). ``finally`` always runs:
+    ``<line>y``, dominating what follows as well.
+    """
+    at = line(node)
+    for h in node.handlers:
+        if child is h:
+            return f"{at}h{line(h)}"
+    if node.finalbody is not None and child is node.finalbody:
+        return f"{at}y"
+    return f"{at}T" if all(_exits(h.body) for h in node.handlers) else f"{at}t"
+
+
+def dominates(earlier: list[str], later: list[str]) -> bool:
+    """Whether what runs in blocks ``earlier`` runs before every arrival at blocks ``later``: the
+    same blocks or enclosing ones, or a try body/``finally`` that all of the statement's other
+    ways out pass (see ``try_block``)."""
+    n = len(earlier)
+    if later[:n] == earlier:
+        return True
+    if not n or not earlier[-1].endswith(("T", "y")) or later[: n - 1] != earlier[:-1]:
+        return False
+    if len(later) < n:
+        return True
+    at = earlier[-1][:-1]
+    return not re.match(rf"{at}[tThy]", later[n - 1])
+
+
 # ------------------------------------------------------------------ the finder
 
 
@@ -193,15 +227,13 @@ class ContextFinder:
                 if child is cur.right:
                     cond_nodes.append((cur.left, isinstance(cur.operator, cst.And)))
                 in_test = in_test or self._is_test_position(cur)
-            elif isinstance(cur, cst.Try):
-                # a try body runs like straight-line code for dominance: no block of its own
+            elif isinstance(cur, (cst.Try, cst.TryStar)):
+                blocks.append(try_block(cur, child, self.line))
                 if child is cur.body:
                     for h in cur.handlers:
                         names = _handler_names(h)
                         if not names or names & _CATCHES_ATTRIBUTE:
                             handlers.append((f"except {', '.join(sorted(names)) or '(bare)'}", self.line(h)))
-                else:
-                    blocks.append(f"{self.line(cur)}h")
             elif isinstance(cur, cst.For) and child is cur.body:
                 blocks.append(f"{self.line(cur)}f")  # a with-body always runs: no block of its own
             if isinstance(cur, (cst.IndentedBlock, cst.Module)):

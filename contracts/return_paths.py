@@ -22,6 +22,7 @@ from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, bind, function_key
 from spectrace.contracts.dataclasses_scan import find_dataclass
 from spectrace.contracts.facts import Binding, FunctionFacts
+from spectrace.contracts.node_context import dominates
 from spectrace.contracts.records import ReturnPath
 
 MAX_HOPS = 6
@@ -60,10 +61,6 @@ def _same_value(a: Outcome, b: Outcome, relevant: set[str] | None = None) -> boo
         return set(paths) if relevant is None else {p for p in paths if p.split(".", 1)[0] in relevant}
     return (keep(a.sets or ()) == keep(b.sets or ()) and keep(a.unknown) == keep(b.unknown)
             and keep(a.cleared) == keep(b.cleared))
-
-
-def _dominates(earlier_blocks: list, later_blocks: list) -> bool:
-    return later_blocks[: len(earlier_blocks)] == earlier_blocks
 
 
 def _not_all(conds: list) -> tuple:
@@ -116,9 +113,26 @@ class ReturnPathFinder:
         # holds its argument, evaluated where the call is
         self._arguments: dict[str, list[dict[str, Argument]]] = {}
         self._indexed_calls: dict[str, list] = {}
+        # the class ``self`` is an instance of in the method being followed, innermost call last
+        # (None: a call on another object, resolved by the class that defines the method): a
+        # ``self.m()`` in a base class runs the receiver's override, ``super().m()`` the next class
+        # of the receiver's MRO
+        self._receivers: list[str | None] = []
         self.passed = PassedWrites(self.symbols, self._targets)
 
+    @contextmanager
+    def _receiver(self, class_qn: str | None):
+        self._receivers.append(class_qn)
+        try:
+            yield
+        finally:
+            self._receivers.pop()
+
     def paths_of(self, worker_qn: str, func_qn: str) -> list[ReturnPath]:
+        with self._receiver(worker_qn):
+            return self._paths_of(worker_qn, func_qn)
+
+    def _paths_of(self, worker_qn: str, func_qn: str) -> list[ReturnPath]:
         got = self.symbols.function_facts(func_qn)
         if got is None:
             return []
@@ -223,12 +237,13 @@ class ReturnPathFinder:
                 return self._call_passed(passed, callee, depth, seen, want, owner)
         if callee.startswith("super().") and f.cls and callee.count(".") == 1:
             cls_qn = f"{module}.{f.cls}"
-            t = self.symbols.project.lookup_method(cls_qn, callee.split(".")[1], cls_qn)
+            t = self.symbols.project.lookup_method(self._self_class(module, f), callee.split(".")[1], cls_qn)
             targets = [t] if t else []
         else:
             targets = self._targets(module, f, callee)
         if not targets:
             return [Outcome(None, unresolved=f"unresolved call {callee}(...)")]
+        on_self = bool(re.fullmatch(r"(?:self|super\(\))\.\w+", callee))
         out = []
         for t in targets:
             if t in seen:
@@ -241,7 +256,8 @@ class ReturnPathFinder:
             mod2 = self.symbols.module_of_file(rel2)
             bound = bind(f2, desc.get("args", []), desc.get("kw", {}))
             arguments = {p: Argument(v, module, rel, f, line, blocks) for p, v in bound.items()}
-            with self._passing([(function_key(mod2, f2), arguments)]):
+            with self._passing([(function_key(mod2, f2), arguments)]), \
+                    self._receiver(self._self_class(module, f) if on_self else None):
                 for ret in f2.returns:
                     own = list(ret.conds) + [(e, False) for e in ret.exits]
                     for o in self._value(mod2, rel2, f2, ret.value, ret.line, ret.blocks, depth + 1, seen + (t,), want, owner):
@@ -299,10 +315,21 @@ class ReturnPathFinder:
             return self._call(arg.module, arg.rel, arg.f, call, arg.line, arg.blocks, depth, seen, want, owner)
         return [Outcome(None, unresolved=f"{callee}(...) calls `{v.get('text', kind)}`")]
 
+    def _self_class(self, module: str, f: FunctionFacts) -> str:
+        """The class of ``self`` in ``f``: the receiver being followed, else ``f``'s own class."""
+        own = f"{module}.{f.cls}" if f.cls else ""
+        receiver = self._receivers[-1] if self._receivers else None
+        return receiver if receiver and own in self.symbols.mro(receiver) else own
+
     def _targets(self, module: str, f: FunctionFacts, callee: str) -> list[str]:
-        """The functions a call reaches: the contracts' own resolution (``self.m``, ``self.a.m``,
-        module names), else the index's for a call of the same text in that function (longer
-        receiver chains, properties, attributes typed by their callers' arguments)."""
+        """The functions a call reaches: the contracts' own resolution (``self.m`` on the receiver's
+        class, ``self.a.m``, module names), else the index's for a call of the same text in that
+        function (longer receiver chains, properties, attributes typed by their callers' arguments)."""
+        method = re.fullmatch(r"self\.(\w+)", callee)
+        if method and f.cls:
+            t = self.symbols.lookup_method(self._self_class(module, f), method.group(1))
+            if t:
+                return [t]
         targets = self.symbols.resolve_callee(module, f, callee)
         if targets:
             return targets
@@ -387,7 +414,7 @@ class ReturnPathFinder:
         before ``line``, its own or a helper's it is passed to; one not on every path forks (taken
         under its condition, skipped under its negation), so a ``None`` written on any branch is seen."""
         binds = [b for b in f.bindings if b.target == name and b.line < line]
-        dom = [b for b in binds if _dominates(b.blocks, blocks)]
+        dom = [b for b in binds if dominates(b.blocks, blocks)]
         arg = self._argument(module, f, name) if not dom and any(p == name for p, _ in f.params) else None
         if dom:
             b = max(dom, key=lambda b: b.line)
@@ -403,7 +430,7 @@ class ReturnPathFinder:
             [pw for c in f.calls if start < c.line < line and _passes(c, name)
              for pw in self.passed.of_call(module, rel, f, c, name) if pw.attrs[0] in want]
         for e in sorted(events, key=lambda e: e.line):
-            every = _dominates(e.blocks, blocks)
+            every = dominates(e.blocks, blocks)
             nxt = []
             for s in states:
                 taken = s if every else s.but(conds=s.conds + list(e.conds), branch=s.branch + list(e.conds))

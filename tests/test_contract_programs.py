@@ -1,0 +1,65 @@
+"""The contract check on small programs, one construct each (tests/programs/contracts/): each has its
+own scheduler, worker and result class and a catalog naming them ([roles]); the test states the
+exact verdict and, for a violation, the worker's return that breaks the scheduler's read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spectrace.contracts.check import check_catalog
+from spectrace.source import package_source
+
+PROGRAMS = Path(__file__).parent / "programs" / "contracts"
+READ = "scheduler.py:25"  # `batch.lens = result.draft.lens` in Scheduler.run_batch
+
+# program -> (status of its contract, the breaking worker return "file:line" or None, the "why" part)
+EXPECTED = {
+    # a write inside `try` does not reach the `except` path that returns early
+    "try_except": ("violated", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a `return` in `finally` is a return path of its own
+    "try_finally": ("violated", "worker.py:11", "worker.py:11 `Result(tokens=[])` leaves Result.draft at its default None"),
+    # the field's value is a helper's result, followed to its `return None`
+    "optional_helper": ("violated", "worker.py:9", "leaves it None"),
+    "partial_helper": ("violated", "worker.py:16", "leaves it None"),
+    # dispatch on the receiver's class: the subclass's override of self.prefill() runs
+    "override": ("violated", "worker.py:7", "worker.py:15 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "mixin_super": ("violated", "worker.py:13", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "match_mode": ("violated", "worker.py:11", "worker.py:11 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "walrus": ("violated", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+}
+
+
+def check(name: str, strict: bool = True):
+    program = PROGRAMS / name
+    return check_catalog(package_source(program), program / "catalog.toml", strict=strict)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_program_verdict_and_site(name):
+    status, breaking, why = EXPECTED[name]
+    report = check(name)
+    (result,) = report.results
+    assert result.status == status, result.message
+    assert report.exit_code == (0 if status == "present" else 1)
+    if breaking is None:
+        assert not report.violations and not report.unknowns
+        return
+    sites = {(f"{v['read']['file']}:{v['read']['line']}", f"{v['producer']['file']}:{v['producer']['line']}")
+             for v in report.violations}
+    assert sites == {(f"{name}/{READ}", f"{name}/{breaking}")}
+    assert all(why in v["producer"]["left_none"] or why in v["message"] for v in report.violations)
+
+
+def test_every_program_has_an_expectation():
+    programs = {p.name for p in PROGRAMS.iterdir() if (p / "catalog.toml").is_file()}
+    assert programs == set(EXPECTED)
+
+
+def test_roles_come_from_the_catalog_not_from_code():
+    report = check("override")
+    x = report.extraction
+    assert x.owner == "Result" and list(x.polymorphic) == ["worker"]
+    assert x.polymorphic["worker"]["targets"] == ["override.worker.DraftWorker"]
+    assert x.polymorphic["worker"]["methods"] == ["forward"]
