@@ -23,6 +23,7 @@ class Analysis:
     scheduler_qn: str | None = None  # the consumer class (roles.consumer), qualified
     worker_modules: set[str] = field(default_factory=set)  # modules of the worker classes and their bases
     notes: list[str] = field(default_factory=list)
+    complements: dict[str, str] = field(default_factory=dict)  # method -> its complement (complements.py)
 
     @property
     def owner_name(self) -> str:

@@ -26,6 +26,10 @@ class Argument:
     line: int
     blocks: list
 
+    def but_value(self, value: dict) -> "Argument":
+        """Another expression evaluated at the same place."""
+        return Argument(value, self.module, self.rel, self.f, self.line, self.blocks)
+
 
 @dataclass
 class PassedWrite:

@@ -383,7 +383,9 @@ def _successors(contract: CatalogContract, extraction: Extraction, projects: dic
 
     project = projects.get(extraction.root)
     if project is None:
-        project = projects[extraction.root] = Project(from_path(extraction.root))
+        opened = getattr(extraction, "_analysis", None)
+        project = opened.symbols.project if opened is not None else Project(from_path(extraction.root))
+        projects[extraction.root] = project
     found = find_successors(project, contract.shape, contract.attribute_path, exclude_shape=contract.shape)
     try:
         project.save()

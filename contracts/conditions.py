@@ -19,6 +19,7 @@ a branch as soon as a partial assignment makes the formula false.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable, Iterable
 
 Formula = tuple  # ("atom", key) | ("not", f) | ("and", [f...]) | ("or", [f...]) | ("true",)
@@ -71,6 +72,25 @@ def _convert(node: ast.expr, expand, depth: int) -> Formula:
         if body:
             return parse(body, expand, depth + 1)
     return ("atom", _atom_key(node))
+
+
+_CALL_ATOM = re.compile(r"^(.*?)(\w+)\(\)$")
+
+
+def with_complements(f: Formula, complements: dict[str, str]) -> Formula:
+    """``f`` with each atom ``x.m()`` whose method has a complement ``n`` written ``not x.n()``."""
+    if not complements:
+        return f
+    if f[0] == "atom":
+        m = _CALL_ATOM.match(f[1])
+        if m and m.group(2) in complements:
+            return ("not", ("atom", f"{m.group(1)}{complements[m.group(2)]}()"))
+        return f
+    if f[0] == "not":
+        return ("not", with_complements(f[1], complements))
+    if f[0] in ("and", "or"):
+        return (f[0], [with_complements(g, complements) for g in f[1]])
+    return f
 
 
 def conjunction(parts: Iterable[tuple[str, bool]], expand=None) -> Formula:

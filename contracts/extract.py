@@ -33,6 +33,7 @@ from pathlib import Path
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.cache_warnings import warn_cache_unusable
+from spectrace.contracts.complements import complements_in
 from spectrace.contracts.facts_cache import FactsCache
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.producers import fields_set_on_worker_results, producers_in
@@ -97,9 +98,12 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
 
     # scope and facts
     files = scope_files(symbols, owner, targets + ([a.scheduler_qn] if a.scheduler_qn else []), roles.scope_packages)
-    mentions = re.compile(r"\.(?:" + "|".join(map(re.escape, a.fields)) + r")\b|\b" + re.escape(owner) + r"\b")
+    names = "|".join(map(re.escape, a.fields))
+    # attribute reads and writes of a field, the owner's name, and a field named in a string (setattr)
+    mentions = re.compile(rf"\.(?:{names})\b|\b{re.escape(owner)}\b|[\"'](?:{names})[\"']")
     wanted = {rel: [s for s in symbols.facts.spans(rel) if mentions.search(s.text)] for rel in files}
     scanned = symbols.facts.facts_many({rel: spans for rel, spans in wanted.items() if spans})
+    a.complements = complements_in([s for rel in files for s in symbols.facts.spans(rel)])
     for rel, flist in scanned.items():
         symbols.add(rel, flist)
 

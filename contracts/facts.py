@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 import libcst.matchers as m
 
-FACTS_VERSION = 7  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 8  # bump when the facts change shape: invalidates caches
 
 _EMPTY_MODULE = cst.Module(body=[])
 

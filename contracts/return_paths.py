@@ -118,6 +118,8 @@ class ReturnPathFinder:
         # ``self.m()`` in a base class runs the receiver's override, ``super().m()`` the next class
         # of the receiver's MRO
         self._receivers: list[str | None] = []
+        # the parameters of the lambdas being followed (they shadow the names of their function)
+        self._lambda_args: dict[str, list[dict[str, Argument]]] = {}
         self.passed = PassedWrites(self.symbols, self._targets)
 
     @contextmanager
@@ -234,7 +236,8 @@ class ReturnPathFinder:
         if "." not in callee:
             passed = self._callable(module, rel, f, callee, line)
             if passed is not None:
-                return self._call_passed(passed, callee, depth, seen, want, owner)
+                called = Argument(desc, module, rel, f, line, blocks)
+                return self._call_passed(passed, callee, depth, seen, want, owner, called)
         if callee.startswith("super().") and f.cls and callee.count(".") == 1:
             cls_qn = f"{module}.{f.cls}"
             t = self.symbols.project.lookup_method(self._self_class(module, f), callee.split(".")[1], cls_qn)
@@ -277,6 +280,15 @@ class ReturnPathFinder:
             for key, _ in arguments:
                 self._arguments[key].pop()
 
+    @contextmanager
+    def _lambda_bound(self, key: str, bound: dict[str, Argument]):
+        """A lambda's parameters, bound to a call's arguments while its body is followed."""
+        self._lambda_args.setdefault(key, []).append(bound)
+        try:
+            yield
+        finally:
+            self._lambda_args[key].pop()
+
     def _argument(self, module: str, f: FunctionFacts, name: str) -> Argument | None:
         """The argument of the innermost call being followed that gave ``f`` its parameter ``name``."""
         stack = self._arguments.get(function_key(module, f))
@@ -295,16 +307,21 @@ class ReturnPathFinder:
         return None
 
     def _call_passed(self, arg: Argument, callee: str, depth: int, seen: tuple, want: dict,
-                     owner: bool) -> list[Outcome]:
-        """``callee(...)`` where ``callee`` is ``arg``: a lambda's body, or the function it names
-        (``self._catch_up``, ``functools.partial(f, ...)``), followed where the argument was written."""
+                     owner: bool, called: Argument) -> list[Outcome]:
+        """``callee(...)`` (the call ``called``) where ``callee`` is ``arg``: a lambda's body with its
+        parameters bound to the call's arguments, or the function it names (``self._catch_up``,
+        ``functools.partial(f, ...)``), followed where the argument was written."""
         v = arg.value
         kind = v.get("kind")
         if kind == "lambda":
-            body = v["body"]
-            if any(re.search(rf"\b{re.escape(p)}\b", body.get("text", "")) for p in v.get("params", [])):
-                return [Outcome(None, unresolved=f"{callee}(...) is `{v.get('text')}`, whose value depends on its parameters")]
-            return self._value(arg.module, arg.rel, arg.f, body, arg.line, arg.blocks, depth + 1, seen, want, owner)
+            params, args = v.get("params", []), called.value.get("args", [])
+            if len(args) != len(params) or called.value.get("kw"):
+                return [Outcome(None, unresolved=f"{callee}(...) is `{v.get('text')}`, called with other arguments "
+                                                 "than its parameters")]
+            bound = {p: called.but_value(a) for p, a in zip(params, args)}
+            with self._lambda_bound(function_key(arg.module, arg.f), bound):
+                return self._value(arg.module, arg.rel, arg.f, v["body"], arg.line, arg.blocks, depth + 1, seen, want,
+                                   owner)
         if kind == "call" and v["callee"].split(".")[-1] == "partial" and v.get("args"):
             v = v["args"][0]
             kind = v.get("kind")
@@ -413,6 +430,10 @@ class ReturnPathFinder:
         its argument at the call being followed), then every later binding and attribute write
         before ``line``, its own or a helper's it is passed to; one not on every path forks (taken
         under its condition, skipped under its negation), so a ``None`` written on any branch is seen."""
+        lam = self._lambda_args.get(function_key(module, f))
+        if lam and name in lam[-1]:
+            a = lam[-1][name]
+            return self._value(a.module, a.rel, a.f, a.value, a.line, a.blocks, depth, seen, want, owner)
         binds = [b for b in f.bindings if b.target == name and b.line < line]
         dom = [b for b in binds if dominates(b.blocks, blocks)]
         arg = self._argument(module, f, name) if not dom and any(p == name for p, _ in f.params) else None

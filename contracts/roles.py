@@ -28,6 +28,9 @@ class Roles:
     consumer_module: str = ""  # preferred module of the consumer when several classes share its name
     scope_packages: tuple[str, ...] = ()  # packages scanned whole (dotted), besides the files naming the owner
     worker_packages: tuple[str, ...] = ()  # worker side besides the worker classes' modules
+    # the reads inside the owner's own methods that the consumer calls on a result
+    # (``result.copy_to_cpu()``) count as the consumer's, under the call's condition
+    owner_methods: bool = False
 
     @property
     def worker_call_prefix(self) -> str:
@@ -48,7 +51,8 @@ def roles_from_table(table: dict, where: str) -> Roles:
             raise SpectraceError(f"{where}: [roles] {k} must be a list of dotted package names")
     return Roles(owner=table["owner"], consumer=table["consumer"], worker_attr=table["worker_attr"],
                  worker_method=table["worker_method"], consumer_module=table.get("consumer_module", ""),
-                 scope_packages=tuple(packages["scope_packages"]), worker_packages=tuple(packages["worker_packages"]))
+                 scope_packages=tuple(packages["scope_packages"]), worker_packages=tuple(packages["worker_packages"]),
+                 owner_methods=bool(table.get("owner_methods", False)))
 
 
 def load_roles(path: str | Path | None = None) -> Roles:

@@ -99,14 +99,16 @@ class ViolationFinder:
                 renamed = [(_rename_self_attrs(t, rename), pos) for t, pos in local]
                 # the call site's conditions are the caller's text: inline the caller's properties
                 outer = expanders.setdefault(caller, self._expander(*caller)) if caller else expand
-                read_f = ("and", [C.conjunction(renamed, expand), C.conjunction([tuple(c) for c in extra], outer)])
+                comp = a.complements
+                read_f = C.with_complements(("and", [C.conjunction(renamed, expand),
+                                                      C.conjunction([tuple(c) for c in extra], outer)]), comp)
                 for p in paths:
                     missing, why = _obligation(r, p)
                     if missing is None and why is None:
                         continue
-                    p_f = C.conjunction([tuple(c) for c in p.conditions])
+                    p_f = C.with_complements(C.conjunction([tuple(c) for c in p.conditions]), comp)
                     for alt in selection.get(p.worker, [[]]):
-                        sel_f = C.conjunction(alt)
+                        sel_f = C.with_complements(C.conjunction(alt), comp)
                         if not C.satisfiable(read_f, sel_f, p_f):
                             continue
                         if self._ruled_out(read_f, sel_f, p_f):
