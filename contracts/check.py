@@ -39,7 +39,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.catalog import CatalogContract, load_catalog
 from spectrace.contracts.cache_warnings import warn_cache_unusable
 from spectrace.contracts.extract import extract, follow_producers, follow_relay, roles_of
-from spectrace.contracts.records import Extraction
+from spectrace.contracts.records import SCHEMA_VERSION, Extraction
 from spectrace.contracts.undeclared import failing
 from spectrace.source import SglangSource
 
@@ -97,9 +97,12 @@ class CheckReport:
         return 0 if self.ok else 1
 
     def to_json(self) -> dict:
+        x = self.extraction
         return {
+            "schema_version": SCHEMA_VERSION,
             "version": self.version,
-            "source": self.source,
+            "source": x.portable_source if x is not None else self.source,
+            "root": x.portable_root if x is not None else "",
             "ok": self.ok,
             "results": [asdict(r) for r in self.results],
             "violations": self.violations,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from spectrace.contracts.records import Extraction
+from spectrace.contracts.records import SCHEMA_VERSION, Extraction
 
 
 @dataclass
@@ -32,9 +32,25 @@ class Drift:
     a_fields: int
     b_fields: int
     changes: list = field(default_factory=list)
+    a_root: str = ""  # each tree, as portable_root writes it (two trees of one version differ here)
+    b_root: str = ""
+    owner: str = ""  # the owner class whose fields are counted
+    a_source: str = ""  # each source, as portable_source writes it
+    b_source: str = ""
+
+    @property
+    def labels(self) -> tuple[str, str]:
+        """How the two sides are named: their versions, else their trees, else their sources."""
+        if self.a != self.b:
+            return self.a, self.b
+        if self.a_root != self.b_root:
+            return f"{self.a} ({self.a_root})", f"{self.b} ({self.b_root})"
+        if self.a_source != self.b_source:
+            return self.a_source, self.b_source
+        return self.a, self.b
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {"schema_version": SCHEMA_VERSION, **asdict(self)}
 
 
 def _site(r) -> str:
@@ -46,7 +62,9 @@ def _scheduler_reads(x: Extraction) -> dict:
 
 
 def diff_extractions(a: Extraction, b: Extraction) -> Drift:
-    drift = Drift(a=a.version, b=b.version, a_fields=len(a.owner_fields), b_fields=len(b.owner_fields))
+    drift = Drift(a=a.version, b=b.version, a_fields=len(a.owner_fields), b_fields=len(b.owner_fields),
+                  a_root=a.portable_root, b_root=b.portable_root, owner=a.owner,
+                  a_source=a.portable_source, b_source=b.portable_source)
     fa = [f["name"] for f in a.owner_fields]
     fb = [f["name"] for f in b.owner_fields]
     removed_fields = [f for f in fa if f not in fb]
@@ -120,11 +138,12 @@ def drift_table(d: Drift, markdown: bool = False) -> str:
     counts: dict = {}
     for c in d.changes:
         counts[c.change] = counts.get(c.change, 0) + 1
-    head = (f"{d.a} -> {d.b}: GenerationBatchResult fields {d.a_fields} -> {d.b_fields}; "
+    a, b = d.labels
+    head = (f"{a} -> {b}: {d.owner} fields {d.a_fields} -> {d.b_fields}; "
             + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     rows = [(c.change, c.field, c.consumer, c.a_site.replace("sglang/srt/", ""), c.b_site.replace("sglang/srt/", ""), c.detail)
             for c in d.changes]
-    cols = ("change", "field", "consumer", d.a, d.b, "detail")
+    cols = ("change", "field", "consumer", a, b, "detail")
     if markdown:
         out = [head, "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         for row in rows:

@@ -171,6 +171,7 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
         undeclared=undeclared.find(),
         producer_paths=producer_paths,
         notes=a.notes,
+        origin=getattr(source, "origin", ""),
         stats={"files": len(files), "functions_parsed": symbols.facts.parsed, "functions_reused": symbols.facts.reused},
     )
     # the tree's open index, for the check's later questions (not a field: never serialised)

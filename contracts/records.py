@@ -7,10 +7,36 @@ The passes build these typed records; ``Extraction`` holds them as plain dicts, 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from spectrace.contracts.facts import Guard
+
+# the version of the JSON that extract, check and diff write (docs/schemas/contracts-*.json):
+# fields are added, never renamed
+SCHEMA_VERSION = 1
+# counters that differ between a cold and a warm run: written only when asked for
+CACHE_COUNTERS = ("functions_parsed", "functions_reused")
+
+
+def portable_root(root: str, version: str, origin: str) -> str:
+    """Where the tree is, in a form that does not depend on the cache folder or the machine: the
+    version for a release from the cache or PyPI (what ``--sglang`` takes), else the path relative
+    to the working directory when it lies below it."""
+    if origin in ("cache", "pypi"):
+        return version
+    rel = os.path.relpath(root)
+    return rel if not rel.startswith("..") else str(Path(root))
+
+
+def portable_source(describe: str, root: str, version: str, origin: str) -> str:
+    """``describe()`` of the source with its absolute package path made portable (left out for a
+    release from the cache or PyPI: the version says which tree it is)."""
+    if origin in ("cache", "pypi"):
+        return re.sub(rf"\({origin}: [^)]*\)", f"({origin})", describe)
+    return describe.replace(str(Path(root)), portable_root(root, version, origin)) if root else describe
 
 
 @dataclass
@@ -148,9 +174,23 @@ class Extraction:
     # "Class.method" asked for by ``producers=`` -> [{"function", "file", "line", "paths": [ReturnPath]}]
     # (one entry per class of that name that has the method; [] when the tree has none)
     producer_paths: dict = field(default_factory=dict)
+    origin: str = ""  # how the tree was found: "cache", "pypi", "path", "installed"
 
-    def to_json(self) -> dict:
-        return asdict(self)
+    @property
+    def portable_root(self) -> str:
+        return portable_root(self.root, self.version, self.origin)
+
+    @property
+    def portable_source(self) -> str:
+        return portable_source(self.source, self.root, self.version, self.origin)
+
+    def to_json(self, cache_stats: bool = False) -> dict:
+        """The JSON form: portable ``source``/``root``, cache counters only with ``cache_stats``."""
+        data = {"schema_version": SCHEMA_VERSION, **asdict(self)}
+        data.update(source=self.portable_source, root=self.portable_root)
+        if not cache_stats:
+            data["stats"] = {k: v for k, v in self.stats.items() if k not in CACHE_COUNTERS}
+        return data
 
 
 def stable_id(*parts: str) -> str:

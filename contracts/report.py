@@ -14,8 +14,8 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_URI = "https://github.com/spectrace/spectrace"
 
 
-def extraction_json(x: Extraction) -> dict:
-    return x.to_json()
+def extraction_json(x: Extraction, cache_stats: bool = False) -> dict:
+    return x.to_json(cache_stats=cache_stats)
 
 
 def extraction_text(x: Extraction, verbose: bool = False) -> str:
@@ -172,11 +172,11 @@ def sarif(x: Extraction, check=None) -> dict:
     }
 
 
-def render_extraction(x: Extraction, fmt: str, check=None) -> str:
+def render_extraction(x: Extraction, fmt: str, check=None, cache_stats: bool = False) -> str:
     if fmt == "json":
-        return json.dumps(extraction_json(x), indent=2) + "\n"
+        return json.dumps(extraction_json(x, cache_stats), indent=2) + "\n"
     if fmt == "yaml":
-        return yaml.safe_dump(extraction_json(x), sort_keys=False, width=120)
+        return yaml.safe_dump(extraction_json(x, cache_stats), sort_keys=False, width=120)
     if fmt == "sarif":
         return json.dumps(sarif(x, check), indent=2) + "\n"
     return extraction_text(x)

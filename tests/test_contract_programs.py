@@ -4,11 +4,14 @@ exact verdict and, for a violation, the worker's return that breaks the schedule
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
 
 from spectrace.contracts.check import check_catalog
+from spectrace.contracts.diff import diff_extractions, drift_table
 from spectrace.source import package_source
 
 PROGRAMS = Path(__file__).parent / "programs" / "contracts"
@@ -73,3 +76,55 @@ def test_roles_come_from_the_catalog_not_from_code():
     assert x.owner == "Result" and list(x.polymorphic) == ["worker"]
     assert x.polymorphic["worker"]["targets"] == ["override.worker.DraftWorker"]
     assert x.polymorphic["worker"]["methods"] == ["forward"]
+
+
+SCHEMAS = Path(__file__).parent.parent / "docs" / "schemas"
+
+
+def _validate(data: dict, name: str) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((SCHEMAS / f"contracts-{name}.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(json.loads(json.dumps(data)))
+
+
+@pytest.mark.parametrize("name", ["try_except", "complement", "lambda_idle"])
+def test_json_outputs_follow_their_schemas(name):
+    report = check(name)
+    _validate(report.to_json(), "check")
+    _validate(report.extraction.to_json(), "extract")
+    _validate(diff_extractions(check("alias").extraction, report.extraction).to_json(), "diff")
+
+
+def test_json_names_the_tree_portably_and_leaves_cache_counters_out():
+    report = check("try_except")
+    data, x = report.to_json(), report.extraction.to_json()
+    assert data["schema_version"] == x["schema_version"] == 1
+    # a tree given by path: relative to the working directory, never absolute
+    assert data["root"] == x["root"] == os.path.relpath(PROGRAMS)
+    assert str(PROGRAMS) not in data["source"] and str(PROGRAMS) not in x["source"]
+    assert set(x["stats"]) == {"files"}
+    assert {"functions_parsed", "functions_reused"} <= set(report.extraction.to_json(cache_stats=True)["stats"])
+
+
+def test_diff_of_two_trees_of_one_version_names_the_trees():
+    a, b = check("alias").extraction, check("try_except").extraction
+    d = diff_extractions(a, b)
+    assert (d.a, d.b) == ("unknown", "unknown")
+    head = drift_table(d).splitlines()[0]
+    assert head.startswith(f"{a.portable_source} -> {b.portable_source}: Result fields")
+    assert "alias" in a.portable_source and "try_except" in b.portable_source
+
+
+@pytest.mark.parametrize("command", ["check", "extract", "diff"])
+def test_a_catalog_path_that_does_not_exist_is_one_line(tmp_path, command):
+    from click.testing import CliRunner
+
+    from spectrace.cli import main
+
+    missing = tmp_path / "nonexistent"
+    args = ["contracts", command, "--catalog", str(missing)] + (["0.5.9", "0.5.12"] if command == "diff" else ["--sglang", "0.5.9"])
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert lines == [f"spectrace: no contract catalog at {missing}: no such file or directory"]
