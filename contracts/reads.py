@@ -7,6 +7,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.facts import ChainRead, FunctionFacts, Guard
 from spectrace.contracts.holders import Holders
+from spectrace.contracts.kinds import ReadKind
 from spectrace.contracts.records import FieldRead, read_id
 
 
@@ -57,11 +58,11 @@ def _make_read(analysis: Analysis, rel: str, module: str, side: str, f: Function
                asked: list | None = None) -> FieldRead:
     """``asked``: the attribute path the read needs set (default ``path``, which names the read)."""
     if r.in_test:
-        kind = "check"
+        kind = ReadKind.CHECK
     elif guards:
-        kind = "guarded-read"
+        kind = ReadKind.GUARDED
     else:
-        kind = "unconditional-read"
+        kind = ReadKind.UNCONDITIONAL
     return FieldRead(
         id=read_id(field_name, f.qualname, r.shape, path),
         field=field_name,

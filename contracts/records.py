@@ -1,7 +1,9 @@
 """What an extraction reports: the records each pass produces, and their stable ids.
 
-The passes build these typed records; ``Extraction`` holds them as plain dicts, the form that
-``check``, ``diff``, the renderings and the JSON output read.
+The passes build these typed records and ``Extraction`` holds them as they are; ``check``,
+``diff`` and the renderings read their attributes. ``to_json`` writes them as JSON objects with the
+same names. A record also answers ``record["name"]`` and ``record.get("name")``, for callers written
+against the JSON form.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from spectrace.contracts.facts import Guard
+from spectrace.contracts.kinds import ReadKind, plain
 
 # the version of the JSON that extract, check and diff write (docs/schemas/contracts-*.json):
 # fields are added, never renamed
@@ -39,8 +42,21 @@ def portable_source(describe: str, root: str, version: str, origin: str) -> str:
     return describe.replace(str(Path(root)), portable_root(root, version, origin)) if root else describe
 
 
+class Record:
+    """Key access to a record's fields, as in its JSON form."""
+
+    def __getitem__(self, name: str):
+        try:
+            return getattr(self, name)
+        except AttributeError:
+            raise KeyError(name) from None
+
+    def get(self, name: str, default=None):
+        return getattr(self, name, default)
+
+
 @dataclass
-class FieldRead:
+class FieldRead(Record):
     id: str
     field: str
     owner: str
@@ -60,7 +76,7 @@ class FieldRead:
     via: str  # "direct", "alias <name>", "getattr"
     deref: bool  # the value is dereferenced here: deeper attribute, method call, or stored and then dereferenced
     in_test: bool  # the read is a condition itself
-    kind: str  # "unconditional-read", "guarded-read", "check"
+    kind: ReadKind
     holder: str = ""  # how the read's root comes to hold the owner
     # a read in a helper the receiving function passes its result to: that function, the call's
     # site and path condition (the read's identity is the caller's, under both conditions)
@@ -70,7 +86,7 @@ class FieldRead:
 
 
 @dataclass
-class Producer:
+class Producer(Record):
     id: str
     kind: str  # "construct" or "assign"
     owner: str
@@ -86,7 +102,7 @@ class Producer:
 
 
 @dataclass
-class ReturnPath:
+class ReturnPath(Record):
     worker: str  # class qualname
     method: str  # Class.method (module-free)
     file: str
@@ -104,7 +120,7 @@ class ReturnPath:
 
 
 @dataclass
-class ViolatingRead:
+class ViolatingRead(Record):
     id: str
     file: str
     line: int
@@ -115,7 +131,7 @@ class ViolatingRead:
 
 
 @dataclass
-class ViolatingPath:
+class ViolatingPath(Record):
     worker: str
     method: str
     file: str
@@ -128,7 +144,7 @@ class ViolatingPath:
 
 
 @dataclass
-class Violation:
+class Violation(Record):
     id: str
     field: str
     owner: str
@@ -140,7 +156,7 @@ class Violation:
 
 
 @dataclass
-class Unknown:
+class Unknown(Record):
     """A scheduler read whose obligation a worker path could not be followed far enough to decide."""
     id: str
     field: str
@@ -162,16 +178,16 @@ class Extraction:
     owner_line: int
     owner_fields: list  # [{"name", "annotation", "default", "line"}]
     polymorphic: dict  # attr -> {"targets": [...], "selection": {class: condition}, "methods": [...]}
-    reads: list = field(default_factory=list)
-    producers: list = field(default_factory=list)
-    return_paths: list = field(default_factory=list)
-    violations: list = field(default_factory=list)
-    unknowns: list = field(default_factory=list)  # obligations not decided (an unresolved producer call)
+    reads: list[FieldRead] = field(default_factory=list)
+    producers: list[Producer] = field(default_factory=list)
+    return_paths: list[ReturnPath] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    unknowns: list[Unknown] = field(default_factory=list)  # obligations not decided (an unresolved producer call)
     # reads of an attribute the owner does not declare: {id, attribute, owner, file, line, consumer, shape, suggestion, message}
     undeclared: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     stats: dict = field(default_factory=dict)
-    # "Class.method" asked for by ``producers=`` -> [{"function", "file", "line", "paths": [ReturnPath]}]
+    # "Class.method" asked for by ``producers=`` -> [{"function", "file", "line", "paths": [ReturnPath as a dict]}]
     # (one entry per class of that name that has the method; [] when the tree has none)
     producer_paths: dict = field(default_factory=dict)
     origin: str = ""  # how the tree was found: "cache", "pypi", "path", "installed"
@@ -186,7 +202,7 @@ class Extraction:
 
     def to_json(self, cache_stats: bool = False) -> dict:
         """The JSON form: portable ``source``/``root``, cache counters only with ``cache_stats``."""
-        data = {"schema_version": SCHEMA_VERSION, **asdict(self)}
+        data = {"schema_version": SCHEMA_VERSION, **plain(asdict(self))}
         data.update(source=self.portable_source, root=self.portable_root)
         if not cache_stats:
             data["stats"] = {k: v for k, v in self.stats.items() if k not in CACHE_COUNTERS}

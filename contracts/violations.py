@@ -9,6 +9,7 @@ from pathlib import Path
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
+from spectrace.contracts.kinds import ReadKind
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.records import (
     FieldRead,
@@ -80,7 +81,7 @@ class ViolationFinder:
         that receive the worker's result (the obligations every worker path must meet)."""
         a = self.analysis
         self._context_map = self._contexts(reads)
-        return [r for r in reads if r.side == SCHEDULER and r.kind == "unconditional-read" and r.deref
+        return [r for r in reads if r.side == SCHEDULER and r.kind == ReadKind.UNCONDITIONAL and r.deref
                 and a.fields[r.field].may_be_none and r.field not in scheduler_writes
                 and (r.module, r.consumer) in self._context_map]
 

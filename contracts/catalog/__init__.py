@@ -25,10 +25,11 @@ try:
 except ImportError:  # pragma: no cover - python 3.10
     import tomli as tomllib
 
+from spectrace.contracts.kinds import ContractKind
 from spectrace.errors import SpectraceError
 
 CATALOG_DIR = Path(__file__).parent
-KINDS = {"unconditional-read", "guarded-read", "relation", "producer-sets"}
+KINDS = {k.value for k in ContractKind}
 READ_KEYS = ("id", "field", "owner", "consumer", "shape")
 PRODUCER_KEYS = ("id", "owner", "producer", "fields")
 
@@ -40,7 +41,7 @@ class CatalogContract:
     owner: str
     consumer: str
     shape: str
-    kind: str = "unconditional-read"
+    kind: ContractKind = ContractKind.UNCONDITIONAL_READ
     attribute_path: list = field(default_factory=list)
     path_condition: str = ""
     versions: list = field(default_factory=list)
@@ -127,7 +128,8 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
             seen.add(raw["id"])
             if kind not in KINDS:
                 raise SpectraceError(f"{f}: contract {raw['id']}: kind must be one of {', '.join(sorted(KINDS))}")
-            if kind == "producer-sets":
+            kind = ContractKind(kind)
+            if kind == ContractKind.PRODUCER_SETS:
                 raw = {**raw, **_producer_contract(raw, f)}
             out.append(CatalogContract(
                 id=raw["id"], field=raw["field"], owner=raw["owner"], consumer=raw["consumer"], shape=raw["shape"],
