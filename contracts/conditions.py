@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from typing import Callable, Iterable
 
 Formula = tuple  # ("atom", key) | ("not", f) | ("and", [f...]) | ("or", [f...]) | ("true",)
@@ -49,8 +50,22 @@ def _atom_key(node: ast.expr) -> str:
     return ast.unparse(_DropReceivers().visit(copy.deepcopy(node)))
 
 
+# parsed formulas per expander (None: no expander), each a text -> formula memo: the same
+# conditions recur across reads and return paths. Formulas are never changed once built.
+_PARSED: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+_PARSED_PLAIN: dict = {}
+
+
 def parse(text: str, expand: Callable[[str, str], str | None] | None = None, _depth: int = 0) -> Formula:
     """Formula of a condition's text. ``expand(root, attr)`` may return the source of a property."""
+    memo = _PARSED_PLAIN if expand is None else _PARSED.setdefault(expand, {})
+    key = (text, _depth)
+    if key not in memo:
+        memo[key] = _parse(text, expand, _depth)
+    return memo[key]
+
+
+def _parse(text: str, expand, _depth: int) -> Formula:
     try:
         node = ast.parse(text.strip(), mode="eval").body
     except SyntaxError:  # not an expression on its own: an opaque atom, free to be true or false

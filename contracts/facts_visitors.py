@@ -26,10 +26,8 @@ from spectrace.contracts.facts import (
     FunctionSpan,
     Guard,
     Return,
-    chain_of,
-    code,
-    describe,
 )
+from spectrace.contracts.cst_values import chain_of, code, describe
 from spectrace.contracts.node_context import Context, ContextFinder, tested_names
 from spectrace.errors import SpectraceError
 

@@ -7,7 +7,6 @@ function; the fact collectors in ``facts_visitors.py`` ask it for every record t
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -15,7 +14,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
-from spectrace.contracts.facts import Guard, chain_of, code
+from spectrace.contracts.cst_values import chain_of, code
+from spectrace.contracts.facts import Guard
 
 _EXIT_STMTS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 _CATCHES_ATTRIBUTE = {"AttributeError", "TypeError", "Exception", "BaseException"}
@@ -139,7 +139,7 @@ def try_block(node: cst.Try | cst.TryStar, child: cst.CSTNode, line: Callable) -
     An exception can leave the body at any statement, so nothing in the body dominates a handler:
     body and ``else`` are ``<line>t``, each handler ``<line>h<its line>``. Code after the statement
     follows the body (and ``else``) only when every handler exits: the body is then ``<line>T``,
-    which dominates what comes after the statement (``dominates``). ``finally`` always runs:
+    which dominates what comes after the statement (``blocks.dominates``). ``finally`` always runs:
     ``<line>y``, dominating what follows as well.
     """
     at = line(node)
@@ -149,21 +149,6 @@ def try_block(node: cst.Try | cst.TryStar, child: cst.CSTNode, line: Callable) -
     if node.finalbody is not None and child is node.finalbody:
         return f"{at}y"
     return f"{at}T" if all(_exits(h.body) for h in node.handlers) else f"{at}t"
-
-
-def dominates(earlier: list[str], later: list[str]) -> bool:
-    """Whether what runs in blocks ``earlier`` runs before every arrival at blocks ``later``: the
-    same blocks or enclosing ones, or a try body/``finally`` that all of the statement's other
-    ways out pass (see ``try_block``)."""
-    n = len(earlier)
-    if later[:n] == earlier:
-        return True
-    if not n or not earlier[-1].endswith(("T", "y")) or later[: n - 1] != earlier[:-1]:
-        return False
-    if len(later) < n:
-        return True
-    at = earlier[-1][:-1]
-    return not re.match(rf"{at}[tThy]", later[n - 1])
 
 
 # ------------------------------------------------------------------ the finder

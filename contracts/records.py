@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from spectrace.contracts.facts import Guard
+from spectrace.contracts.keyed import Record
 from spectrace.contracts.kinds import ReadKind, plain
 
 # the version of the JSON that extract, check and diff write (docs/schemas/contracts-*.json):
@@ -40,19 +41,6 @@ def portable_source(describe: str, root: str, version: str, origin: str) -> str:
     if origin in ("cache", "pypi"):
         return re.sub(rf"\({origin}: [^)]*\)", f"({origin})", describe)
     return describe.replace(str(Path(root)), portable_root(root, version, origin)) if root else describe
-
-
-class Record:
-    """Key access to a record's fields, as in its JSON form."""
-
-    def __getitem__(self, name: str):
-        try:
-            return getattr(self, name)
-        except AttributeError:
-            raise KeyError(name) from None
-
-    def get(self, name: str, default=None):
-        return getattr(self, name, default)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, bind, function_key
 from spectrace.contracts.dataclasses_scan import find_dataclass
 from spectrace.contracts.facts import Binding, FunctionFacts
-from spectrace.contracts.node_context import dominates
+from spectrace.contracts.blocks import dominates
 from spectrace.contracts.records import ReturnPath
 
 MAX_HOPS = 6
