@@ -36,6 +36,7 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 
 from spectrace.contracts import conditions as C
+from spectrace.contracts import result_cache
 from spectrace.contracts.catalog import CatalogContract, load_catalog
 from spectrace.contracts.cache_warnings import warn_cache_unusable
 from spectrace.contracts.extract import extract, follow_producers, follow_relay, roles_of
@@ -441,13 +442,26 @@ def _obligations(result: ContractResult, extraction: Extraction, strict: bool) -
 
 
 def check_catalog(source: SglangSource | Extraction, catalog: list[CatalogContract] | str | None = None,
-                  strict: bool = False) -> CheckReport:
+                  strict: bool = False, use_cache: bool = True) -> CheckReport:
     """Check every catalog contract against ``source`` (an SglangSource, or an Extraction already made).
 
     ``catalog``: a list from ``load_catalog``, a path to a catalog directory/file, or None for the
     packaged catalog. Returns a ``CheckReport`` (``.ok``, ``.exit_code``, ``.results``, ``.violations``).
+    ``use_cache``: a report for the same tree, catalog and checker code is read back
+    (result_cache.py) instead of analysing again.
     """
     contracts = catalog if isinstance(catalog, list) else load_catalog(catalog)
+    if isinstance(source, Extraction) or not (use_cache and result_cache.enabled()):
+        return _check_catalog(source, contracts, strict)
+    key = result_cache.report_key(source, contracts, strict)
+    report = result_cache.load(key)
+    if report is None:
+        report = _check_catalog(source, contracts, strict)
+        result_cache.store(key, report)
+    return report
+
+
+def _check_catalog(source: SglangSource | Extraction, contracts: list[CatalogContract], strict: bool) -> CheckReport:
     roles = getattr(contracts, "roles", None)
     producers = catalog_producers(contracts)
     if isinstance(source, Extraction):

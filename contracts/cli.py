@@ -93,7 +93,9 @@ def extract_command(sglang, fmt, output, no_cache, catalog, cache_stats):
 @click.option("--strict", is_flag=True,
               help="An obligation the checker cannot decide (a worker path it cannot follow) fails the check.")
 @output_option
-def check_command(sglang, catalog, fmt, output, strict):
+@click.option("--no-result-cache", is_flag=True,
+              help="Analyse even when the tree, the catalog and the checker are those of a cached report.")
+def check_command(sglang, catalog, fmt, output, strict, no_result_cache):
     """Verify the catalog: present, relaxed, moved, gone, unknown, plus new violations. Exit 0 all hold, 1 broke, 2 usage."""
     from spectrace.contracts.catalog import load_catalog
     from spectrace.contracts.check import check_catalog
@@ -101,7 +103,8 @@ def check_command(sglang, catalog, fmt, output, strict):
 
     contracts = load_catalog(catalog)
     src = _source(sglang)
-    report = _extracted(src, "checking the contracts of", lambda: check_catalog(src, contracts, strict=strict))
+    report = _extracted(src, "checking the contracts of", lambda: check_catalog(src, contracts, strict=strict,
+                                                                                      use_cache=not no_result_cache))
     if fmt == "json":
         text = json.dumps(report.to_json(), indent=2) + "\n"
     elif fmt == "yaml":

@@ -128,3 +128,26 @@ def test_a_catalog_path_that_does_not_exist_is_one_line(tmp_path, command):
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert lines == [f"spectrace: no contract catalog at {missing}: no such file or directory"]
+
+
+def test_a_repeated_check_reads_the_cached_report_and_an_edit_invalidates_it(tmp_path, monkeypatch):
+    import shutil
+
+    from spectrace.contracts import check as check_module
+
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    program = shutil.copytree(PROGRAMS / "walrus", tmp_path / "walrus")
+    analysed = []
+    real = check_module._check_catalog
+    monkeypatch.setattr(check_module, "_check_catalog", lambda *a: analysed.append(1) or real(*a))
+
+    def status():
+        return check_catalog(package_source(program), program / "catalog.toml").results[0].status
+
+    assert status() == "violated" and len(analysed) == 1
+    assert status() == "violated" and len(analysed) == 1  # read back, not analysed
+    worker = program / "worker.py"
+    worker.write_text(worker.read_text().replace("return Result(tokens=[1])\n", "return Result(tokens=[1], draft=Draft(lens=[]))\n"))
+    assert status() == "present" and len(analysed) == 2
+    assert check_catalog(package_source(program), program / "catalog.toml", use_cache=False).results[0].status == "present"
+    assert len(analysed) == 3
