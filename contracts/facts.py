@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from spectrace.contracts.keyed import Record
 
-FACTS_VERSION = 8  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 9  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -116,6 +116,9 @@ class FunctionFacts:
     decorators: list[str]
     reads: list[ChainRead] = field(default_factory=list)
     writes: list[AttrWrite] = field(default_factory=list)
+    # setattr(x.y, name, value) with a name that is no literal: which attribute it writes is not
+    # known (``attrs`` is the object's chain below the root)
+    computed_writes: list[AttrWrite] = field(default_factory=list)
     bindings: list[Binding] = field(default_factory=list)
     returns: list[Return] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)

@@ -202,9 +202,14 @@ class Assignments(_Collector):
             return
         ctx = self.where.of(node)
         shape = self.where.statement_shape(node, ctx) or code(node)
-        for name in self._literal_names(node, node.args[1].value):
+        names = self._literal_names(node, node.args[1].value)
+        for name in names:
             self.scope.current.writes.append(
                 AttrWrite(ch[0], [*ch[1], name], describe(node.args[2].value), self.where.line(node), shape,
+                          ctx.conds, ctx.blocks, ctx.exits))
+        if not names:
+            self.scope.current.computed_writes.append(
+                AttrWrite(ch[0], list(ch[1]), describe(node.args[2].value), self.where.line(node), shape,
                           ctx.conds, ctx.blocks, ctx.exits))
 
     def _literal_names(self, node: cst.CSTNode, name: cst.BaseExpression) -> list[str]:

@@ -467,6 +467,12 @@ class ReturnPathFinder:
             states = self._value(arg.place, arg.value, walk)
         else:
             return [Outcome(None, unresolved=f"{name} not bound before the return")]
+        computed = [w for w in f.computed_writes if w.root == name and (not w.attrs or w.attrs[0] in want)
+                    and start < w.line < line]
+        if computed:  # which attribute it writes is not known: no path through it is decided
+            w = computed[0]
+            why = f"`{w.shape}` at {rel}:{w.line} writes an attribute whose name is computed"
+            return [s.but(sets=None, unresolved=why) for s in states[:1]]
         events = [x for x in binds if x.line > start] + \
             [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and start < w.line < line] + \
             [pw for c in f.calls if start < c.line < line and _passes(c, name)
