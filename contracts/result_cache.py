@@ -23,7 +23,6 @@ from spectrace.contracts.cache_warnings import warn_cache_unusable
 
 RESULT_CACHE_VERSION = 1
 KEEP = 32  # reports kept; the oldest beyond that are removed
-_CODE_PACKAGES = (Path(__file__).parent, Path(__file__).parent.parent / "tracer")
 
 
 def enabled() -> bool:
@@ -36,12 +35,25 @@ def results_dir() -> Path:
     return cache_dir() / "contracts" / f"results-v{RESULT_CACHE_VERSION}"
 
 
+def _code_files() -> list[Path]:
+    """The checker's sources: the contracts and tracer packages, and the modules of spectrace's own
+    that the analysis uses (sides, source)."""
+    import spectrace.contracts
+    import spectrace.sides
+    import spectrace.source
+    import spectrace.tracer
+
+    files = [Path(spectrace.sides.__file__), Path(spectrace.source.__file__)]
+    for package in (spectrace.contracts, spectrace.tracer):
+        for root in package.__path__:
+            files += sorted(f for f in Path(root).rglob("*") if f.suffix in (".py", ".toml") and f.is_file())
+    return files
+
+
 def _code_fingerprint(h) -> None:
-    for package in _CODE_PACKAGES:
-        for f in sorted(package.rglob("*")):
-            if f.suffix in (".py", ".toml") and f.is_file():
-                h.update(f"{f.relative_to(package.parent)}\0".encode())
-                h.update(f.read_bytes())
+    for f in _code_files():
+        h.update(f"{f.name}\0".encode())
+        h.update(f.read_bytes())
 
 
 def _tree_fingerprint(h, top: Path) -> None:
