@@ -123,7 +123,7 @@ def _conjuncts(text: str) -> set[str]:
     if not text.strip():
         return set()
     f = C.parse(text)
-    items = f[1] if f[0] == "and" else [f]
+    items = f.parts if isinstance(f, C.And) else (f,)
     return {repr(i) for i in items}
 
 

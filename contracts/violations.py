@@ -101,8 +101,8 @@ class ViolationFinder:
                 # the call site's conditions are the caller's text: inline the caller's properties
                 outer = expanders.setdefault(caller, self._expander(*caller)) if caller else expand
                 comp = a.complements
-                read_f = C.with_complements(("and", [C.conjunction(renamed, expand),
-                                                      C.conjunction([tuple(c) for c in extra], outer)]), comp)
+                read_f = C.with_complements(C.all_of(C.conjunction(renamed, expand),
+                                                     C.conjunction([tuple(c) for c in extra], outer)), comp)
                 for p in paths:
                     missing, why = _obligation(r, p)
                     if missing is None and why is None:
@@ -152,7 +152,7 @@ class ViolationFinder:
 
     def _ruled_out(self, read_f, sel_f, p_f) -> bool:
         """Do the catalog's assumptions, when one speaks of these conditions, make them contradict?"""
-        relevant = [x for x in self.assumptions if C.atoms(C.parse(x["when"])) & C.atoms(("and", [read_f, sel_f, p_f]))]
+        relevant = [x for x in self.assumptions if C.atoms(C.parse(x["when"])) & C.atoms(C.all_of(read_f, sel_f, p_f))]
         if relevant and not C.satisfiable(read_f, sel_f, p_f,
                                           *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
             self.assumptions_used.update(x["id"] for x in self.assumptions)
