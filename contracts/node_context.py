@@ -180,6 +180,7 @@ class ContextFinder:
     def of(self, node: cst.CSTNode) -> Context:
         """Walk up to the function: conditions, block ids, the statement, in-test flag, try handlers."""
         cond_nodes: list[tuple[cst.BaseExpression, bool]] = []
+        case_conds: list[tuple[str, bool]] = []  # `case "v":` of `match x`: x == "v"
         blocks: list[str] = []
         statement: cst.CSTNode | None = None
         in_test = False
@@ -219,8 +220,18 @@ class ContextFinder:
                         names = _handler_names(h)
                         if not names or names & _CATCHES_ATTRIBUTE:
                             handlers.append((f"except {', '.join(sorted(names)) or '(bare)'}", self.line(h)))
+            elif isinstance(cur, cst.MatchCase) and child is cur.body:
+                # one case's body runs only when its pattern matches: a block of its own
+                match = self.parent(cur)
+                blocks.append(f"{self.line(match)}c{self.line(cur)}")
+                if isinstance(cur.pattern, cst.MatchValue) and cur.guard is None:
+                    case_conds.append((f"{code(match.subject)} == {code(cur.pattern.value)}", True))
+                elif cur.guard is not None:
+                    cond_nodes.append((cur.guard, True))
             elif isinstance(cur, cst.For) and child is cur.body:
                 blocks.append(f"{self.line(cur)}f")  # a with-body always runs: no block of its own
+            elif isinstance(cur, cst.For) and child is cur.orelse:
+                blocks.append(f"{self.line(cur)}F")  # skipped when the loop breaks
             if isinstance(cur, (cst.IndentedBlock, cst.Module)):
                 # statements before `child` in this block: early exits and asserts
                 for stmt in cur.body:
@@ -239,6 +250,7 @@ class ContextFinder:
         for t, pos in cond_nodes:  # `if a and b` contributes a, b; `else` of `a or b`: not a, not b
             parts = split_and(t) if pos else split_or(t)
             conds.extend((code(p), pos) for p in parts)
+        conds.extend(reversed(case_conds))
         return Context(conds=conds, cond_nodes=cond_nodes, blocks=blocks, statement=statement, in_test=in_test,
                        handlers=handlers, exits_before=exits_before, asserts_before=asserts_before)
 

@@ -33,6 +33,8 @@ EXPECTED = {
     "override": ("violated", DEFAULT, "worker.py:7", "worker.py:15 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "mixin_super": ("violated", DEFAULT, "worker.py:13", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "match_mode": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a write in one case's body does not reach the code after the `match`
+    "match_write": ("violated", DEFAULT, "worker.py:13", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "walrus": ("violated", DEFAULT, "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # setattr/getattr with literal names are writes and reads of those fields
     "setattr_literal": ("violated", DEFAULT, "worker.py:11", "worker.py:10 `setattr(result, name, None)` sets it to None"),
