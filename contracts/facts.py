@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from spectrace.contracts.keyed import Record
 
-FACTS_VERSION = 10  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 11  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 

@@ -173,6 +173,14 @@ class CallSites(_Collector):
 
 
 class Assignments(_Collector):
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        """``(name := value)``: a binding where the expression is evaluated."""
+        if self.scope.current is None or not isinstance(node.target, cst.Name):
+            return
+        ctx = self.where.of(node)
+        self.scope.current.bindings.append(
+            Binding(node.target.value, describe(node.value), self.where.line(node), ctx.conds, ctx.blocks, exits=ctx.exits))
+
     def visit_Assign(self, node: cst.Assign) -> None:
         if self.scope.current is None:
             return

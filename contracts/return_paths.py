@@ -102,7 +102,11 @@ def _known_not_none(name: str, conds) -> bool:
     """Whether the conditions a statement runs under say local ``name`` is not None
     (``if name is not None:``, ``if name:``, or the else of ``if name is None:``)."""
     for text, positive in conds or ():
-        t = " ".join(text.split()).strip("()")
+        t = " ".join(text.split())
+        walrus = re.match(rf"\(\s*{re.escape(name)}\s*:=.*\)(\s+is not None|\s+is None)?$", t)
+        if walrus:  # `(name := value) is not None` tests name as `name is not None` would
+            t = name + (walrus.group(1) or "")
+        t = t.strip("()")
         if positive and t in (f"{name} is not None", name):
             return True
         if not positive and t in (f"{name} is None", f"not {name}"):

@@ -36,6 +36,8 @@ EXPECTED = {
     # a write in one case's body does not reach the code after the `match`
     "match_write": ("violated", DEFAULT, "worker.py:13", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "walrus": ("violated", DEFAULT, "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `(draft := helper()) is not None` binds the helper's result and narrows it under the test
+    "walrus_helper": ("violated", DEFAULT, "worker.py:12", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # setattr/getattr with literal names are writes and reads of those fields
     "setattr_literal": ("violated", DEFAULT, "worker.py:11", "worker.py:10 `setattr(result, name, None)` sets it to None"),
     "getattr_literal": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
