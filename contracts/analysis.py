@@ -6,13 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from spectrace.contracts.dataclasses_scan import DataclassInfo, FieldInfo
+from spectrace.contracts.roles import Roles
 from spectrace.contracts.symbols import Symbols
 from spectrace.sides import SCHEDULER, WORKER
-
-# the attribute of the Scheduler whose class decides which worker answers
-POLYMORPHIC_ATTR = "model_worker"
-# worker side besides the modules of the model_worker classes (dotted packages)
-WORKER_PACKAGES = ("sglang.srt.speculative",)
 
 
 def in_package(module: str, packages: tuple[str, ...]) -> bool:
@@ -23,14 +19,19 @@ def in_package(module: str, packages: tuple[str, ...]) -> bool:
 class Analysis:
     symbols: Symbols
     owner: DataclassInfo
-    scheduler_qn: str | None = None
-    worker_modules: set[str] = field(default_factory=set)  # modules of the model_worker classes and their bases
-    worker_packages: tuple[str, ...] = WORKER_PACKAGES
+    roles: Roles
+    scheduler_qn: str | None = None  # the consumer class (roles.consumer), qualified
+    worker_modules: set[str] = field(default_factory=set)  # modules of the worker classes and their bases
     notes: list[str] = field(default_factory=list)
+    complements: dict[str, str] = field(default_factory=dict)  # method -> its complement (complements.py)
 
     @property
     def owner_name(self) -> str:
         return self.owner.name
+
+    @property
+    def worker_attr(self) -> str:
+        return self.roles.worker_attr
 
     @property
     def fields(self) -> dict[str, FieldInfo]:
@@ -41,6 +42,6 @@ class Analysis:
         worker; every other module that touches the owner counts as the scheduler's. Unlike
         ``spectrace.sides.side_of`` there is no third side, and the worker side follows the
         classes the scheduler can really hold rather than module patterns."""
-        if module in self.worker_modules or in_package(module, self.worker_packages):
+        if module in self.worker_modules or in_package(module, self.roles.worker_packages):
             return WORKER
         return SCHEDULER

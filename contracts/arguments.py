@@ -16,6 +16,25 @@ from spectrace.contracts.symbols import Symbols
 MAX_DEPTH = 3
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where an expression is evaluated: a function (its module and file) and a statement in it
+    (its line and block ids, for dominance)."""
+    module: str
+    rel: str
+    f: FunctionFacts
+    line: int
+    blocks: list
+
+    def moved(self, line: int, blocks: list) -> "Place":
+        """Another statement of the same function."""
+        return Place(self.module, self.rel, self.f, line, blocks)
+
+    def holding(self, value: dict) -> "Argument":
+        """The expression ``value``, evaluated here."""
+        return Argument(value, self.module, self.rel, self.f, self.line, self.blocks)
+
+
 @dataclass
 class Argument:
     """A parameter's value: an expression of the caller, evaluated where the call is."""
@@ -25,6 +44,14 @@ class Argument:
     f: FunctionFacts
     line: int
     blocks: list
+
+    @property
+    def place(self) -> Place:
+        return Place(self.module, self.rel, self.f, self.line, self.blocks)
+
+    def but_value(self, value: dict) -> "Argument":
+        """Another expression evaluated at the same place."""
+        return self.place.holding(value)
 
 
 @dataclass

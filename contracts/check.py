@@ -36,20 +36,21 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 
 from spectrace.contracts import conditions as C
+from spectrace.contracts import result_cache
 from spectrace.contracts.catalog import CatalogContract, load_catalog
 from spectrace.contracts.cache_warnings import warn_cache_unusable
-from spectrace.contracts.extract import extract, follow_producers, follow_relay
-from spectrace.contracts.records import Extraction
+from spectrace.contracts.extract import extract, follow_producers, follow_relay, roles_of
+from spectrace.contracts.kinds import ContractKind, ReadKind, Status, plain
+from spectrace.contracts.records import SCHEMA_VERSION, Extraction, FieldRead
 from spectrace.contracts.undeclared import failing
 from spectrace.source import SglangSource
 
-HOLDING = {"present", "moved", "relaxed", "not-applicable"}
 
 
 @dataclass
 class ContractResult:
     id: str
-    status: str
+    status: Status
     ok: bool
     message: str
     field: str
@@ -83,10 +84,10 @@ class CheckReport:
         """Contracts that hold, that broke (incl. violated), not applicable, unknown; and violations."""
         by = [r.status for r in self.results]
         return {
-            "hold": sum(r.ok and r.status not in ("not-applicable", "unknown") for r in self.results),
-            "broken": sum(not r.ok and r.status != "unknown" for r in self.results),
-            "not_applicable": by.count("not-applicable"),
-            "unknown": by.count("unknown"),
+            "hold": sum(r.ok and r.status not in (Status.NOT_APPLICABLE, Status.UNKNOWN) for r in self.results),
+            "broken": sum(not r.ok and r.status != Status.UNKNOWN for r in self.results),
+            "not_applicable": by.count(Status.NOT_APPLICABLE),
+            "unknown": by.count(Status.UNKNOWN),
             "violations": len(self.violations),
             "unknown_obligations": len(self.unknowns),
             "undeclared": len(self.undeclared),
@@ -97,13 +98,16 @@ class CheckReport:
         return 0 if self.ok else 1
 
     def to_json(self) -> dict:
+        x = self.extraction
         return {
+            "schema_version": SCHEMA_VERSION,
             "version": self.version,
-            "source": self.source,
+            "source": x.portable_source if x is not None else self.source,
+            "root": x.portable_root if x is not None else "",
             "ok": self.ok,
-            "results": [asdict(r) for r in self.results],
-            "violations": self.violations,
-            "unknowns": self.unknowns,
+            "results": plain([asdict(r) for r in self.results]),
+            "violations": plain([asdict(v) for v in self.violations]),
+            "unknowns": plain([asdict(u) for u in self.unknowns]),
             "undeclared": self.undeclared,
             "strict": self.strict,
             "counts": self.counts,
@@ -119,7 +123,7 @@ def _conjuncts(text: str) -> set[str]:
     if not text.strip():
         return set()
     f = C.parse(text)
-    items = f[1] if f[0] == "and" else [f]
+    items = f.parts if isinstance(f, C.And) else (f,)
     return {repr(i) for i in items}
 
 
@@ -127,17 +131,17 @@ def _method(consumer: str) -> str:
     return consumer.rsplit(".", 1)[-1] if consumer else ""
 
 
-def _read_condition(r: dict) -> str:
+def _read_condition(r: FieldRead) -> str:
     """A read's interprocedural path condition: the call into its helper's, then its own."""
-    parts = [c for c in (r.get("call_condition", ""), r["path_condition"]) if c]
+    parts = [c for c in (r.call_condition, r.path_condition) if c]
     return " and ".join(f"({c})" if len(parts) > 1 else c for c in parts)
 
 
-def _read_conjuncts(r: dict) -> set[str]:
-    return _conjuncts(r.get("call_condition", "")) | _conjuncts(r["path_condition"])
+def _read_conjuncts(r: FieldRead) -> set[str]:
+    return _conjuncts(r.call_condition) | _conjuncts(r.path_condition)
 
 
-def _site(read: dict) -> str:
+def _site(read: FieldRead) -> str:
     return f"{read['file']}:{read['line']}"
 
 
@@ -148,7 +152,7 @@ def check_contract(contract: CatalogContract, extraction: Extraction, projects: 
     version = extraction.version
     if not result.ok and expected and version not in expected and version != "unknown":
         # a version-scoped contract that does not hold where the catalog does not expect it
-        return ContractResult(**{**asdict(result), "status": "not-applicable", "ok": True,
+        return ContractResult(**{**asdict(result), "status": Status.NOT_APPLICABLE, "ok": True,
                                  "message": f"not expected on {version} (catalog: {', '.join(expected)}): {result.message}"})
     return result
 
@@ -158,17 +162,17 @@ def _check_producer(contract: CatalogContract, extraction: Extraction, strict: b
     base = dict(id=contract.id, field=contract.field, consumer=contract.producer, shape=contract.shape,
                 expected_condition="", rationale=contract.rationale)
     if contract.owner != extraction.owner:
-        return ContractResult(status="gone", ok=False, **base,
+        return ContractResult(status=Status.GONE, ok=False, **base,
                               message=f"the extraction follows {extraction.owner}, not {contract.owner}")
     found = extraction.producer_paths.get(contract.producer)
     if found is None:  # an Extraction made without this producer (check_catalog asks for it)
-        return ContractResult(status="gone", ok=False, **base,
+        return ContractResult(status=Status.GONE, ok=False, **base,
                               message=f"the extraction did not follow {contract.producer}: pass the source tree to check_catalog")
     if not found:
         if contract.only_if_producer_exists:
-            return ContractResult(status="not-applicable", ok=True, **base,
+            return ContractResult(status=Status.NOT_APPLICABLE, ok=True, **base,
                                   message=f"{contract.producer} is not in this tree (it applies where a patch adds it)")
-        return ContractResult(status="gone", ok=False, **base, message=f"{contract.producer} is not in this tree")
+        return ContractResult(status=Status.GONE, ok=False, **base, message=f"{contract.producer} is not in this tree")
     wanted = contract.fields_for(version)
     problems, unknowns = [], []
     for func in found:
@@ -190,15 +194,15 @@ def _check_producer(contract: CatalogContract, extraction: Extraction, strict: b
         message, path = problems[0]
         if len(problems) > 1:
             message += f" (+{len(problems) - 1} more)"
-        return ContractResult(status="broken", ok=False, message=message, found=_return_found(contract, path), **base)
+        return ContractResult(status=Status.BROKEN, ok=False, message=message, found=_return_found(contract, path), **base)
     if unknowns:
         message, path = unknowns[0]
         if len(unknowns) > 1:
             message += f" (+{len(unknowns) - 1} more)"
-        return ContractResult(status="unknown", ok=not strict, message=message, found=_return_found(contract, path), **base)
+        return ContractResult(status=Status.UNKNOWN, ok=not strict, message=message, found=_return_found(contract, path), **base)
     sites = ", ".join(f"{p['file']}:{p['line']}" for func in found for p in func["paths"])
     first = found[0]["paths"][0]
-    return ContractResult(status="present", ok=True, found=_return_found(contract, first), **base,
+    return ContractResult(status=Status.PRESENT, ok=True, found=_return_found(contract, first), **base,
                           message=f"every return of {contract.producer} sets {', '.join(wanted)} ({sites})")
 
 
@@ -215,16 +219,16 @@ def _check_relay(contract: CatalogContract, extraction: Extraction, callback: st
     """A ``relation`` whose shape is a call ``cb(x.field)``: the consumer passes ``cb`` to the worker
     method and every return path of a worker method taking ``cb`` calls it with the field (relays.py),
     set non-None on the result that path returns."""
-    method = contract.runtime.get("producer", "forward_batch_generation")
+    method = contract.runtime.get("producer") or roles_of(extraction).worker_method
     base = dict(id=contract.id, field=contract.field, consumer=contract.consumer, shape=contract.shape,
                 expected_condition=contract.path_condition, rationale=contract.rationale)
     found = follow_relay(extraction, method, callback, contract.field, contract.consumer)
     if not found["wiring"]:
-        return ContractResult(status="gone", ok=False, **base,
+        return ContractResult(status=Status.GONE, ok=False, **base,
                               message=f"{contract.consumer} no longer passes {callback} to the worker's {method}")
     wire = found["wiring"][0]
     if not found["workers"]:
-        return ContractResult(status="gone", ok=False, **base,
+        return ContractResult(status=Status.GONE, ok=False, **base,
                               message=f"no worker's {method} takes {callback} (passed at {wire['file']}:{wire['line']})")
     site = {"file": wire["file"], "line": wire["line"], "consumer": contract.consumer, "shape": wire["text"],
             "path_condition": "", "guards": [], "read_id": "", "kind": "relay"}
@@ -234,7 +238,7 @@ def _check_relay(contract: CatalogContract, extraction: Extraction, callback: st
                 cls = w["worker"].rsplit(".", 1)[-1]
                 when = f" when {p['branch']}" if p["branch"] else ""
                 return ContractResult(
-                    status="violated", ok=False, **base,
+                    status=Status.VIOLATED, ok=False, **base,
                     found={**site, "file": p["file"], "line": p["line"], "consumer": f"{cls}.{method}", "shape": p["shape"],
                            "path_condition": p["branch"], "kind": "return"},
                     message=(f"{cls}.{method} returns at {p['file']}:{p['line']} (`{p['shape']}`){when} without calling "
@@ -246,105 +250,105 @@ def _check_relay(contract: CatalogContract, extraction: Extraction, callback: st
         for p in w["paths"]:
             cls = w["worker"].rsplit(".", 1)[-1]
             for rp in extraction.return_paths:
-                if (rp["worker"], rp["file"], rp["line"]) != (w["worker"], p["file"], p["line"]):
+                if (rp.worker, rp.file, rp.line) != (w["worker"], p["file"], p["line"]):
                     continue
                 at = {**site, "file": p["file"], "line": p["line"], "consumer": f"{cls}.{method}", "shape": p["shape"],
-                      "path_condition": rp["path_condition"], "kind": "return"}
-                when = f" when {rp['branch']}" if rp["branch"] else ""
-                if rp["sets"] is None:
+                      "path_condition": rp.path_condition, "kind": "return"}
+                when = f" when {rp.branch}" if rp.branch else ""
+                if rp.sets is None:
                     undecided.append((at, f"whether {cls}.{method} sets {contract.field} on its return at {p['file']}:"
                                           f"{p['line']} (`{p['shape']}`), which {callback} relays, is unknown: "
-                                          f"{rp['unresolved']}"))
-                elif contract.field not in rp["sets"]:
+                                          f"{rp.unresolved}"))
+                elif contract.field not in rp.sets:
                     return ContractResult(
-                        status="violated", ok=False, **base, found=at,
+                        status=Status.VIOLATED, ok=False, **base, found=at,
                         message=(f"{cls}.{method} returns at {p['file']}:{p['line']} (`{p['shape']}`){when} with "
                                  f"{contract.field} unset, so {callback}({contract.field}) relays None: "
                                  f"{contract.consumer} takes {contract.field} through it ({wire['file']}:{wire['line']})"))
     if undecided:
         at, message = undecided[0]
         more = f" (+{len(undecided) - 1} more)" if len(undecided) > 1 else ""
-        return ContractResult(status="unknown", ok=True, found=at, message=message + more, **base)
+        return ContractResult(status=Status.UNKNOWN, ok=True, found=at, message=message + more, **base)
     n = sum(len(w["paths"]) for w in found["workers"])
-    return ContractResult(status="present", ok=True, found=site, **base,
+    return ContractResult(status=Status.PRESENT, ok=True, found=site, **base,
                           message=(f"{contract.consumer} passes {callback} at {wire['file']}:{wire['line']}; all {n} return "
                                    f"paths of {len(found['workers'])} workers call it with {contract.field}, set"))
 
 
 def _check_contract(contract: CatalogContract, extraction: Extraction, projects: dict) -> ContractResult:
-    if contract.kind == "producer-sets":
+    if contract.kind == ContractKind.PRODUCER_SETS:
         return _check_producer(contract, extraction)
-    call = _CALL_SHAPE.match(contract.shape) if contract.kind == "relation" else None
+    call = _CALL_SHAPE.match(contract.shape) if contract.kind == ContractKind.RELATION else None
     if call:
         return _check_relay(contract, extraction, call.group(1))
     version = extraction.version
     expected = contract.versions
     applies = not expected or version in expected or version == "unknown"
-    reads = [r for r in extraction.reads if r["owner"] == contract.owner and r["field"] == contract.field
-             and r["attribute_path"][: len(contract.attribute_path)] == contract.attribute_path]
+    reads = [r for r in extraction.reads if r.owner == contract.owner and r.field == contract.field
+             and r.attribute_path[: len(contract.attribute_path)] == contract.attribute_path]
     method = contract.consumer.rsplit(".", 1)[-1]
     # the consumer itself, or a helper it passes the result to (reached from it, under the call's condition)
-    same_consumer = [r for r in reads if contract.consumer in (r["consumer"], r.get("caller"))]
-    renamed = [r for r in reads if method in (_method(r["consumer"]), _method(r.get("caller") or ""))
-               and contract.consumer not in (r["consumer"], r.get("caller"))]
+    same_consumer = [r for r in reads if contract.consumer in (r.consumer, r.caller)]
+    renamed = [r for r in reads if method in (_method(r.consumer), _method(r.caller or ""))
+               and contract.consumer not in (r.consumer, r.caller)]
     base = dict(id=contract.id, field=contract.field, consumer=contract.consumer, shape=contract.shape,
                 expected_condition=contract.path_condition, rationale=contract.rationale)
     pool = same_consumer or renamed
-    exact = [r for r in pool if _norm(r["shape"]) == _norm(contract.shape)]
+    exact = [r for r in pool if _norm(r.shape) == _norm(contract.shape)]
     want_conds = _conjuncts(contract.path_condition)
     if not any(want_conds <= _read_conjuncts(r) for r in exact):
         # the same read written differently (parentheses, a renamed local): identity is the
         # attribute path, the consumer and the path condition, not the statement's text (the
         # same text elsewhere in the consumer, under another condition, is another read)
-        same = [r for r in pool if r["attribute_path"] == contract.attribute_path and r["kind"] != "check"
+        same = [r for r in pool if r.attribute_path == contract.attribute_path and r.kind != ReadKind.CHECK
                 and want_conds <= _read_conjuncts(r)]
         exact = same if len(same) == 1 else exact
     if not exact:
         successors, moved_on = _successors(contract, extraction, projects)
         if not applies:
-            return ContractResult(status="not-applicable", ok=True, successors=successors,
+            return ContractResult(status=Status.NOT_APPLICABLE, ok=True, successors=successors,
                                   message=f"not expected on {version} (catalog: {', '.join(expected)}) and absent"
                                   + (f"; {moved_on}" if moved_on else ""), **base)
         near = pool[0] if pool else None
         msg = _drift_message(contract, extraction)
         if near:
-            msg += f"; nearest read of {contract.field}: `{near['shape']}` at {_site(near)}"
+            msg += f"; nearest read of {contract.field}: `{near.shape}` at {_site(near)}"
         if moved_on:
             msg += f"; {moved_on}"
-        return ContractResult(status="gone", ok=False, message=msg, found=_found(near) if near else None,
+        return ContractResult(status=Status.GONE, ok=False, message=msg, found=_found(near) if near else None,
                               successors=successors, **base)
     want = _conjuncts(contract.path_condition)
     # among several matches prefer one that keeps the catalog's condition and classification
     def score(r):
-        return (want <= _read_conjuncts(r), (r["kind"] == "unconditional-read") == (contract.kind == "unconditional-read"))
+        return (want <= _read_conjuncts(r), (r.kind == ReadKind.UNCONDITIONAL) == (contract.kind == ContractKind.UNCONDITIONAL_READ))
     r = max(exact, key=score)
     found = _found(r)
-    if contract.kind == "unconditional-read" and r["guarded"]:
+    if contract.kind == ContractKind.UNCONDITIONAL_READ and r.guarded:
         # a None check added before the consumer only makes the scheduler safer: drift, not a break
-        guards = "; ".join(g["text"] for g in r["guards"]) or "a check"
-        return ContractResult(status="relaxed", ok=True, found=found,
+        guards = "; ".join(g.text for g in r.guards) or "a check"
+        return ContractResult(status=Status.RELAXED, ok=True, found=found,
                               message=f"now guarded at {_site(r)} by {guards}: the scheduler no longer relies on it "
                                       "(drift: the catalog entry can be retired)", **base)
-    if contract.kind == "guarded-read" and not r["guarded"]:
-        return ContractResult(status="unguarded", ok=False, found=found,
+    if contract.kind == ContractKind.GUARDED_READ and not r.guarded:
+        return ContractResult(status=Status.UNGUARDED, ok=False, found=found,
                               message=f"lost its guard at {_site(r)}: the read is unconditional now", **base)
     if not want <= _read_conjuncts(r):
         typo = _typo(contract, extraction)
         if typo:  # the read under the catalog's condition now names a misspelt attribute
-            return ContractResult(status="gone", ok=False, found=found, **base,
+            return ContractResult(status=Status.GONE, ok=False, found=found, **base,
                                   message=f"{typo[0]['message']}; the same statement under another condition at {_site(r)}")
-        return ContractResult(status="condition-changed", ok=False, found=found,
+        return ContractResult(status=Status.CONDITION_CHANGED, ok=False, found=found,
                               message=f"path condition is now `{_read_condition(r)}` (catalog: `{contract.path_condition}`) at {_site(r)}",
                               **base)
     old = contract.sites.get(version)
-    if r["consumer"] != contract.consumer:
-        called = f" (called from {r['caller']} at {r['caller_site']})" if r.get("caller") else ""
-        return ContractResult(status="moved", ok=True, found=found, old_site=old,
-                              message=f"moved to {r['consumer']} at {_site(r)}{called}", **base)
+    if r.consumer != contract.consumer:
+        called = f" (called from {r.caller} at {r.caller_site})" if r.caller else ""
+        return ContractResult(status=Status.MOVED, ok=True, found=found, old_site=old,
+                              message=f"moved to {r.consumer} at {_site(r)}{called}", **base)
     if old and old != _site(r):
-        return ContractResult(status="moved", ok=True, found=found, old_site=old,
+        return ContractResult(status=Status.MOVED, ok=True, found=found, old_site=old,
                               message=f"moved from {old} to {_site(r)}", **base)
-    return ContractResult(status="present", ok=True, found=found, message=f"holds at {_site(r)}", **base)
+    return ContractResult(status=Status.PRESENT, ok=True, found=found, message=f"holds at {_site(r)}", **base)
 
 
 def _drift_message(contract: CatalogContract, extraction: Extraction) -> str:
@@ -383,7 +387,9 @@ def _successors(contract: CatalogContract, extraction: Extraction, projects: dic
 
     project = projects.get(extraction.root)
     if project is None:
-        project = projects[extraction.root] = Project(from_path(extraction.root))
+        opened = getattr(extraction, "_analysis", None)
+        project = opened.symbols.project if opened is not None else Project(from_path(extraction.root))
+        projects[extraction.root] = project
     found = find_successors(project, contract.shape, contract.attribute_path, exclude_shape=contract.shape)
     try:
         project.save()
@@ -393,13 +399,14 @@ def _successors(contract: CatalogContract, extraction: Extraction, projects: dic
     return found, describe(found, lhs, contract.attribute_path[-1])
 
 
-def _found(r: dict | None) -> dict | None:
+def _found(r: FieldRead | None) -> dict | None:
     if r is None:
         return None
-    found = {"file": r["file"], "line": r["line"], "consumer": r["consumer"], "shape": r["shape"],
-             "path_condition": _read_condition(r), "guards": r["guards"], "read_id": r["id"], "kind": r["kind"]}
-    if r.get("caller"):
-        found.update(caller=r["caller"], caller_site=r["caller_site"])
+    found = {"file": r.file, "line": r.line, "consumer": r.consumer, "shape": r.shape,
+             "path_condition": _read_condition(r), "guards": [asdict(g) for g in r.guards], "read_id": r.id,
+             "kind": str(r.kind)}
+    if r.caller:
+        found.update(caller=r.caller, caller_site=r.caller_site)
     return found
 
 
@@ -407,7 +414,7 @@ def catalog_producers(contracts: list[CatalogContract]) -> dict[str, list[str]]:
     """What ``extract(producers=...)`` must follow for the catalog's producer-sets contracts."""
     out: dict[str, list[str]] = {}
     for c in contracts:
-        if c.kind == "producer-sets":
+        if c.kind == ContractKind.PRODUCER_SETS:
             names = out.setdefault(c.producer, [])
             names += [n for n in c.all_fields() if n not in names]
     return out
@@ -416,32 +423,46 @@ def catalog_producers(contracts: list[CatalogContract]) -> dict[str, list[str]]:
 def _obligations(result: ContractResult, extraction: Extraction, strict: bool) -> ContractResult:
     """A read contract whose statement is there but that a worker path breaks (violated) or that a
     worker path could not be followed far enough to decide (unknown)."""
-    if result.status == "unknown":
+    if result.status == Status.UNKNOWN:
         return replace(result, ok=not strict)
-    if result.status not in ("present", "moved") or not result.found:
+    if result.status not in (Status.PRESENT, Status.MOVED) or not result.found:
         return result
     rid = result.found.get("read_id")
-    hits = [v for v in extraction.violations if v["read"]["id"] == rid]
+    hits = [v for v in extraction.violations if v.read.id == rid]
     if hits:
         v = hits[0]
         more = f" (+{len(hits) - 1} more)" if len(hits) > 1 else ""
-        return replace(result, status="violated", ok=False, message=v["message"] + more)
-    unknown = [u for u in extraction.unknowns if u["read"]["id"] == rid]
+        return replace(result, status=Status.VIOLATED, ok=False, message=v.message + more)
+    unknown = [u for u in extraction.unknowns if u.read.id == rid]
     if unknown:
         u = unknown[0]
         more = f" (+{len(unknown) - 1} more)" if len(unknown) > 1 else ""
-        return replace(result, status="unknown", ok=not strict, message=u["message"] + more)
+        return replace(result, status=Status.UNKNOWN, ok=not strict, message=u.message + more)
     return result
 
 
 def check_catalog(source: SglangSource | Extraction, catalog: list[CatalogContract] | str | None = None,
-                  strict: bool = False) -> CheckReport:
+                  strict: bool = False, use_cache: bool = True) -> CheckReport:
     """Check every catalog contract against ``source`` (an SglangSource, or an Extraction already made).
 
     ``catalog``: a list from ``load_catalog``, a path to a catalog directory/file, or None for the
     packaged catalog. Returns a ``CheckReport`` (``.ok``, ``.exit_code``, ``.results``, ``.violations``).
+    ``use_cache``: a report for the same tree, catalog and checker code is read back
+    (result_cache.py) instead of analysing again.
     """
     contracts = catalog if isinstance(catalog, list) else load_catalog(catalog)
+    if isinstance(source, Extraction) or not (use_cache and result_cache.enabled()):
+        return _check_catalog(source, contracts, strict)
+    key = result_cache.report_key(source, contracts, strict)
+    report = result_cache.load(key)
+    if report is None:
+        report = _check_catalog(source, contracts, strict)
+        result_cache.store(key, report)
+    return report
+
+
+def _check_catalog(source: SglangSource | Extraction, contracts: list[CatalogContract], strict: bool) -> CheckReport:
+    roles = getattr(contracts, "roles", None)
     producers = catalog_producers(contracts)
     if isinstance(source, Extraction):
         extraction = source
@@ -451,7 +472,7 @@ def check_catalog(source: SglangSource | Extraction, catalog: list[CatalogContra
             extraction = replace(extraction, producer_paths={**extraction.producer_paths,
                                                              **follow_producers(extraction, missing)})
     else:
-        extraction = extract(source, producers=producers)
+        extraction = extract(source, roles=roles, producers=producers, assumptions=getattr(contracts, "assumptions", None))
     report = CheckReport(version=extraction.version, source=extraction.source, extraction=extraction, strict=strict)
     projects: dict = {}
     for c in contracts:

@@ -19,9 +19,33 @@ a branch as soon as a partial assignment makes the formula false.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Iterable
+import re
+import weakref
+from dataclasses import dataclass
+from typing import Callable, Iterable, Union
 
-Formula = tuple  # ("atom", key) | ("not", f) | ("and", [f...]) | ("or", [f...]) | ("true",)
+
+@dataclass(frozen=True)
+class Atom:
+    key: str  # receiver-free text
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: "Formula"
+
+
+@dataclass(frozen=True)
+class And:
+    parts: tuple  # of Formula; the empty one is true
+
+
+@dataclass(frozen=True)
+class Or:
+    parts: tuple  # of Formula; the empty one is false
+
+
+Formula = Union[Atom, Not, And, Or]
 
 MAX_ATOMS = 16
 
@@ -48,37 +72,72 @@ def _atom_key(node: ast.expr) -> str:
     return ast.unparse(_DropReceivers().visit(copy.deepcopy(node)))
 
 
+# parsed formulas per expander (None: no expander), each a text -> formula memo: the same
+# conditions recur across reads and return paths. Formulas are never changed once built.
+_PARSED: "weakref.WeakKeyDictionary[Callable, dict]" = weakref.WeakKeyDictionary()
+_PARSED_PLAIN: dict = {}
+
+
 def parse(text: str, expand: Callable[[str, str], str | None] | None = None, _depth: int = 0) -> Formula:
     """Formula of a condition's text. ``expand(root, attr)`` may return the source of a property."""
+    memo = _PARSED_PLAIN if expand is None else _PARSED.setdefault(expand, {})
+    key = (text, _depth)
+    if key not in memo:
+        memo[key] = _parse(text, expand, _depth)
+    return memo[key]
+
+
+def _parse(text: str, expand, _depth: int) -> Formula:
     try:
         node = ast.parse(text.strip(), mode="eval").body
     except SyntaxError:  # not an expression on its own: an opaque atom, free to be true or false
-        return ("atom", text.strip())
+        return Atom(text.strip())
     return _convert(node, expand, _depth)
 
 
 def _convert(node: ast.expr, expand, depth: int) -> Formula:
     if isinstance(node, ast.BoolOp):
-        op = "and" if isinstance(node.op, ast.And) else "or"
-        return (op, [_convert(v, expand, depth) for v in node.values])
+        parts = tuple(_convert(v, expand, depth) for v in node.values)
+        return And(parts) if isinstance(node.op, ast.And) else Or(parts)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return ("not", _convert(node.operand, expand, depth))
+        return Not(_convert(node.operand, expand, depth))
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.IsNot) \
             and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
-        return ("not", ("atom", _atom_key(node)))
+        return Not(Atom(_atom_key(node)))
     if expand is not None and depth < 4 and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         body = expand(node.value.id, node.attr)
         if body:
             return parse(body, expand, depth + 1)
-    return ("atom", _atom_key(node))
+    return Atom(_atom_key(node))
+
+
+_CALL_ATOM = re.compile(r"^(.*?)(\w+)\(\)$")
+
+
+def with_complements(f: Formula, complements: dict[str, str]) -> Formula:
+    """``f`` with each atom ``x.m()`` whose method has a complement ``n`` written ``not x.n()``."""
+    if not complements:
+        return f
+    if isinstance(f, Atom):
+        m = _CALL_ATOM.match(f.key)
+        if m and m.group(2) in complements:
+            return Not(Atom(f"{m.group(1)}{complements[m.group(2)]}()"))
+        return f
+    if isinstance(f, Not):
+        return Not(with_complements(f.operand, complements))
+    return type(f)(tuple(with_complements(g, complements) for g in f.parts))
 
 
 def conjunction(parts: Iterable[tuple[str, bool]], expand=None) -> Formula:
     items = []
     for text, positive in parts:
         f = parse(text, expand)
-        items.append(f if positive else ("not", f))
-    return ("and", items)
+        items.append(f if positive else Not(f))
+    return And(tuple(items))
+
+
+def all_of(*formulas: Formula) -> Formula:
+    return And(tuple(formulas))
 
 
 def atoms(f: Formula) -> set:
@@ -86,19 +145,19 @@ def atoms(f: Formula) -> set:
 
 
 def _occurrences(f: Formula, out: dict) -> dict:
-    if f[0] == "atom":
-        out[f[1]] = out.get(f[1], 0) + 1
-    elif f[0] == "not":
-        _occurrences(f[1], out)
-    elif f[0] in ("and", "or"):
-        for g in f[1]:
+    if isinstance(f, Atom):
+        out[f.key] = out.get(f.key, 0) + 1
+    elif isinstance(f, Not):
+        _occurrences(f.operand, out)
+    else:
+        for g in f.parts:
             _occurrences(g, out)
     return out
 
 
 def satisfiable(*formulas: Formula) -> bool:
     """Can all formulas hold at once? (unknown atoms are free; too many atoms: assume yes)."""
-    whole = ("and", list(formulas))
+    whole = And(tuple(formulas))
     counts = _occurrences(whole, {})
     # an atom written once can always take the value its one place asks for (the formula is
     # monotone in it): only atoms written twice or more can make a contradiction
@@ -125,27 +184,25 @@ def _search(whole: Formula, names: list[str], env: dict) -> bool:
 
 def _partial(f: Formula, env: dict) -> bool | None:
     """The formula's value under a partial assignment; None while it depends on unassigned atoms."""
-    kind = f[0]
-    if kind == "atom":
-        return env.get(f[1])
-    if kind == "not":
-        v = _partial(f[1], env)
+    if isinstance(f, Atom):
+        return env.get(f.key)
+    if isinstance(f, Not):
+        v = _partial(f.operand, env)
         return None if v is None else not v
-    if kind == "true":
-        return True
+    is_or = isinstance(f, Or)
     undecided = False
-    for g in f[1]:
+    for g in f.parts:
         v = _partial(g, env)
         if v is None:
             undecided = True
-        elif v is (kind == "or"):
+        elif v is is_or:
             return v
-    return None if undecided else kind == "and"
+    return None if undecided else not is_or
 
 
 def implication(when: str, implies: str) -> Formula:
     """``when -> implies`` as a formula (assumptions)."""
-    return ("or", [("not", parse(when)), parse(implies)])
+    return Or((Not(parse(when)), parse(implies)))
 
 
 def render(parts: Iterable[tuple[str, bool]]) -> str:

@@ -31,15 +31,17 @@ from dataclasses import asdict
 from pathlib import Path
 
 from spectrace.contracts import conditions as C
-from spectrace.contracts.analysis import POLYMORPHIC_ATTR, WORKER_PACKAGES, Analysis
+from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.cache_warnings import warn_cache_unusable
+from spectrace.contracts.complements import complements_in
 from spectrace.contracts.facts_cache import FactsCache
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.producers import fields_set_on_worker_results, producers_in
 from spectrace.contracts.reads import field_reads
 from spectrace.contracts.records import Extraction, dedupe_ids
 from spectrace.contracts.return_paths import named_producer_paths, worker_return_paths
-from spectrace.contracts.scope import SCOPE_PACKAGES, find_owner, scheduler_class, scope_files
+from spectrace.contracts.roles import Roles, load_roles
+from spectrace.contracts.scope import find_owner, scheduler_class, scope_files
 from spectrace.contracts.selection import WorkerSelection
 from spectrace.contracts.symbols import Symbols
 from spectrace.contracts.undeclared import UndeclaredFinder
@@ -49,11 +51,7 @@ from spectrace.sides import SCHEDULER
 from spectrace.source import SglangSource
 from spectrace.tracer.project import Project
 
-DEFAULT_OWNER = "GenerationBatchResult"
-# the worker method the scheduler calls when no call of a model_worker method is seen
-DEFAULT_WORKER_METHOD = "forward_batch_generation"
-
-__all__ = ["DEFAULT_OWNER", "Extraction", "extract", "follow_producers", "load_assumptions"]
+__all__ = ["Extraction", "Roles", "extract", "follow_producers", "load_assumptions", "load_roles"]
 
 
 def _symbols(source: SglangSource, project: Project | None, use_cache: bool, jobs: int | None) -> Symbols:
@@ -77,30 +75,35 @@ def _fail_on_unparsed(symbols: Symbols) -> None:
                              exit_code=2)
 
 
-def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project: Project | None = None, use_cache: bool = True,
+def extract(source: SglangSource, roles: Roles | None = None, project: Project | None = None, use_cache: bool = True,
             jobs: int | None = None, producers: dict[str, list[str]] | None = None,
-            worker_packages: tuple[str, ...] = WORKER_PACKAGES, scope_packages: tuple[str, ...] = SCOPE_PACKAGES,
             assumptions: list[dict] | None = None) -> Extraction:
-    """``producers``: {"Class.method": [extra attribute names]} whose return paths to add in
+    """``roles``: the owner, consumer and worker names (default: the packaged catalog's roles.toml).
+    ``producers``: {"Class.method": [extra attribute names]} whose return paths to add in
     ``Extraction.producer_paths`` (the catalog's producer-sets contracts; see check.py)."""
+    roles = roles if roles is not None else load_roles()
+    owner = roles.owner
     symbols = _symbols(source, project, use_cache, jobs)
-    a = Analysis(symbols, find_owner(symbols, owner, source.describe()), worker_packages=tuple(worker_packages))
+    a = Analysis(symbols, find_owner(symbols, owner, source.describe()), roles)
 
     # workers and sides
     selection = WorkerSelection(a)
-    a.scheduler_qn = scheduler_class(symbols)
+    a.scheduler_qn = scheduler_class(symbols, roles)
     if a.scheduler_qn is None:
-        a.notes.append("no Scheduler class found: the worker side falls back to WORKER_PACKAGES")
+        a.notes.append(f"no {roles.consumer} class found: the worker side falls back to the worker packages")
         targets = []
     else:
         targets = selection.targets()
     a.worker_modules = {qn.rsplit(".", 1)[0] for t in targets for qn in symbols.mro(t)}
 
     # scope and facts
-    files = scope_files(symbols, owner, targets + ([a.scheduler_qn] if a.scheduler_qn else []), tuple(scope_packages))
-    mentions = re.compile(r"\.(?:" + "|".join(map(re.escape, a.fields)) + r")\b|\b" + re.escape(owner) + r"\b")
+    files = scope_files(symbols, owner, targets + ([a.scheduler_qn] if a.scheduler_qn else []), roles.scope_packages)
+    names = "|".join(map(re.escape, a.fields))
+    # attribute reads and writes of a field, the owner's name, and a field named in a string (setattr)
+    mentions = re.compile(rf"\.(?:{names})\b|\b{re.escape(owner)}\b|[\"'](?:{names})[\"']")
     wanted = {rel: [s for s in symbols.facts.spans(rel) if mentions.search(s.text)] for rel in files}
     scanned = symbols.facts.facts_many({rel: spans for rel, spans in wanted.items() if spans})
+    a.complements = complements_in([s for rel in files for s in symbols.facts.spans(rel)])
     for rel, flist in scanned.items():
         symbols.add(rel, flist)
 
@@ -108,7 +111,7 @@ def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project: Project |
     holder_finder = HolderFinder(a, scanned)
     holder_finder.propagate([(symbols.module_of_file(rel), rel, f) for rel, flist in sorted(scanned.items())
                              if a.side_of(symbols.module_of_file(rel)) == SCHEDULER for f in flist],
-                            f"returned by self.{POLYMORPHIC_ATTR}.")
+                            roles.worker_call_prefix)
     reads, found_producers, scheduler_writes, worker_calls = [], [], set(), set()
     undeclared = UndeclaredFinder(a)
     for rel, flist in sorted(scanned.items()):
@@ -116,7 +119,7 @@ def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project: Project |
         side = a.side_of(module)
         for f in flist:
             holders = holder_finder.of(module, f)
-            worker_calls |= {c for c in holders.calls if c.startswith(f"self.{POLYMORPHIC_ATTR}.")}
+            worker_calls |= {c for c in holders.calls if c.startswith(f"self.{roles.worker_attr}.")}
             reads.extend(field_reads(a, rel, module, side, f, holders))
             undeclared.scan(rel, side, f, holders)
             found_producers.extend(producers_in(a, rel, module, side, f, holders))
@@ -130,7 +133,7 @@ def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project: Project |
     dedupe_ids(found_producers)
 
     # worker return paths and violations
-    methods = sorted({c.split(".")[2] for c in worker_calls}) or [DEFAULT_WORKER_METHOD]
+    methods = sorted({c.split(".")[2] for c in worker_calls}) or [roles.worker_method]
     conditions = selection.conditions(targets)
     violation_finder = ViolationFinder(a, holder_finder, load_assumptions() if assumptions is None else assumptions)
     checked = violation_finder.checked(reads, scheduler_writes)
@@ -154,25 +157,32 @@ def extract(source: SglangSource, owner: str = DEFAULT_OWNER, project: Project |
         owner_line=a.owner.line,
         owner_fields=[asdict(v) for v in a.fields.values()],
         polymorphic={
-            POLYMORPHIC_ATTR: {
+            roles.worker_attr: {
                 "targets": targets,
                 "selection": {t: C.render_dnf(conditions.get(t)) for t in targets},
                 "methods": methods,
             }
         },
-        reads=[asdict(r) for r in sorted(reads, key=lambda r: (r.file, r.line, r.col, r.field))],
-        producers=[asdict(p) for p in sorted(found_producers, key=lambda p: (p.file, p.line))],
-        return_paths=[asdict(p) for p in paths],
-        violations=[asdict(v) for v in violations],
-        unknowns=[asdict(u) for u in violation_finder.unknowns],
+        reads=sorted(reads, key=lambda r: (r.file, r.line, r.col, r.field)),
+        producers=sorted(found_producers, key=lambda p: (p.file, p.line)),
+        return_paths=list(paths),
+        violations=list(violations),
+        unknowns=list(violation_finder.unknowns),
         undeclared=undeclared.find(),
         producer_paths=producer_paths,
         notes=a.notes,
+        origin=getattr(source, "origin", ""),
         stats={"files": len(files), "functions_parsed": symbols.facts.parsed, "functions_reused": symbols.facts.reused},
     )
     # the tree's open index, for the check's later questions (not a field: never serialised)
     extraction._analysis = a
+    extraction._roles = roles
     return extraction
+
+
+def roles_of(extraction: Extraction) -> Roles:
+    """The roles an extraction was made with (an Extraction read back from JSON: the packaged ones)."""
+    return getattr(extraction, "_roles", None) or load_roles()
 
 
 def _analysis_of(extraction: Extraction) -> Analysis:
@@ -184,7 +194,7 @@ def _analysis_of(extraction: Extraction) -> Analysis:
 
         source = from_path(extraction.root)
         symbols = _symbols(source, None, True, None)
-        a = Analysis(symbols, find_owner(symbols, extraction.owner, source.describe()))
+        a = Analysis(symbols, find_owner(symbols, extraction.owner, source.describe()), roles_of(extraction))
     return a
 
 
@@ -201,5 +211,5 @@ def follow_relay(extraction: Extraction, method: str, callback: str, field_name:
 
     a = _analysis_of(extraction)
     symbols = a.symbols
-    targets = extraction.polymorphic.get(POLYMORPHIC_ATTR, {}).get("targets", [])
-    return relay_report(a, scheduler_class(symbols), targets, method, callback, field_name, consumer)
+    targets = extraction.polymorphic.get(a.worker_attr, {}).get("targets", [])
+    return relay_report(a, scheduler_class(symbols, a.roles), targets, method, callback, field_name, consumer)

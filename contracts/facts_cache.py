@@ -14,7 +14,6 @@ from pathlib import Path
 from spectrace.atomic import atomic_write
 from spectrace.contracts.cache_warnings import warn_cache_unusable
 from spectrace.contracts.facts import FACTS_VERSION, FunctionFacts, FunctionSpan, function_spans, span_key
-from spectrace.contracts.facts_visitors import facts_for_span
 from spectrace.errors import SpectraceError
 from spectrace.interrupts import process_pool
 from spectrace.source import cache_dir
@@ -25,6 +24,8 @@ def facts_cache_dir() -> Path:
 
 
 def _parse_spans(spans: list[FunctionSpan]) -> list[tuple[str, list[FunctionFacts]]]:
+    from spectrace.contracts.facts_visitors import facts_for_span  # libcst: only when parsing
+
     return [(span_key(s), facts_for_span(s)) for s in spans]
 
 
@@ -115,8 +116,8 @@ class FactsCache:
                             self._entries[rel][key] = facts
                             self._dirty.add(rel)
             else:
-                for rel, s in todo:
-                    self._entries[rel][span_key(s)] = facts_for_span(s)
+                for (rel, _), (key, facts) in zip(todo, _parse_spans([s for _, s in todo])):
+                    self._entries[rel][key] = facts
                     self._dirty.add(rel)
             self.parsed += len(todo)
         self.reused += sum(len(v) for v in wanted.values()) - len(todo)

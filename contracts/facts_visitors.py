@@ -26,10 +26,8 @@ from spectrace.contracts.facts import (
     FunctionSpan,
     Guard,
     Return,
-    chain_of,
-    code,
-    describe,
 )
+from spectrace.contracts.cst_values import chain_of, code, describe
 from spectrace.contracts.node_context import Context, ContextFinder, tested_names
 from spectrace.errors import SpectraceError
 
@@ -99,11 +97,12 @@ class ChainReads(_Collector):
     def visit_Call(self, node: cst.Call) -> None:
         if self.scope.current is None:
             return
-        if code(node.func) == "getattr" and len(node.args) >= 3 and m.matches(node.args[1].value, m.SimpleString()):
+        # getattr(x, "name", default) reads x.name where it exists; getattr(x, "name") is x.name
+        if code(node.func) == "getattr" and len(node.args) in (2, 3) and m.matches(node.args[1].value, m.SimpleString()):
             ch = chain_of(node.args[0].value)
             if ch is not None:
                 attr = node.args[1].value.evaluated_value
-                self._record(node, ch[0], [*ch[1], attr], called=False, via_getattr=True)
+                self._record(node, ch[0], [*ch[1], attr], called=False, via_getattr=len(node.args) == 3)
 
     def _is_store_target(self, node: cst.CSTNode) -> bool:
         parent = self.where.parent(node)
@@ -174,6 +173,14 @@ class CallSites(_Collector):
 
 
 class Assignments(_Collector):
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        """``(name := value)``: a binding where the expression is evaluated."""
+        if self.scope.current is None or not isinstance(node.target, cst.Name):
+            return
+        ctx = self.where.of(node)
+        self.scope.current.bindings.append(
+            Binding(node.target.value, describe(node.value), self.where.line(node), ctx.conds, ctx.blocks, exits=ctx.exits))
+
     def visit_Assign(self, node: cst.Assign) -> None:
         if self.scope.current is None:
             return
@@ -192,6 +199,41 @@ class Assignments(_Collector):
             )
         elif node.value is not None:
             self._record_target(node.target, node.value, node, ctx)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """``setattr(x.y, "name", value)``, and ``setattr(x, name, value)`` in a loop over a literal
+        tuple or list of names: a write of each name, as ``x.y.name = value`` would be."""
+        if self.scope.current is None or code(node.func) != "setattr" or len(node.args) != 3:
+            return
+        ch = chain_of(node.args[0].value)
+        if ch is None:
+            return
+        ctx = self.where.of(node)
+        shape = self.where.statement_shape(node, ctx) or code(node)
+        names = self._literal_names(node, node.args[1].value)
+        for name in names:
+            self.scope.current.writes.append(
+                AttrWrite(ch[0], [*ch[1], name], describe(node.args[2].value), self.where.line(node), shape,
+                          ctx.conds, ctx.blocks, ctx.exits))
+        if not names:
+            self.scope.current.computed_writes.append(
+                AttrWrite(ch[0], list(ch[1]), describe(node.args[2].value), self.where.line(node), shape,
+                          ctx.conds, ctx.blocks, ctx.exits))
+
+    def _literal_names(self, node: cst.CSTNode, name: cst.BaseExpression) -> list[str]:
+        if isinstance(name, cst.SimpleString):
+            return [name.evaluated_value]
+        if not isinstance(name, cst.Name):
+            return []
+        cur = self.where.parent(node)
+        while cur is not None and not isinstance(cur, cst.FunctionDef):
+            if isinstance(cur, cst.For) and isinstance(cur.target, cst.Name) and cur.target.value == name.value:
+                items = cur.iter.elements if isinstance(cur.iter, (cst.Tuple, cst.List)) else None
+                if items and all(isinstance(e.value, cst.SimpleString) for e in items):
+                    return [e.value.evaluated_value for e in items]
+                return []
+            cur = self.where.parent(cur)
+        return []
 
     def _record_target(self, target, value, stmt, ctx: Context, index: int | None = None):
         facts = self.scope.current

@@ -47,8 +47,13 @@ class HolderFinder:
 
     def calls_passing(self, module: str, f, names: set):
         """(call, callee's file, callee's facts, the callee's (param, annotation) that receive one of
-        ``names``) for each call in ``f`` that passes one of them, per resolved callee."""
+        ``names``) for each call in ``f`` that passes one of them, per resolved callee; a call of
+        the owner's own method on one of them (``result.copy_to_cpu()``) passes it as ``self``."""
         for c in f.calls:
+            method = self._owner_method(c.callee, names)
+            if method is not None:
+                yield c, *method, [("self", "")]
+                continue
             pos = [i for i, a in enumerate(c.args) if a.get("kind") == "name" and a["name"] in names]
             kws = [k for k, a in c.keywords.items() if a.get("kind") == "name" and a["name"] in names]
             if not pos and not kws:
@@ -60,6 +65,16 @@ class HolderFinder:
                 rel2, g = got
                 params = [p for p in g.params if not (g.cls and p[0] in ("self", "cls"))]
                 yield c, rel2, g, [params[i] for i in pos if i < len(params)] + [p for p in params if p[0] in kws]
+
+    def _owner_method(self, callee: str, names: set) -> tuple[str, FunctionFacts] | None:
+        """(file, facts) of the owner's method that ``callee`` (``holder.m``) calls."""
+        parts = callee.split(".")
+        if not self.analysis.roles.owner_methods or len(parts) != 2 or parts[0] not in names:
+            return None
+        owner = self.analysis.owner
+        module = self.symbols.module_of_file(owner.file)
+        target = self.symbols.lookup_method(f"{module}.{owner.name}", parts[1]) if module else None
+        return self.symbols.function_facts(target) if target else None
 
     def of(self, module: str, f: FunctionFacts) -> Holders:
         holders = Holders()

@@ -14,7 +14,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
-from spectrace.contracts.facts import Guard, chain_of, code
+from spectrace.contracts.cst_values import chain_of, code
+from spectrace.contracts.facts import Guard
 
 _EXIT_STMTS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 _CATCHES_ATTRIBUTE = {"AttributeError", "TypeError", "Exception", "BaseException"}
@@ -132,6 +133,24 @@ def _exits(block: cst.BaseSuite) -> bool:
     return False
 
 
+def try_block(node: cst.Try | cst.TryStar, child: cst.CSTNode, line: Callable) -> str:
+    """The block id of ``child`` (the body, a handler, ``else`` or ``finally``) of a try statement.
+
+    An exception can leave the body at any statement, so nothing in the body dominates a handler:
+    body and ``else`` are ``<line>t``, each handler ``<line>h<its line>``. Code after the statement
+    follows the body (and ``else``) only when every handler exits: the body is then ``<line>T``,
+    which dominates what comes after the statement (``blocks.dominates``). ``finally`` always runs:
+    ``<line>y``, dominating what follows as well.
+    """
+    at = line(node)
+    for h in node.handlers:
+        if child is h:
+            return f"{at}h{line(h)}"
+    if node.finalbody is not None and child is node.finalbody:
+        return f"{at}y"
+    return f"{at}T" if all(_exits(h.body) for h in node.handlers) else f"{at}t"
+
+
 # ------------------------------------------------------------------ the finder
 
 
@@ -161,6 +180,7 @@ class ContextFinder:
     def of(self, node: cst.CSTNode) -> Context:
         """Walk up to the function: conditions, block ids, the statement, in-test flag, try handlers."""
         cond_nodes: list[tuple[cst.BaseExpression, bool]] = []
+        case_conds: list[tuple[str, bool]] = []  # `case "v":` of `match x`: x == "v"
         blocks: list[str] = []
         statement: cst.CSTNode | None = None
         in_test = False
@@ -193,17 +213,25 @@ class ContextFinder:
                 if child is cur.right:
                     cond_nodes.append((cur.left, isinstance(cur.operator, cst.And)))
                 in_test = in_test or self._is_test_position(cur)
-            elif isinstance(cur, cst.Try):
-                # a try body runs like straight-line code for dominance: no block of its own
+            elif isinstance(cur, (cst.Try, cst.TryStar)):
+                blocks.append(try_block(cur, child, self.line))
                 if child is cur.body:
                     for h in cur.handlers:
                         names = _handler_names(h)
                         if not names or names & _CATCHES_ATTRIBUTE:
                             handlers.append((f"except {', '.join(sorted(names)) or '(bare)'}", self.line(h)))
-                else:
-                    blocks.append(f"{self.line(cur)}h")
+            elif isinstance(cur, cst.MatchCase) and child is cur.body:
+                # one case's body runs only when its pattern matches: a block of its own
+                match = self.parent(cur)
+                blocks.append(f"{self.line(match)}c{self.line(cur)}")
+                if isinstance(cur.pattern, cst.MatchValue) and cur.guard is None:
+                    case_conds.append((f"{code(match.subject)} == {code(cur.pattern.value)}", True))
+                elif cur.guard is not None:
+                    cond_nodes.append((cur.guard, True))
             elif isinstance(cur, cst.For) and child is cur.body:
                 blocks.append(f"{self.line(cur)}f")  # a with-body always runs: no block of its own
+            elif isinstance(cur, cst.For) and child is cur.orelse:
+                blocks.append(f"{self.line(cur)}F")  # skipped when the loop breaks
             if isinstance(cur, (cst.IndentedBlock, cst.Module)):
                 # statements before `child` in this block: early exits and asserts
                 for stmt in cur.body:
@@ -222,6 +250,7 @@ class ContextFinder:
         for t, pos in cond_nodes:  # `if a and b` contributes a, b; `else` of `a or b`: not a, not b
             parts = split_and(t) if pos else split_or(t)
             conds.extend((code(p), pos) for p in parts)
+        conds.extend(reversed(case_conds))
         return Context(conds=conds, cond_nodes=cond_nodes, blocks=blocks, statement=statement, in_test=in_test,
                        handlers=handlers, exits_before=exits_before, asserts_before=asserts_before)
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from spectrace.contracts import conditions as C
-from spectrace.contracts.analysis import POLYMORPHIC_ATTR, Analysis
+from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.facts import FunctionFacts
 from spectrace.contracts.holders import Holders
 from spectrace.contracts.records import Producer, producer_id
@@ -37,8 +37,8 @@ def producers_in(analysis: Analysis, rel: str, module: str, side: str, f: Functi
 
 
 def fields_set_on_worker_results(analysis: Analysis, f: FunctionFacts, holders: Holders) -> set[str]:
-    """Fields a function sets non-None on a result it got from ``self.model_worker`` (call on the scheduler side)."""
-    if not any(why.startswith(f"returned by self.{POLYMORPHIC_ATTR}.") for why in holders.why.values()):
+    """Fields a function sets non-None on a result it got from the worker (call on the scheduler side)."""
+    if not any(why.startswith(analysis.roles.worker_call_prefix) for why in holders.why.values()):
         return set()
     return {w.attrs[0] for w in f.writes
             if w.root in holders and len(w.attrs) == 1 and w.attrs[0] in analysis.fields and w.value.get("kind") != "none"}

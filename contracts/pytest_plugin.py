@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from spectrace.contracts.kinds import Status
 from spectrace.errors import SpectraceError
 
 
@@ -66,7 +67,7 @@ class ContractItem(pytest.Item):
         report = self.state.report()
         if self.contract is not None:
             result = next(r for r in report.results if r.id == self.contract.id)
-            if result.status == "not-applicable":
+            if result.status == Status.NOT_APPLICABLE:
                 pytest.skip(result.message)
             if not result.ok:
                 raise ContractFailure(result)
@@ -78,20 +79,22 @@ class ContractItem(pytest.Item):
     def repr_failure(self, excinfo):
         if not isinstance(excinfo.value, ContractFailure):
             return super().repr_failure(excinfo)
+        from spectrace.contracts.records import Unknown, Violation
+
         what = excinfo.value.args[0]
-        if isinstance(what, dict) and "why" in what:  # an obligation not decided
+        if isinstance(what, Unknown):  # an obligation not decided
             return "\n".join([
-                f"contract obligation unknown {what['id']}: {what['message']}",
+                f"contract obligation unknown {what.id}: {what.message}",
                 "  (pass --spectrace-no-strict to let undecided obligations pass)",
             ])
-        if isinstance(what, dict):  # a violation
+        if isinstance(what, Violation):
             v = what
             return "\n".join([
-                f"contract violation {v['id']}: {v['message']}",
-                f"  scheduler read:     {v['read']['file']}:{v['read']['line']}  {v['read']['shape']}",
-                f"                      when {v['read']['path_condition'] or 'always'}",
-                f"  worker return path: {v['producer']['file']}:{v['producer']['line']}  {v['producer']['shape']}",
-                f"                      worker chosen when {v['worker_selection']}",
+                f"contract violation {v.id}: {v.message}",
+                f"  scheduler read:     {v.read.file}:{v.read.line}  {v.read.shape}",
+                f"                      when {v.read.path_condition or 'always'}",
+                f"  worker return path: {v.producer.file}:{v.producer.line}  {v.producer.shape}",
+                f"                      worker chosen when {v.worker_selection}",
             ])
         r = what
         lines = [f"contract {r.id} {r.status}: {r.message}",
@@ -122,10 +125,10 @@ class CatalogCollector(pytest.Collector):
             yield ContractItem.from_parent(self, name=c.id, path=Path(c.file), contract=c, state=self.state)
         # new violations: one item each (known after the extraction, which runs here once)
         for i, v in enumerate(self.state.report().violations):
-            yield ContractItem.from_parent(self, name=f"violation[{v['id']}]", violation_index=i, state=self.state)
+            yield ContractItem.from_parent(self, name=f"violation[{v.id}]", violation_index=i, state=self.state)
         if self.state.strict:  # undecided obligations fail as violations do
             for i, u in enumerate(self.state.report().unknowns):
-                yield ContractItem.from_parent(self, name=f"unknown[{u['id']}]", unknown_index=i, state=self.state)
+                yield ContractItem.from_parent(self, name=f"unknown[{u.id}]", unknown_index=i, state=self.state)
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, SpectraceError):  # bad catalog or source: one line, not a traceback

@@ -7,6 +7,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.facts import ChainRead, FunctionFacts, Guard
 from spectrace.contracts.holders import Holders
+from spectrace.contracts.kinds import ReadKind
 from spectrace.contracts.records import FieldRead, read_id
 
 
@@ -35,8 +36,10 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
             if r.line < origin.line:
                 continue
             path = [field_name] + ([r.attrs[0]] if not (len(r.attrs) == 1 and r.called) else [])
+            # `if info.x is not None: ... info.x`: the alias itself is dereferenced, `x` is checked
+            asked = [field_name] if r.guards2 and len(r.attrs) == 1 and not r.called else path
             out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, list(r.guards1),
-                                  f"alias {r.root}", deref=True, holder=holders.why[origin.root]))
+                                  f"alias {r.root}", deref=True, holder=holders.why[origin.root], asked=asked))
     return out
 
 
@@ -51,18 +54,20 @@ def _stored_then_dereferenced(f: FunctionFacts, r: ChainRead) -> bool:
 
 
 def _make_read(analysis: Analysis, rel: str, module: str, side: str, f: FunctionFacts, r: ChainRead, field_name: str,
-               path: list, guards: list[Guard], via: str, deref: bool, holder: str) -> FieldRead:
+               path: list, guards: list[Guard], via: str, deref: bool, holder: str,
+               asked: list | None = None) -> FieldRead:
+    """``asked``: the attribute path the read needs set (default ``path``, which names the read)."""
     if r.in_test:
-        kind = "check"
+        kind = ReadKind.CHECK
     elif guards:
-        kind = "guarded-read"
+        kind = ReadKind.GUARDED
     else:
-        kind = "unconditional-read"
+        kind = ReadKind.UNCONDITIONAL
     return FieldRead(
         id=read_id(field_name, f.qualname, r.shape, path),
         field=field_name,
         owner=analysis.owner_name,
-        attribute_path=path,
+        attribute_path=list(path if asked is None else asked),
         file=rel,
         line=r.line,
         col=r.col,

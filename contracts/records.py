@@ -1,20 +1,50 @@
 """What an extraction reports: the records each pass produces, and their stable ids.
 
-The passes build these typed records; ``Extraction`` holds them as plain dicts, the form that
-``check``, ``diff``, the renderings and the JSON output read.
+The passes build these typed records and ``Extraction`` holds them as they are; ``check``,
+``diff`` and the renderings read their attributes. ``to_json`` writes them as JSON objects with the
+same names. A record also answers ``record["name"]`` and ``record.get("name")``, for callers written
+against the JSON form.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from spectrace.contracts.facts import Guard
+from spectrace.contracts.keyed import Record
+from spectrace.contracts.kinds import ReadKind, plain
+
+# the version of the JSON that extract, check and diff write (docs/schemas/contracts-*.json):
+# fields are added, never renamed
+SCHEMA_VERSION = 1
+# counters that differ between a cold and a warm run: written only when asked for
+CACHE_COUNTERS = ("functions_parsed", "functions_reused")
+
+
+def portable_root(root: str, version: str, origin: str) -> str:
+    """Where the tree is, in a form that does not depend on the cache folder or the machine: the
+    version for a release from the cache or PyPI (what ``--sglang`` takes), else the path relative
+    to the working directory when it lies below it."""
+    if origin in ("cache", "pypi"):
+        return version
+    rel = os.path.relpath(root)
+    return rel if not rel.startswith("..") else str(Path(root))
+
+
+def portable_source(describe: str, root: str, version: str, origin: str) -> str:
+    """``describe()`` of the source with its absolute package path made portable (left out for a
+    release from the cache or PyPI: the version says which tree it is)."""
+    if origin in ("cache", "pypi"):
+        return re.sub(rf"\({origin}: [^)]*\)", f"({origin})", describe)
+    return describe.replace(str(Path(root)), portable_root(root, version, origin)) if root else describe
 
 
 @dataclass
-class FieldRead:
+class FieldRead(Record):
     id: str
     field: str
     owner: str
@@ -34,7 +64,7 @@ class FieldRead:
     via: str  # "direct", "alias <name>", "getattr"
     deref: bool  # the value is dereferenced here: deeper attribute, method call, or stored and then dereferenced
     in_test: bool  # the read is a condition itself
-    kind: str  # "unconditional-read", "guarded-read", "check"
+    kind: ReadKind
     holder: str = ""  # how the read's root comes to hold the owner
     # a read in a helper the receiving function passes its result to: that function, the call's
     # site and path condition (the read's identity is the caller's, under both conditions)
@@ -44,7 +74,7 @@ class FieldRead:
 
 
 @dataclass
-class Producer:
+class Producer(Record):
     id: str
     kind: str  # "construct" or "assign"
     owner: str
@@ -60,7 +90,7 @@ class Producer:
 
 
 @dataclass
-class ReturnPath:
+class ReturnPath(Record):
     worker: str  # class qualname
     method: str  # Class.method (module-free)
     file: str
@@ -78,7 +108,7 @@ class ReturnPath:
 
 
 @dataclass
-class ViolatingRead:
+class ViolatingRead(Record):
     id: str
     file: str
     line: int
@@ -89,7 +119,7 @@ class ViolatingRead:
 
 
 @dataclass
-class ViolatingPath:
+class ViolatingPath(Record):
     worker: str
     method: str
     file: str
@@ -102,7 +132,7 @@ class ViolatingPath:
 
 
 @dataclass
-class Violation:
+class Violation(Record):
     id: str
     field: str
     owner: str
@@ -114,7 +144,7 @@ class Violation:
 
 
 @dataclass
-class Unknown:
+class Unknown(Record):
     """A scheduler read whose obligation a worker path could not be followed far enough to decide."""
     id: str
     field: str
@@ -136,21 +166,35 @@ class Extraction:
     owner_line: int
     owner_fields: list  # [{"name", "annotation", "default", "line"}]
     polymorphic: dict  # attr -> {"targets": [...], "selection": {class: condition}, "methods": [...]}
-    reads: list = field(default_factory=list)
-    producers: list = field(default_factory=list)
-    return_paths: list = field(default_factory=list)
-    violations: list = field(default_factory=list)
-    unknowns: list = field(default_factory=list)  # obligations not decided (an unresolved producer call)
+    reads: list[FieldRead] = field(default_factory=list)
+    producers: list[Producer] = field(default_factory=list)
+    return_paths: list[ReturnPath] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    unknowns: list[Unknown] = field(default_factory=list)  # obligations not decided (an unresolved producer call)
     # reads of an attribute the owner does not declare: {id, attribute, owner, file, line, consumer, shape, suggestion, message}
     undeclared: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     stats: dict = field(default_factory=dict)
-    # "Class.method" asked for by ``producers=`` -> [{"function", "file", "line", "paths": [ReturnPath]}]
+    # "Class.method" asked for by ``producers=`` -> [{"function", "file", "line", "paths": [ReturnPath as a dict]}]
     # (one entry per class of that name that has the method; [] when the tree has none)
     producer_paths: dict = field(default_factory=dict)
+    origin: str = ""  # how the tree was found: "cache", "pypi", "path", "installed"
 
-    def to_json(self) -> dict:
-        return asdict(self)
+    @property
+    def portable_root(self) -> str:
+        return portable_root(self.root, self.version, self.origin)
+
+    @property
+    def portable_source(self) -> str:
+        return portable_source(self.source, self.root, self.version, self.origin)
+
+    def to_json(self, cache_stats: bool = False) -> dict:
+        """The JSON form: portable ``source``/``root``, cache counters only with ``cache_stats``."""
+        data = {"schema_version": SCHEMA_VERSION, **plain(asdict(self))}
+        data.update(source=self.portable_source, root=self.portable_root)
+        if not cache_stats:
+            data["stats"] = {k: v for k, v in self.stats.items() if k not in CACHE_COUNTERS}
+        return data
 
 
 def stable_id(*parts: str) -> str:

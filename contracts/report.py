@@ -14,28 +14,28 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_URI = "https://github.com/spectrace/spectrace"
 
 
-def extraction_json(x: Extraction) -> dict:
-    return x.to_json()
+def extraction_json(x: Extraction, cache_stats: bool = False) -> dict:
+    return x.to_json(cache_stats=cache_stats)
 
 
 def extraction_text(x: Extraction, verbose: bool = False) -> str:
     lines = [f"{x.source}", f"owner {x.owner} ({x.owner_file}:{x.owner_line}, {len(x.owner_fields)} fields)"]
-    poly = x.polymorphic.get("model_worker", {})
-    lines.append(f"model_worker: {len(poly.get('targets', []))} worker classes")
+    attr, poly = next(iter(x.polymorphic.items()), ("worker", {}))
+    lines.append(f"{attr}: {len(poly.get('targets', []))} worker classes")
     for t in poly.get("targets", []):
         lines.append(f"  {t.rsplit('.', 1)[-1]:28} when {poly['selection'].get(t, '?')}")
-    sched = [r for r in x.reads if r["side"] == "scheduler" and r["kind"] != "check"]
-    uncond = [r for r in sched if r["kind"] == "unconditional-read"]
+    sched = [r for r in x.reads if r.side == "scheduler" and r.kind != "check"]
+    uncond = [r for r in sched if r.kind == "unconditional-read"]
     lines.append(f"\nscheduler-side reads: {len(sched)} ({len(uncond)} unconditional)")
     for r in sched if verbose else uncond:
-        guard = "" if not r["guarded"] else "  [guarded: " + "; ".join(g["text"] for g in r["guards"]) + "]"
-        cond = f"  when {r['path_condition']}" if r["path_condition"] else ""
-        lines.append(f"  {r['file']}:{r['line']}  {r['consumer']}  {'.'.join(r['attribute_path'])}{cond}{guard}")
-        lines.append(f"      {r['shape']}   ({r['id']})")
+        guard = "" if not r.guarded else "  [guarded: " + "; ".join(g.text for g in r.guards) + "]"
+        cond = f"  when {r.path_condition}" if r.path_condition else ""
+        lines.append(f"  {r.file}:{r.line}  {r.consumer}  {'.'.join(r.attribute_path)}{cond}{guard}")
+        lines.append(f"      {r.shape}   ({r.id})")
     lines.append(f"\nproducers: {len(x.producers)}")
     for p in x.producers:
-        if p["side"] == "worker":
-            lines.append(f"  {p['file']}:{p['line']}  {p['function']}  {p['kind']} {', '.join(p['fields'])}")
+        if p.side == "worker":
+            lines.append(f"  {p.file}:{p.line}  {p.function}  {p.kind} {', '.join(p.fields)}")
     lines.append(f"\nworker return paths: {len(x.return_paths)}")
     unknowns = getattr(x, "unknowns", [])
     lines.append(f"\nunknown: {len(unknowns)}")
@@ -45,10 +45,10 @@ def extraction_text(x: Extraction, verbose: bool = False) -> str:
         lines.append(f"  UNDECLARED {u['id']}: {u['message']}")
     lines.append(f"\nviolations: {len(x.violations)}")
     for v in x.violations:
-        lines.append(f"  VIOLATION {v['id']}: {v['message']}")
-        lines.append(f"    read:     {v['read']['file']}:{v['read']['line']}  {v['read']['shape']}  when {v['read']['path_condition']}")
-        lines.append(f"    producer: {v['producer']['file']}:{v['producer']['line']}  {v['producer']['shape']}")
-        lines.append(f"    worker chosen when: {v['worker_selection']}")
+        lines.append(f"  VIOLATION {v.id}: {v.message}")
+        lines.append(f"    read:     {v.read.file}:{v.read.line}  {v.read.shape}  when {v.read.path_condition}")
+        lines.append(f"    producer: {v.producer.file}:{v.producer.line}  {v.producer.shape}")
+        lines.append(f"    worker chosen when: {v.worker_selection}")
     for n in x.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines) + "\n"
@@ -119,19 +119,19 @@ def sarif(x: Extraction, check=None) -> dict:
     for v in x.violations:
         results.append({
             "ruleId": "spectrace/violation", "ruleIndex": 0, "level": "error",
-            "message": {"text": v["message"]},
-            "locations": [_location(v["read"]["file"], v["read"]["line"], "scheduler read")],
-            "relatedLocations": [dict(_location(v["producer"]["file"], v["producer"]["line"], "worker return path"), id=1)],
-            "partialFingerprints": {"spectraceId": v["id"]},
+            "message": {"text": v.message},
+            "locations": [_location(v.read.file, v.read.line, "scheduler read")],
+            "relatedLocations": [dict(_location(v.producer.file, v.producer.line, "worker return path"), id=1)],
+            "partialFingerprints": {"spectraceId": v.id},
         })
     strict = bool(check is not None and check.strict)
     for u in getattr(x, "unknowns", []):
         results.append({
             "ruleId": "spectrace/unknown", "ruleIndex": 3, "level": "error" if strict else "warning",
-            "message": {"text": u["message"]},
-            "locations": [_location(u["read"]["file"], u["read"]["line"], "scheduler read")],
-            "relatedLocations": [dict(_location(u["producer"]["file"], u["producer"]["line"], "worker return path"), id=1)],
-            "partialFingerprints": {"spectraceId": u["id"]},
+            "message": {"text": u.message},
+            "locations": [_location(u.read.file, u.read.line, "scheduler read")],
+            "relatedLocations": [dict(_location(u.producer.file, u.producer.line, "worker return path"), id=1)],
+            "partialFingerprints": {"spectraceId": u.id},
         })
     for u in failing(getattr(x, "undeclared", [])):
         results.append({
@@ -152,13 +152,13 @@ def sarif(x: Extraction, check=None) -> dict:
                 "partialFingerprints": {"spectraceId": r.id},
             })
     for r in x.reads:
-        if r["side"] == "scheduler" and r["kind"] == "unconditional-read":
+        if r.side == "scheduler" and r.kind == "unconditional-read":
             results.append({
                 "ruleId": "spectrace/unconditional-read", "ruleIndex": 2, "level": "note",
-                "message": {"text": f"{r['consumer']} reads {r['owner']}.{'.'.join(r['attribute_path'])} without a None check"
-                                    + (f" when {r['path_condition']}" if r["path_condition"] else "")},
-                "locations": [_location(r["file"], r["line"])],
-                "partialFingerprints": {"spectraceId": r["id"]},
+                "message": {"text": f"{r.consumer} reads {r.owner}.{'.'.join(r.attribute_path)} without a None check"
+                                    + (f" when {r.path_condition}" if r.path_condition else "")},
+                "locations": [_location(r.file, r.line)],
+                "partialFingerprints": {"spectraceId": r.id},
             })
     return {
         "$schema": SARIF_SCHEMA,
@@ -172,11 +172,11 @@ def sarif(x: Extraction, check=None) -> dict:
     }
 
 
-def render_extraction(x: Extraction, fmt: str, check=None) -> str:
+def render_extraction(x: Extraction, fmt: str, check=None, cache_stats: bool = False) -> str:
     if fmt == "json":
-        return json.dumps(extraction_json(x), indent=2) + "\n"
+        return json.dumps(extraction_json(x, cache_stats), indent=2) + "\n"
     if fmt == "yaml":
-        return yaml.safe_dump(extraction_json(x), sort_keys=False, width=120)
+        return yaml.safe_dump(extraction_json(x, cache_stats), sort_keys=False, width=120)
     if fmt == "sarif":
         return json.dumps(sarif(x, check), indent=2) + "\n"
     return extraction_text(x)
@@ -200,9 +200,9 @@ def check_text(report) -> str:
     for r in applicable:
         row(r)
     for v in report.violations:
-        lines.append(f"FAIL VIOLATION {v['id']}: {v['message']}")
-        lines.append(f"       scheduler read:     {v['read']['file']}:{v['read']['line']}  {v['read']['shape']}")
-        lines.append(f"       worker return path: {v['producer']['file']}:{v['producer']['line']}  {v['producer']['shape']}")
+        lines.append(f"FAIL VIOLATION {v.id}: {v.message}")
+        lines.append(f"       scheduler read:     {v.read.file}:{v.read.line}  {v.read.shape}")
+        lines.append(f"       worker return path: {v.producer.file}:{v.producer.line}  {v.producer.shape}")
     for u in getattr(report, "undeclared", []):
         lines.append(f"FAIL UNDECLARED {u['id']}: {u['message']}")
     for u in getattr(report, "unknowns", []):

@@ -15,17 +15,40 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
-from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, bind, function_key
+from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, Place, bind, function_key
 from spectrace.contracts.dataclasses_scan import find_dataclass
 from spectrace.contracts.facts import Binding, FunctionFacts
+from spectrace.contracts.blocks import dominates
 from spectrace.contracts.records import ReturnPath
 
 MAX_HOPS = 6
 MAX_FORKS = 64  # outcomes of one value before the remaining branches are reported as not followed
+
+
+@dataclass(frozen=True)
+class Walk:
+    """How far one value's follow has gone, and what it looks for: the hops taken, the functions on
+    the way (no recursion), the attributes followed below the value (``want``), and whether the
+    value is the owner itself (then its constructor's own class is not looked into)."""
+    depth: int
+    seen: tuple
+    want: dict
+    owner: bool = False
+
+    def deeper(self, **kw) -> "Walk":
+        """One hop further (``kw`` replaces want/owner)."""
+        return replace(self, depth=self.depth + 1, **kw)
+
+    def into(self, func_qn: str) -> "Walk":
+        """One hop into a called function."""
+        return replace(self, depth=self.depth + 1, seen=self.seen + (func_qn,))
+
+    def wanting(self, want: dict, **kw) -> "Walk":
+        return replace(self, want=want, **kw)
 
 
 @dataclass
@@ -62,10 +85,6 @@ def _same_value(a: Outcome, b: Outcome, relevant: set[str] | None = None) -> boo
             and keep(a.cleared) == keep(b.cleared))
 
 
-def _dominates(earlier_blocks: list, later_blocks: list) -> bool:
-    return later_blocks[: len(earlier_blocks)] == earlier_blocks
-
-
 def _not_all(conds: list) -> tuple:
     """The negation of a conjunction of (text, positive) as one condition."""
     return (C.render(conds), False)
@@ -83,7 +102,11 @@ def _known_not_none(name: str, conds) -> bool:
     """Whether the conditions a statement runs under say local ``name`` is not None
     (``if name is not None:``, ``if name:``, or the else of ``if name is None:``)."""
     for text, positive in conds or ():
-        t = " ".join(text.split()).strip("()")
+        t = " ".join(text.split())
+        walrus = re.match(rf"\(\s*{re.escape(name)}\s*:=.*\)(\s+is not None|\s+is None)?$", t)
+        if walrus:  # `(name := value) is not None` tests name as `name is not None` would
+            t = name + (walrus.group(1) or "")
+        t = t.strip("()")
         if positive and t in (f"{name} is not None", name):
             return True
         if not positive and t in (f"{name} is None", f"not {name}"):
@@ -116,9 +139,28 @@ class ReturnPathFinder:
         # holds its argument, evaluated where the call is
         self._arguments: dict[str, list[dict[str, Argument]]] = {}
         self._indexed_calls: dict[str, list] = {}
+        # the class ``self`` is an instance of in the method being followed, innermost call last
+        # (None: a call on another object, resolved by the class that defines the method): a
+        # ``self.m()`` in a base class runs the receiver's override, ``super().m()`` the next class
+        # of the receiver's MRO
+        self._receivers: list[str | None] = []
+        # the parameters of the lambdas being followed (they shadow the names of their function)
+        self._lambda_args: dict[str, list[dict[str, Argument]]] = {}
         self.passed = PassedWrites(self.symbols, self._targets)
 
+    @contextmanager
+    def _receiver(self, class_qn: str | None):
+        self._receivers.append(class_qn)
+        try:
+            yield
+        finally:
+            self._receivers.pop()
+
     def paths_of(self, worker_qn: str, func_qn: str) -> list[ReturnPath]:
+        with self._receiver(worker_qn):
+            return self._paths_of(worker_qn, func_qn)
+
+    def _paths_of(self, worker_qn: str, func_qn: str) -> list[ReturnPath]:
         got = self.symbols.function_facts(func_qn)
         if got is None:
             return []
@@ -128,7 +170,8 @@ class ReturnPathFinder:
         for ret in f.returns:
             own = list(ret.conds) + [(e, False) for e in ret.exits]
             kept: list[Outcome] = []
-            for o in self._value(module, rel, f, ret.value, ret.line, ret.blocks, 0, (func_qn,), self.want, owner=True):
+            start = Place(module, rel, f, ret.line, ret.blocks)
+            for o in self._value(start, ret.value, Walk(0, (func_qn,), self.want, owner=True)):
                 if o.not_a_result or any(_same_value(o, k) and o.conds == k.conds and o.via == k.via for k in kept):
                     continue
                 kept.append(o)
@@ -147,24 +190,24 @@ class ReturnPathFinder:
 
     # ------------------------------------------------------------ values
 
-    def _value(self, module: str, rel: str, f: FunctionFacts, desc: dict, line: int, blocks: list, depth: int,
-               seen: tuple, want: dict, owner: bool = False) -> list[Outcome]:
+    def _value(self, at: Place, desc: dict, walk: Walk) -> list[Outcome]:
+        """The ways the expression ``desc``, evaluated ``at`` a place, turns out."""
         kind = desc.get("kind")
-        if depth > MAX_HOPS:
+        if walk.depth > MAX_HOPS:
             return [Outcome(None, unresolved="too many hops")]
         if kind == "none":
             return [Outcome(None, not_a_result=True)]
         if kind == "ifexp":
             out = []
             for sub, pos in ((desc["body"], True), (desc["orelse"], False)):
-                for o in self._value(module, rel, f, sub, line, blocks, depth, seen, want, owner):
+                for o in self._value(at, sub, walk):
                     c = (desc["test"], pos)
                     out.append(o.but(conds=[c] + o.conds, branch=[c] + o.branch))
             return out
         if kind == "call":
-            return self._call(module, rel, f, desc, line, blocks, depth, seen, want, owner)
+            return self._call(at, desc, walk)
         if kind == "name":
-            return self._name(module, rel, f, desc["name"], line, blocks, depth, seen, want, owner)
+            return self._name(at, desc["name"], walk)
         return [Outcome(None, unresolved=f"returns {desc.get('text', kind)}")]
 
     def _matters(self, name: str, cls_name: str) -> bool:
@@ -204,34 +247,35 @@ class ReturnPathFinder:
             self._dataclasses[cls_qn] = merged if own is not None else None
         return self._dataclasses[cls_qn]
 
-    def _call(self, module: str, rel: str, f: FunctionFacts, desc: dict, line: int, blocks: list, depth: int,
-              seen: tuple, want: dict, owner: bool) -> list[Outcome]:
+    def _call(self, at: Place, desc: dict, walk: Walk) -> list[Outcome]:
+        module, f = at.module, at.f
         callee = desc["callee"]
         if callee.split(".")[-1] == self.owner_name:
-            return self._construct(module, rel, f, desc, line, blocks, depth, seen, want, self.fields, self.owner_name)
-        if not owner:
+            return self._construct(at, desc, walk, self.fields, self.owner_name)
+        if not walk.owner:
             cls_qn = self._class_called(module, f, callee)
             if cls_qn is not None:
                 fields = self._dataclass_fields(cls_qn)
                 name = cls_qn.rsplit(".", 1)[-1]
                 if fields is None:
-                    return [Outcome(set(), unknown={p: f"{name} is not a dataclass" for p in _want_paths(want)})]
-                return self._construct(module, rel, f, desc, line, blocks, depth, seen, want, fields, name)
+                    return [Outcome(set(), unknown={p: f"{name} is not a dataclass" for p in _want_paths(walk.want)})]
+                return self._construct(at, desc, walk, fields, name)
         if "." not in callee:
-            passed = self._callable(module, rel, f, callee, line)
+            passed = self._callable(at, callee)
             if passed is not None:
-                return self._call_passed(passed, callee, depth, seen, want, owner)
+                return self._call_passed(passed, callee, walk, at.holding(desc))
         if callee.startswith("super().") and f.cls and callee.count(".") == 1:
             cls_qn = f"{module}.{f.cls}"
-            t = self.symbols.project.lookup_method(cls_qn, callee.split(".")[1], cls_qn)
+            t = self.symbols.project.lookup_method(self._self_class(module, f), callee.split(".")[1], cls_qn)
             targets = [t] if t else []
         else:
             targets = self._targets(module, f, callee)
         if not targets:
             return [Outcome(None, unresolved=f"unresolved call {callee}(...)")]
+        on_self = bool(re.fullmatch(r"(?:self|super\(\))\.\w+", callee))
         out = []
         for t in targets:
-            if t in seen:
+            if t in walk.seen:
                 continue
             got = self.symbols.function_facts(t)
             if got is None:
@@ -240,11 +284,12 @@ class ReturnPathFinder:
             rel2, f2 = got
             mod2 = self.symbols.module_of_file(rel2)
             bound = bind(f2, desc.get("args", []), desc.get("kw", {}))
-            arguments = {p: Argument(v, module, rel, f, line, blocks) for p, v in bound.items()}
-            with self._passing([(function_key(mod2, f2), arguments)]):
+            arguments = {p: at.holding(v) for p, v in bound.items()}
+            with self._passing([(function_key(mod2, f2), arguments)]), \
+                    self._receiver(self._self_class(module, f) if on_self else None):
                 for ret in f2.returns:
                     own = list(ret.conds) + [(e, False) for e in ret.exits]
-                    for o in self._value(mod2, rel2, f2, ret.value, ret.line, ret.blocks, depth + 1, seen + (t,), want, owner):
+                    for o in self._value(Place(mod2, rel2, f2, ret.line, ret.blocks), ret.value, walk.into(t)):
                         out.append(o.but(via=[f"{f2.qualname}:{ret.line}"] + o.via, conds=own + o.conds))
         return out or [Outcome(None, unresolved=f"recursive call {callee}")]
 
@@ -261,34 +306,46 @@ class ReturnPathFinder:
             for key, _ in arguments:
                 self._arguments[key].pop()
 
+    @contextmanager
+    def _lambda_bound(self, key: str, bound: dict[str, Argument]):
+        """A lambda's parameters, bound to a call's arguments while its body is followed."""
+        self._lambda_args.setdefault(key, []).append(bound)
+        try:
+            yield
+        finally:
+            self._lambda_args[key].pop()
+
     def _argument(self, module: str, f: FunctionFacts, name: str) -> Argument | None:
         """The argument of the innermost call being followed that gave ``f`` its parameter ``name``."""
         stack = self._arguments.get(function_key(module, f))
         return stack[-1].get(name) if stack else None
 
-    def _callable(self, module: str, rel: str, f: FunctionFacts, name: str, line: int) -> Argument | None:
-        """What a bare name called in ``f`` stands for when it is no function: the argument of a
-        parameter (``run_full()``), or a lambda bound to a local before ``line``."""
-        if any(p == name for p, _ in f.params):
-            return self._argument(module, f, name)
-        binds = [b for b in f.bindings if b.target == name and b.line < line]
+    def _callable(self, at: Place, name: str) -> Argument | None:
+        """What a bare name called at ``at`` stands for when it is no function: the argument of a
+        parameter (``run_full()``), or a lambda bound to a local before the call."""
+        if any(p == name for p, _ in at.f.params):
+            return self._argument(at.module, at.f, name)
+        binds = [b for b in at.f.bindings if b.target == name and b.line < at.line]
         if binds:
             b = max(binds, key=lambda b: b.line)
             if b.value.get("kind") == "lambda":
-                return Argument(b.value, module, rel, f, b.line, b.blocks)
+                return at.moved(b.line, b.blocks).holding(b.value)
         return None
 
-    def _call_passed(self, arg: Argument, callee: str, depth: int, seen: tuple, want: dict,
-                     owner: bool) -> list[Outcome]:
-        """``callee(...)`` where ``callee`` is ``arg``: a lambda's body, or the function it names
-        (``self._catch_up``, ``functools.partial(f, ...)``), followed where the argument was written."""
+    def _call_passed(self, arg: Argument, callee: str, walk: Walk, called: Argument) -> list[Outcome]:
+        """``callee(...)`` (the call ``called``) where ``callee`` is ``arg``: a lambda's body with its
+        parameters bound to the call's arguments, or the function it names (``self._catch_up``,
+        ``functools.partial(f, ...)``), followed where the argument was written."""
         v = arg.value
         kind = v.get("kind")
         if kind == "lambda":
-            body = v["body"]
-            if any(re.search(rf"\b{re.escape(p)}\b", body.get("text", "")) for p in v.get("params", [])):
-                return [Outcome(None, unresolved=f"{callee}(...) is `{v.get('text')}`, whose value depends on its parameters")]
-            return self._value(arg.module, arg.rel, arg.f, body, arg.line, arg.blocks, depth + 1, seen, want, owner)
+            params, args = v.get("params", []), called.value.get("args", [])
+            if len(args) != len(params) or called.value.get("kw"):
+                return [Outcome(None, unresolved=f"{callee}(...) is `{v.get('text')}`, called with other arguments "
+                                                 "than its parameters")]
+            bound = {p: called.but_value(a) for p, a in zip(params, args)}
+            with self._lambda_bound(function_key(arg.module, arg.f), bound):
+                return self._value(arg.place, v["body"], walk.deeper())
         if kind == "call" and v["callee"].split(".")[-1] == "partial" and v.get("args"):
             v = v["args"][0]
             kind = v.get("kind")
@@ -296,13 +353,24 @@ class ReturnPathFinder:
             ref = v["name"] if kind == "name" else v["text"]
             call = {"kind": "call", "callee": ref, "kw": {}, "args": [], "text": f"{ref}()"}
             # one hop, as any call: _call counts it when it follows the function's returns
-            return self._call(arg.module, arg.rel, arg.f, call, arg.line, arg.blocks, depth, seen, want, owner)
+            return self._call(arg.place, call, walk)
         return [Outcome(None, unresolved=f"{callee}(...) calls `{v.get('text', kind)}`")]
 
+    def _self_class(self, module: str, f: FunctionFacts) -> str:
+        """The class of ``self`` in ``f``: the receiver being followed, else ``f``'s own class."""
+        own = f"{module}.{f.cls}" if f.cls else ""
+        receiver = self._receivers[-1] if self._receivers else None
+        return receiver if receiver and own in self.symbols.mro(receiver) else own
+
     def _targets(self, module: str, f: FunctionFacts, callee: str) -> list[str]:
-        """The functions a call reaches: the contracts' own resolution (``self.m``, ``self.a.m``,
-        module names), else the index's for a call of the same text in that function (longer
-        receiver chains, properties, attributes typed by their callers' arguments)."""
+        """The functions a call reaches: the contracts' own resolution (``self.m`` on the receiver's
+        class, ``self.a.m``, module names), else the index's for a call of the same text in that
+        function (longer receiver chains, properties, attributes typed by their callers' arguments)."""
+        method = re.fullmatch(r"self\.(\w+)", callee)
+        if method and f.cls:
+            t = self.symbols.lookup_method(self._self_class(module, f), method.group(1))
+            if t:
+                return [t]
         targets = self.symbols.resolve_callee(module, f, callee)
         if targets:
             return targets
@@ -320,9 +388,9 @@ class ReturnPathFinder:
         return sorted({t for c in self._indexed_calls[func_qn] if c.text == text for t in c.targets
                        if project.func(t) is not None})
 
-    def _construct(self, module: str, rel: str, f: FunctionFacts, desc: dict, line: int, blocks: list, depth: int,
-                   seen: tuple, want: dict, fields: dict, cls_name: str) -> list[Outcome]:
+    def _construct(self, at: Place, desc: dict, walk: Walk, fields: dict, cls_name: str) -> list[Outcome]:
         """A constructor call: keywords, positionals (in field order) and the dataclass defaults."""
+        want, site = walk.want, f"{at.rel}:{at.line} `{desc.get('text', cls_name)}`"
         passed = dict(desc.get("kw", {}))
         for name, arg in zip(fields, desc.get("args", [])):
             passed.setdefault(name, arg)
@@ -336,20 +404,21 @@ class ReturnPathFinder:
                         s.unknown.update({p: f"the default of {cls_name}.{name}" for p in _want_paths(want[name], name + ".")})
                 elif self._matters(name, cls_name):
                     for s in states:
-                        s.cleared[name] = f"{rel}:{line} `{desc.get('text', cls_name)}` leaves {cls_name}.{name} at its default None"
+                        s.cleared[name] = f"{site} leaves {cls_name}.{name} at its default None"
                 continue
             nxt = []
             for s in states:
-                nxt.extend(self._assign(module, rel, f, s, name, passed[name], line, blocks, depth, seen, want[name],
-                                        f"{rel}:{line} `{desc.get('text', cls_name)}`", self._matters(name, cls_name)))
+                nxt.extend(self._assign(at, s, name, passed[name], walk.wanting(want[name]), site,
+                                        self._matters(name, cls_name)))
             states = nxt[:MAX_FORKS]
         return states
 
-    def _assign(self, module: str, rel: str, f: FunctionFacts, state: Outcome, name: str, value: dict, line: int,
-                blocks: list, depth: int, seen: tuple, want_sub: dict, site: str, matters: bool = True,
+    def _assign(self, at: Place, state: Outcome, name: str, value: dict, walk: Walk, site: str, matters: bool = True,
                 write_conds=()) -> list[Outcome]:
-        """``state`` with attribute ``name`` given ``value``: set, left None, or its attributes below it.
-        ``write_conds``: the conditions the write runs under (they may rule a None value out)."""
+        """``state`` with attribute ``name`` given ``value`` (evaluated ``at``): set, left None, or
+        its attributes below it (``walk.want``). ``write_conds``: the conditions the write runs under
+        (they may rule a None value out)."""
+        want_sub = walk.want
         kind = value.get("kind")
         base = state.sets - {p for p in state.sets if _under(p, name)}
         unknown = {p: w for p, w in state.unknown.items() if not _under(p, name)}
@@ -364,7 +433,7 @@ class ReturnPathFinder:
         out = []
         # a local tested against None around this write cannot be None here
         narrowed = kind == "name" and _known_not_none(value.get("name", ""), write_conds)
-        for o in self._value(module, rel, f, value, line, blocks, depth + 1, seen, want_sub):
+        for o in self._value(at, value, walk.deeper(owner=False)):
             conds, branch = state.conds + o.conds, state.branch + o.branch
             if o.not_a_result and narrowed:
                 continue
@@ -380,34 +449,44 @@ class ReturnPathFinder:
                                      cleared={**cleared, **{f"{name}.{p}": w for p, w in o.cleared.items()}}))
         return out
 
-    def _name(self, module: str, rel: str, f: FunctionFacts, name: str, line: int, blocks: list, depth: int,
-              seen: tuple, want: dict, owner: bool) -> list[Outcome]:
-        """The value a local holds at ``line``: its last dominating binding (a parameter without one:
-        its argument at the call being followed), then every later binding and attribute write
-        before ``line``, its own or a helper's it is passed to; one not on every path forks (taken
-        under its condition, skipped under its negation), so a ``None`` written on any branch is seen."""
+    def _name(self, at: Place, name: str, walk: Walk) -> list[Outcome]:
+        """The value a local holds ``at`` a place: its last dominating binding (a parameter without
+        one: its argument at the call being followed), then every later binding and attribute write
+        before it, its own or a helper's it is passed to; one not on every path forks (taken under
+        its condition, skipped under its negation), so a ``None`` written on any branch is seen."""
+        module, rel, f, line, want = at.module, at.rel, at.f, at.line, walk.want
+        lam = self._lambda_args.get(function_key(module, f))
+        if lam and name in lam[-1]:
+            a = lam[-1][name]
+            return self._value(a.place, a.value, walk)
         binds = [b for b in f.bindings if b.target == name and b.line < line]
-        dom = [b for b in binds if _dominates(b.blocks, blocks)]
+        dom = [b for b in binds if dominates(b.blocks, at.blocks)]
         arg = self._argument(module, f, name) if not dom and any(p == name for p, _ in f.params) else None
         if dom:
             b = max(dom, key=lambda b: b.line)
             start = b.line
-            states = self._value(module, rel, f, b.value, b.line, b.blocks, depth, seen, want, owner)
+            states = self._value(at.moved(b.line, b.blocks), b.value, walk)
         elif arg is not None:  # a parameter: its argument at the call being followed (outwards, no hop)
             start = f.line
-            states = self._value(arg.module, arg.rel, arg.f, arg.value, arg.line, arg.blocks, depth, seen, want, owner)
+            states = self._value(arg.place, arg.value, walk)
         else:
             return [Outcome(None, unresolved=f"{name} not bound before the return")]
+        computed = [w for w in f.computed_writes if w.root == name and (not w.attrs or w.attrs[0] in want)
+                    and start < w.line < line]
+        if computed:  # which attribute it writes is not known: no path through it is decided
+            w = computed[0]
+            why = f"`{w.shape}` at {rel}:{w.line} writes an attribute whose name is computed"
+            return [s.but(sets=None, unresolved=why) for s in states[:1]]
         events = [x for x in binds if x.line > start] + \
             [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and start < w.line < line] + \
             [pw for c in f.calls if start < c.line < line and _passes(c, name)
              for pw in self.passed.of_call(module, rel, f, c, name) if pw.attrs[0] in want]
         for e in sorted(events, key=lambda e: e.line):
-            every = _dominates(e.blocks, blocks)
+            every = dominates(e.blocks, at.blocks)
             nxt = []
             for s in states:
                 taken = s if every else s.but(conds=s.conds + list(e.conds), branch=s.branch + list(e.conds))
-                after = self._event(module, rel, f, taken, e, depth, seen, want, owner)
+                after = self._event(at, taken, e, walk)
                 if not every and all(_same_value(o, s, self.relevant) for o in after):
                     nxt.append(s)  # taken or not, the value is the same: no fork
                     continue
@@ -420,34 +499,31 @@ class ReturnPathFinder:
             states = nxt
         return states
 
-    def _event(self, module: str, rel: str, f: FunctionFacts, state: Outcome, e, depth: int, seen: tuple,
-               want: dict, owner: bool) -> list[Outcome]:
+    def _event(self, at: Place, state: Outcome, e, walk: Walk) -> list[Outcome]:
+        """``state`` after the event ``e`` of the function ``at`` is in: a binding, a write, or a
+        write that a helper makes through a parameter."""
         if isinstance(e, Binding):
             return [o.but(conds=state.conds + o.conds, branch=state.branch + o.branch)
-                    for o in self._value(module, rel, f, e.value, e.line, e.blocks, depth, seen, want, owner)]
+                    for o in self._value(at.moved(e.line, e.blocks), e.value, walk)]
         if state.sets is None or state.not_a_result:
             return [state]
         if isinstance(e, PassedWrite):  # a callee's write: its value is the callee's expression
             with self._passing(e.arguments):
-                return self._write(e.module, e.rel, e.f, state, e.attrs, e.value, e.write_line, e.write_blocks,
-                                   e.shape, e.conds, depth, seen, want, owner)
-        return self._write(module, rel, f, state, e.attrs, e.value, e.line, e.blocks, e.shape, e.conds, depth, seen,
-                           want, owner)
+                return self._write(Place(e.module, e.rel, e.f, e.write_line, e.write_blocks), state, e.attrs, e.value,
+                                   e.shape, e.conds, walk)
+        return self._write(at.moved(e.line, e.blocks), state, e.attrs, e.value, e.shape, e.conds, walk)
 
-    def _write(self, module: str, rel: str, f: FunctionFacts, state: Outcome, attrs: list[str], value: dict,
-               line: int, blocks: list, shape: str, conds: list, depth: int, seen: tuple, want: dict,
-               owner: bool) -> list[Outcome]:
-        """``<value followed>.<attrs> = value`` written at ``rel:line``."""
-        site = f"{rel}:{line} `{shape}`"
-        first = attrs[0]
+    def _write(self, at: Place, state: Outcome, attrs: list[str], value: dict, shape: str, conds: list,
+               walk: Walk) -> list[Outcome]:
+        """``<value followed>.<attrs> = value`` written ``at`` a place."""
+        site = f"{at.rel}:{at.line} `{shape}`"
+        first, want = attrs[0], walk.want
         if len(attrs) == 1:
-            return self._assign(module, rel, f, state, first, value, line, blocks, depth, seen, want[first], site,
-                                self._matters(first, self.owner_name if owner else ""), write_conds=conds)
+            return self._assign(at, state, first, value, walk.wanting(want[first]), site,
+                                self._matters(first, self.owner_name if walk.owner else ""), write_conds=conds)
         if len(attrs) == 2 and attrs[1] in want[first]:
-            return self._assign(module, rel, f, state, f"{first}.{attrs[1]}", value, line, blocks, depth, seen,
-                                {}, site, write_conds=conds)
+            return self._assign(at, state, f"{first}.{attrs[1]}", value, walk.wanting({}), site, write_conds=conds)
         return [state]
-
 
 def _passes(call, name: str) -> bool:
     """Does ``call`` pass the local ``name`` itself as an argument?"""

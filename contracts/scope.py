@@ -6,13 +6,9 @@ import re
 
 from spectrace.contracts.analysis import in_package
 from spectrace.contracts.dataclasses_scan import DataclassInfo, find_dataclass
+from spectrace.contracts.roles import Roles
 from spectrace.contracts.symbols import Symbols
 from spectrace.errors import SpectraceError
-from spectrace.sides import SCHEDULER_MODULE
-
-SCHEDULER_CLASS = "Scheduler"
-# packages scanned whole (dotted), besides the files that name the owner
-SCOPE_PACKAGES = ("sglang.srt.managers", "sglang.srt.speculative")
 
 
 def find_owner(symbols: Symbols, owner_name: str, describe_source: str) -> DataclassInfo:
@@ -30,14 +26,14 @@ def find_owner(symbols: Symbols, owner_name: str, describe_source: str) -> Datac
     raise SpectraceError(f"no dataclass {owner_name} in {describe_source}")
 
 
-def scheduler_class(symbols: Symbols) -> str | None:
-    found = symbols.find_class(SCHEDULER_CLASS)
-    preferred = [c for c in found if c == f"{SCHEDULER_MODULE}.{SCHEDULER_CLASS}"]
+def scheduler_class(symbols: Symbols, roles: Roles) -> str | None:
+    """The consumer class, qualified (its preferred module first when several share the name)."""
+    found = symbols.find_class(roles.consumer)
+    preferred = [c for c in found if c == f"{roles.consumer_module}.{roles.consumer}"]
     return preferred[0] if preferred else (found or [None])[0]
 
 
-def scope_files(symbols: Symbols, owner_name: str, classes: list[str],
-                packages: tuple[str, ...] = SCOPE_PACKAGES) -> list[str]:
+def scope_files(symbols: Symbols, owner_name: str, classes: list[str], packages: tuple[str, ...]) -> list[str]:
     """The files of ``packages``, those that name the owner, and those of ``classes`` and their bases."""
     word = owner_name.encode()
     pattern = re.compile(rb"\b" + re.escape(word) + rb"\b")

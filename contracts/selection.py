@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from spectrace.contracts import conditions as C
-from spectrace.contracts.analysis import POLYMORPHIC_ATTR, Analysis
+from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.facts import FunctionFacts
 
 Alternative = list  # [(condition text, positive)]
@@ -27,13 +27,13 @@ class WorkerSelection:
     def sources(self) -> list[tuple[Alternative, str | None]]:
         """[(conditions, class short name or None)] for every value ``self.model_worker`` gets."""
         if not self._sources:
-            self._sources = self._attr_sources(self.analysis.scheduler_qn, POLYMORPHIC_ATTR, 0)
+            self._sources = self._attr_sources(self.analysis.scheduler_qn, self.analysis.worker_attr, 0)
         return self._sources
 
     def targets(self) -> list[str]:
         """Qualified names of the classes ``model_worker`` can be (needs ``analysis.scheduler_qn``)."""
         sched = self.analysis.scheduler_qn
-        targets = set(self.symbols.attr_classes(sched, POLYMORPHIC_ATTR))
+        targets = set(self.symbols.attr_classes(sched, self.analysis.worker_attr))
         # besides the index's attribute types: the classes reached by tracing the assignments (the
         # same tracing that yields the selection conditions), qualified through the index
         sched_module = sched.rsplit(".", 1)[0]
@@ -45,7 +45,7 @@ class WorkerSelection:
             near = [c for c in cands if c.split(".")[:3] == sched_module.split(".")[:3]]
             targets.update(near or cands)
         if not targets:
-            self.analysis.notes.append(f"no class resolved for Scheduler.{POLYMORPHIC_ATTR}")
+            self.analysis.notes.append(f"no class resolved for {self.analysis.roles.consumer}.{self.analysis.worker_attr}")
         return sorted(targets)
 
     def conditions(self, targets: list[str]) -> dict[str, list[Alternative]]:
@@ -78,7 +78,7 @@ class WorkerSelection:
             if short in by_short:
                 out[t] = by_short[short]
             else:
-                self.analysis.notes.append(f"how {POLYMORPHIC_ATTR} becomes {short} was not traced: treated as always possible")
+                self.analysis.notes.append(f"how {self.analysis.worker_attr} becomes {short} was not traced: treated as always possible")
                 out[t] = [[]]
         return out
 

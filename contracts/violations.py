@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 
 from spectrace.contracts import conditions as C
-from spectrace.contracts.analysis import POLYMORPHIC_ATTR, Analysis
+from spectrace.contracts.analysis import Analysis
+from spectrace.contracts.kinds import ReadKind
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.records import (
     FieldRead,
@@ -80,7 +81,7 @@ class ViolationFinder:
         that receive the worker's result (the obligations every worker path must meet)."""
         a = self.analysis
         self._context_map = self._contexts(reads)
-        return [r for r in reads if r.side == SCHEDULER and r.kind == "unconditional-read" and r.deref
+        return [r for r in reads if r.side == SCHEDULER and r.kind == ReadKind.UNCONDITIONAL and r.deref
                 and a.fields[r.field].may_be_none and r.field not in scheduler_writes
                 and (r.module, r.consumer) in self._context_map]
 
@@ -99,14 +100,16 @@ class ViolationFinder:
                 renamed = [(_rename_self_attrs(t, rename), pos) for t, pos in local]
                 # the call site's conditions are the caller's text: inline the caller's properties
                 outer = expanders.setdefault(caller, self._expander(*caller)) if caller else expand
-                read_f = ("and", [C.conjunction(renamed, expand), C.conjunction([tuple(c) for c in extra], outer)])
+                comp = a.complements
+                read_f = C.with_complements(C.all_of(C.conjunction(renamed, expand),
+                                                     C.conjunction([tuple(c) for c in extra], outer)), comp)
                 for p in paths:
                     missing, why = _obligation(r, p)
                     if missing is None and why is None:
                         continue
-                    p_f = C.conjunction([tuple(c) for c in p.conditions])
+                    p_f = C.with_complements(C.conjunction([tuple(c) for c in p.conditions]), comp)
                     for alt in selection.get(p.worker, [[]]):
-                        sel_f = C.conjunction(alt)
+                        sel_f = C.with_complements(C.conjunction(alt), comp)
                         if not C.satisfiable(read_f, sel_f, p_f):
                             continue
                         if self._ruled_out(read_f, sel_f, p_f):
@@ -149,7 +152,7 @@ class ViolationFinder:
 
     def _ruled_out(self, read_f, sel_f, p_f) -> bool:
         """Do the catalog's assumptions, when one speaks of these conditions, make them contradict?"""
-        relevant = [x for x in self.assumptions if C.atoms(C.parse(x["when"])) & C.atoms(("and", [read_f, sel_f, p_f]))]
+        relevant = [x for x in self.assumptions if C.atoms(C.parse(x["when"])) & C.atoms(C.all_of(read_f, sel_f, p_f))]
         if relevant and not C.satisfiable(read_f, sel_f, p_f,
                                           *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
             self.assumptions_used.update(x["id"] for x in self.assumptions)
@@ -166,7 +169,7 @@ class ViolationFinder:
         to the scheduler's through the object's constructor call (``FutureMap(..., self.spec_algorithm)``
         stored as ``self.spec_algo``).
         """
-        prefix = f"returned by self.{POLYMORPHIC_ATTR}."
+        prefix = self.analysis.roles.worker_call_prefix
         direct = {(r.module, r.consumer) for r in reads if r.holder.startswith(prefix)}
         out: dict = {key: [([], {}, "direct", None)] for key in direct}
         for module, consumer in sorted(direct):

@@ -525,8 +525,9 @@ class GateResult:
 
 # the checker's statuses for a read that is there (moved: at another line; relaxed: newly guarded)
 HOLDS = {"present", "moved", "relaxed"}
-# the checker could not follow a worker path far enough to decide: not a failure of the gate, but
-# said in its line (the runtime shims check the same contract in a live server)
+# the checker could not follow a worker path far enough to decide: said in the gate's line (the
+# runtime shims check the same contract in a live server), and a failure when a site of it lies in
+# a file the series touches
 UNDECIDED = "unknown"
 
 
@@ -558,6 +559,13 @@ class ContractSnapshot:
     holding: set[str] = field(default_factory=set)  # ids whose read is there as the catalog says
     kinds: dict[str, str] = field(default_factory=dict)
     violations: dict[str, str] = field(default_factory=dict)  # line-free key -> one-line text
+    # what the checker could not decide: one-line text -> the files of its sites (read, worker return)
+    undecided_sites: dict[str, set[str]] = field(default_factory=dict)
+
+    def undecided_in(self, files: list[str]) -> list[str]:
+        """The undecided obligations with a site in ``files`` (the code a series touches)."""
+        wanted = set(files)
+        return [text for text, sites in self.undecided_sites.items() if sites & wanted]
 
     def unconditional_holding(self) -> set[str]:
         return {cid for cid in self.holding if self.kinds.get(cid) == "unconditional-read"}
@@ -582,6 +590,13 @@ def _snapshot(report, kinds: dict[str, str]) -> ContractSnapshot:
             snap.holding.add(cid)
     for v in list(_get(report, "violations", []) or []):
         snap.violations[_violation_key(v)] = one_line(_get(v, "message") or v)
+    for u in list(_get(report, "unknowns", []) or []):
+        sites = {_get(_get(u, "read", {}), "file"), _get(_get(u, "producer", {}), "file")}
+        snap.undecided_sites[one_line(_get(u, "message") or u)] = {s for s in sites if s}
+    for r in list(_get(report, "results", []) or []):
+        found = _get(r, "found") or {}
+        if _get(r, "status") == UNDECIDED and _get(found, "file"):
+            snap.undecided_sites[f"{_get(r, 'id')}: {one_line(_get(r, 'message'))}"] = {_get(found, "file")}
     return snap
 
 
@@ -637,6 +652,9 @@ def contract_gate(source: SglangSource, series: Series, phase: str, baseline: Co
         for key, text in snap.violations.items():
             if key not in baseline.violations:
                 problems.append(f"new violation: {text}")
+        # in the code the series touches, the series must be decidable: an unknown there fails
+        for text in snap.undecided_in(series.touched_files):
+            problems.append(f"not decided in code the series touches: {text}")
         summary = (f"{len(snap.statuses)} contracts checked; the {len(snap.unconditional_holding())} unconditional "
                    f"reads that hold still hold; no new violation")
         added = sorted({c for p in series.patches for c in p.adds_contracts if c in snap.holding})

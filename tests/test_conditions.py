@@ -5,21 +5,21 @@ from __future__ import annotations
 import itertools
 import random
 
-from spectrace.contracts.conditions import atoms, conjunction, parse, satisfiable
+from spectrace.contracts.conditions import And, Atom, Not, Or, atoms, conjunction, parse, satisfiable
 
 
 def _brute(*formulas) -> bool:
-    whole = ("and", list(formulas))
+    whole = And(tuple(formulas))
     names = sorted(atoms(whole))
 
     def ev(f, env):
-        if f[0] == "atom":
-            return env[f[1]]
-        if f[0] == "not":
-            return not ev(f[1], env)
-        if f[0] == "and":
-            return all(ev(g, env) for g in f[1])
-        return any(ev(g, env) for g in f[1])
+        if isinstance(f, Atom):
+            return env[f.key]
+        if isinstance(f, Not):
+            return not ev(f.operand, env)
+        if isinstance(f, And):
+            return all(ev(g, env) for g in f.parts)
+        return any(ev(g, env) for g in f.parts)
 
     return any(ev(whole, dict(zip(names, v))) for v in itertools.product((True, False), repeat=len(names)))
 
@@ -49,11 +49,11 @@ def test_contradiction_through_receiver_free_atoms():
 
 def _random_formula(rng: random.Random, depth: int):
     if depth == 0 or rng.random() < 0.3:
-        return ("atom", f"x{rng.randrange(6)}")
-    kind = rng.choice(("and", "or", "not"))
-    if kind == "not":
-        return ("not", _random_formula(rng, depth - 1))
-    return (kind, [_random_formula(rng, depth - 1) for _ in range(rng.randint(2, 3))])
+        return Atom(f"x{rng.randrange(6)}")
+    kind = rng.choice((And, Or, Not))
+    if kind is Not:
+        return Not(_random_formula(rng, depth - 1))
+    return kind(tuple(_random_formula(rng, depth - 1) for _ in range(rng.randint(2, 3))))
 
 
 def test_search_agrees_with_enumeration_on_random_formulas():

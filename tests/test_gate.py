@@ -235,3 +235,32 @@ def test_relay_in_a_helper_called_elsewhere_is_condition_changed(copy_0512):
     report = check(copy_0512)
     r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "condition-changed" and not r.ok and "batch.is_spec_v2" not in r.found["path_condition"]
+
+
+# ---------------------------------------------------------------- the patch gate and unknowns
+
+def _gate_after(monkeypatch, unknown_file: str) -> "object":
+    """The patch engine's after-gate over a check that reports one unknown obligation whose worker
+    return lies in ``unknown_file``, for a series that touches the worker module."""
+    from types import SimpleNamespace
+
+    from spectrace.patches import engine
+
+    unknown = {"id": "U-1", "message": f"whether W.forward sets f on its return at {unknown_file}:9 is unknown: item",
+               "read": {"file": SCHED, "line": 5}, "producer": {"file": unknown_file, "line": 9}}
+    report = {"results": [{"id": "C-1", "status": "present", "ok": True}], "violations": [], "unknowns": [unknown]}
+    monkeypatch.setattr(engine, "run_contract_catalog", lambda source: (report, {"C-1": "unconditional-read"}))
+    series = SimpleNamespace(patches=[], touched_files=[EAGLE2])
+    baseline = engine.ContractSnapshot(holding={"C-1"}, kinds={"C-1": "unconditional-read"})
+    gate, _ = engine.contract_gate(None, series, "after", baseline)
+    return gate
+
+
+def test_gate_fails_on_an_unknown_in_code_the_series_touches(monkeypatch):
+    gate = _gate_after(monkeypatch, EAGLE2)
+    assert gate.status == "fail"
+    assert gate.summary.startswith("not decided in code the series touches: whether W.forward sets f")
+
+
+def test_gate_passes_an_unknown_elsewhere(monkeypatch):
+    assert _gate_after(monkeypatch, "sglang/srt/speculative/other_worker.py").status == "ok"

@@ -3,7 +3,9 @@
 Schema (docs/design.md): each file has ``family``, ``description`` and ``[[contract]]`` tables with
 ``id``, ``field``, ``owner``, ``consumer``, ``shape``, ``attribute_path``, ``kind``,
 ``path_condition``, ``versions``, ``rationale`` and an optional ``[contract.runtime]`` table.
-Files without ``[[contract]]`` (``assumptions.toml``) are skipped.
+Files without ``[[contract]]`` (``assumptions.toml``, ``roles.toml``) are skipped; ``load_catalog``
+returns a ``Catalog`` (a list of contracts) that also carries the catalog's ``roles`` (who is owner,
+consumer and worker: ``contracts/roles.py``) and its ``assumptions``.
 
 A ``kind = "producer-sets"`` contract names a producer instead of a consumer: ``producer =
 "Class.method"`` must set ``fields`` (attributes of a returned ``owner``) on every return path;
@@ -23,10 +25,11 @@ try:
 except ImportError:  # pragma: no cover - python 3.10
     import tomli as tomllib
 
+from spectrace.contracts.kinds import ContractKind
 from spectrace.errors import SpectraceError
 
 CATALOG_DIR = Path(__file__).parent
-KINDS = {"unconditional-read", "guarded-read", "relation", "producer-sets"}
+KINDS = {k.value for k in ContractKind}
 READ_KEYS = ("id", "field", "owner", "consumer", "shape")
 PRODUCER_KEYS = ("id", "owner", "producer", "fields")
 
@@ -38,7 +41,7 @@ class CatalogContract:
     owner: str
     consumer: str
     shape: str
-    kind: str = "unconditional-read"
+    kind: ContractKind = ContractKind.UNCONDITIONAL_READ
     attribute_path: list = field(default_factory=list)
     path_condition: str = ""
     versions: list = field(default_factory=list)
@@ -84,15 +87,30 @@ def _producer_contract(raw: dict, f: Path) -> dict:
     }
 
 
-def load_catalog(path: str | Path | None = None) -> list[CatalogContract]:
+class Catalog(list):
+    """The contracts of one catalog, with the roles and assumptions the analysis takes from it."""
+
+    def __init__(self, contracts=(), roles=None, assumptions=None, path: Path | None = None):
+        super().__init__(contracts)
+        self.roles = roles
+        self.assumptions = assumptions
+        self.path = path
+
+
+def load_catalog(path: str | Path | None = None) -> Catalog:
     """Contracts from a catalog directory or one TOML file (default: the packaged catalog)."""
+    from spectrace.contracts.roles import load_roles
+    from spectrace.contracts.violations import load_assumptions
+
     p = Path(path) if path is not None else CATALOG_DIR
     if p.is_dir():
         files = sorted(p.glob("*.toml"))
     elif p.is_file():
         files = [p]
+    elif not p.exists():
+        raise SpectraceError(f"no contract catalog at {p}: no such file or directory")
     else:
-        raise SpectraceError(f"no contract catalog at {p}")
+        raise SpectraceError(f"no contract catalog at {p}: not a file or directory")
     out: list[CatalogContract] = []
     seen: set[str] = set()
     for f in files:
@@ -110,7 +128,8 @@ def load_catalog(path: str | Path | None = None) -> list[CatalogContract]:
             seen.add(raw["id"])
             if kind not in KINDS:
                 raise SpectraceError(f"{f}: contract {raw['id']}: kind must be one of {', '.join(sorted(KINDS))}")
-            if kind == "producer-sets":
+            kind = ContractKind(kind)
+            if kind == ContractKind.PRODUCER_SETS:
                 raw = {**raw, **_producer_contract(raw, f)}
             out.append(CatalogContract(
                 id=raw["id"], field=raw["field"], owner=raw["owner"], consumer=raw["consumer"], shape=raw["shape"],
@@ -124,4 +143,6 @@ def load_catalog(path: str | Path | None = None) -> list[CatalogContract]:
             ))
     if not out:
         raise SpectraceError(f"the catalog at {p} holds no [[contract]]")
-    return out
+    # a catalog with roles of its own has only its own assumptions; else the packaged ones apply
+    own = p.is_dir() and any((p / name).is_file() for name in ("roles.toml", "assumptions.toml"))
+    return Catalog(out, roles=load_roles(p), path=p, assumptions=load_assumptions(p / "assumptions.toml") if own else None)

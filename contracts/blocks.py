@@ -1,0 +1,21 @@
+"""Dominance over the block ids the fact collectors give each statement (node_context.py): which
+write or binding runs before every arrival at a later statement of the same function."""
+
+from __future__ import annotations
+
+import re
+
+
+def dominates(earlier: list[str], later: list[str]) -> bool:
+    """Whether what runs in blocks ``earlier`` runs before every arrival at blocks ``later``: the
+    same blocks or enclosing ones, or a try body/``finally`` that all of the statement's other
+    ways out pass (see ``try_block``)."""
+    n = len(earlier)
+    if later[:n] == earlier:
+        return True
+    if not n or not earlier[-1].endswith(("T", "y")) or later[: n - 1] != earlier[:-1]:
+        return False
+    if len(later) < n:
+        return True
+    at = earlier[-1][:-1]
+    return not re.match(rf"{at}[tThy]", later[n - 1])

@@ -1,0 +1,25 @@
+"""The scheduler of the programs that differ only in their worker (their scheduler.py links here)."""
+from dataclasses import dataclass
+from typing import Optional
+
+from .worker import DraftWorker
+
+
+@dataclass
+class Draft:
+    lens: list
+
+
+@dataclass
+class Result:
+    tokens: list
+    draft: Optional[Draft] = None
+
+
+class Scheduler:
+    def __init__(self):
+        self.worker = DraftWorker()
+
+    def run_batch(self, batch):
+        result = self.worker.forward(batch)
+        batch.lens = result.draft.lens

@@ -1,0 +1,163 @@
+"""The contract check on small programs, one construct each (tests/programs/contracts/): each has its
+own scheduler, worker and result class and a catalog naming them ([roles]); the test states the
+exact verdict and, for a violation, the worker's return that breaks the scheduler's read."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from spectrace.contracts.check import check_catalog
+from spectrace.contracts.diff import diff_extractions, drift_table
+from spectrace.source import package_source
+
+PROGRAMS = Path(__file__).parent / "programs" / "contracts"
+DEFAULT = "scheduler.py:25"  # `batch.lens = result.draft.lens` in Scheduler.run_batch
+# program -> (status of its contract, the scheduler's read and the worker's return that breaks it
+# as "file:line", or None where it holds; what the violation says the return leaves None)
+EXPECTED = {
+    # a write inside `try` does not reach the `except` path that returns early
+    "try_except": ("violated", DEFAULT, "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a handler that re-raises: the code after the statement follows the body only
+    "try_reraise": ("present", None, None, ""),
+    # a `return` in `finally` is a return path of its own
+    "try_finally": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `Result(tokens=[])` leaves Result.draft at its default None"),
+    # the field's value is a call's result, followed to its every return
+    "optional_helper": ("violated", DEFAULT, "worker.py:9", "leaves it None"),
+    "partial_helper": ("violated", DEFAULT, "worker.py:16", "leaves it None"),
+    "lambda_idle": ("violated", DEFAULT, "worker.py:8", "leaves it None when not (not b.idle)"),
+    # dispatch on the receiver's class: the subclass's override of self.prefill() runs
+    "override": ("violated", DEFAULT, "worker.py:7", "worker.py:15 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "mixin_super": ("violated", DEFAULT, "worker.py:13", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "match_mode": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a write in one case's body does not reach the code after the `match`
+    "match_write": ("violated", DEFAULT, "worker.py:13", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "walrus": ("violated", DEFAULT, "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `(draft := helper()) is not None` binds the helper's result and narrows it under the test
+    "walrus_helper": ("violated", DEFAULT, "worker.py:12", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # setattr/getattr with literal names are writes and reads of those fields
+    "setattr_literal": ("violated", DEFAULT, "worker.py:11", "worker.py:10 `setattr(result, name, None)` sets it to None"),
+    "getattr_literal": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # the result's own method that the scheduler calls reads the field (roles: owner_methods)
+    "owner_method": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a name the worker computes: which field it writes is not known, so nothing passes silently
+    "setattr_computed": ("unknown", DEFAULT, "worker.py:10", "`setattr(result, name, None)` at setattr_computed/worker.py:9 "
+                         "writes an attribute whose name is computed"),
+    # `is_some()` returns `not self.is_none()`: the plain worker's selection excludes the read
+    "complement": ("present", None, None, ""),
+    # `info = result.draft; if info.lens is not None`: only the draft must be set
+    "alias": ("present", None, None, ""),
+}
+
+
+def check(name: str, strict: bool = True):
+    program = PROGRAMS / name
+    return check_catalog(package_source(program), program / "catalog.toml", strict=strict)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_program_verdict_and_site(name):
+    status, read, breaking, why = EXPECTED[name]
+    report = check(name)
+    (result,) = report.results
+    assert result.status == status, result.message
+    assert report.exit_code == (0 if status == "present" else 1)  # strict: an unknown fails too
+    if breaking is None:
+        assert not report.violations and not report.unknowns
+        return
+    found = report.unknowns if status == "unknown" else report.violations
+    assert not (report.violations if status == "unknown" else report.unknowns)
+    sites = {(f"{v.read.file}:{v.read.line}", f"{v.producer.file}:{v.producer.line}") for v in found}
+    assert sites == {(f"{name}/{read}", f"{name}/{breaking}")}
+    assert all(why in v.producer.left_none or why in v.message for v in found)
+
+
+def test_every_program_has_an_expectation():
+    programs = {p.name for p in PROGRAMS.iterdir() if (p / "catalog.toml").is_file()}
+    assert programs == set(EXPECTED)
+
+
+def test_roles_come_from_the_catalog_not_from_code():
+    report = check("override")
+    x = report.extraction
+    assert x.owner == "Result" and list(x.polymorphic) == ["worker"]
+    assert x.polymorphic["worker"]["targets"] == ["override.worker.DraftWorker"]
+    assert x.polymorphic["worker"]["methods"] == ["forward"]
+
+
+SCHEMAS = Path(__file__).parent.parent / "docs" / "schemas"
+
+
+def _validate(data: dict, name: str) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((SCHEMAS / f"contracts-{name}.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(json.loads(json.dumps(data)))
+
+
+@pytest.mark.parametrize("name", ["try_except", "complement", "lambda_idle"])
+def test_json_outputs_follow_their_schemas(name):
+    report = check(name)
+    _validate(report.to_json(), "check")
+    _validate(report.extraction.to_json(), "extract")
+    _validate(diff_extractions(check("alias").extraction, report.extraction).to_json(), "diff")
+
+
+def test_json_names_the_tree_portably_and_leaves_cache_counters_out():
+    report = check("try_except")
+    data, x = report.to_json(), report.extraction.to_json()
+    assert data["schema_version"] == x["schema_version"] == 1
+    # a tree given by path: relative to the working directory, never absolute
+    assert data["root"] == x["root"] == os.path.relpath(PROGRAMS)
+    assert str(PROGRAMS) not in data["source"] and str(PROGRAMS) not in x["source"]
+    assert set(x["stats"]) == {"files"}
+    assert {"functions_parsed", "functions_reused"} <= set(report.extraction.to_json(cache_stats=True)["stats"])
+
+
+def test_diff_of_two_trees_of_one_version_names_the_trees():
+    a, b = check("alias").extraction, check("try_except").extraction
+    d = diff_extractions(a, b)
+    assert (d.a, d.b) == ("unknown", "unknown")
+    head = drift_table(d).splitlines()[0]
+    assert head.startswith(f"{a.portable_source} -> {b.portable_source}: Result fields")
+    assert "alias" in a.portable_source and "try_except" in b.portable_source
+
+
+@pytest.mark.parametrize("command", ["check", "extract", "diff"])
+def test_a_catalog_path_that_does_not_exist_is_one_line(tmp_path, command):
+    from click.testing import CliRunner
+
+    from spectrace.cli import main
+
+    missing = tmp_path / "nonexistent"
+    args = ["contracts", command, "--catalog", str(missing)] + (["0.5.9", "0.5.12"] if command == "diff" else ["--sglang", "0.5.9"])
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert lines == [f"spectrace: no contract catalog at {missing}: no such file or directory"]
+
+
+def test_a_repeated_check_reads_the_cached_report_and_an_edit_invalidates_it(tmp_path, monkeypatch):
+    import shutil
+
+    from spectrace.contracts import check as check_module
+
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    program = shutil.copytree(PROGRAMS / "walrus", tmp_path / "walrus")
+    analysed = []
+    real = check_module._check_catalog
+    monkeypatch.setattr(check_module, "_check_catalog", lambda *a: analysed.append(1) or real(*a))
+
+    def status():
+        return check_catalog(package_source(program), program / "catalog.toml").results[0].status
+
+    assert status() == "violated" and len(analysed) == 1
+    assert status() == "violated" and len(analysed) == 1  # read back, not analysed
+    worker = program / "worker.py"
+    worker.write_text(worker.read_text().replace("return Result(tokens=[1])\n", "return Result(tokens=[1], draft=Draft(lens=[]))\n"))
+    assert status() == "present" and len(analysed) == 2
+    assert check_catalog(package_source(program), program / "catalog.toml", use_cache=False).results[0].status == "present"
+    assert len(analysed) == 3
