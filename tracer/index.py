@@ -34,7 +34,7 @@ from spectrace.source import module_name
 # ("t", (items...))           tuple
 # ("l", (items...))           list or set display
 # ("d", (keys...), (values...))  dict display
-# ("lc", elt)                 list/set comprehension or generator expression
+# ("lc", elt)                 list/set comprehension, generator expression, what a generator yields
 # ("dc", key, value)          dict comprehension
 # ("bi", name, (args...))     a call of a builtin that passes elements on (list(x), zip(a, b), ...)
 # ("it", iterable)            an element of iterable (loop and comprehension targets)
@@ -49,7 +49,7 @@ UNKNOWN = ("?",)
 
 # Builtins whose result is made of their arguments' elements (kept with their arguments).
 ITER_BUILTINS = frozenset({"enumerate", "zip", "list", "tuple", "set", "frozenset", "sorted", "reversed",
-                           "iter", "next", "filter"})
+                           "iter", "next", "filter", "map"})
 
 # The pseudo-function that holds a module's top-level calls: ``pkg.mod.<module>``.
 MODULE_FUNC = "<module>"
@@ -470,6 +470,10 @@ class _Extractor(ast.NodeVisitor):
 
     # -- facts inside functions
     def visit_Call(self, node: ast.Call):
+        f = node.func
+        if (not self.func_stack and not self.class_stack and type(f) is ast.Attribute and f.attr == "update"
+                and type(f.value) is ast.Name and len(node.args) == 1 and type(node.args[0]) is ast.Dict):
+            self._bind_global(f.value.id, expr_ir(node.args[0]))  # a global dict's new entries
         args = (tuple(expr_ir(a) for a in node.args),
                 tuple((k.arg, expr_ir(k.value)) if k.arg else ("**", expr_ir(k.value)) for k in node.keywords))
         self.add_call(node, expr_ir(node.func), tuple(k.arg for k in node.keywords if k.arg), args)
@@ -504,22 +508,31 @@ class _Extractor(ast.NodeVisitor):
 
     def _record_assign(self, target, value_ir, annotation_ir, line):
         if (type(target) is ast.Subscript and type(target.value) is ast.Name and type(target.slice) is ast.Constant
-                and type(target.slice.value) is str):  # `d["key"] = v`: a dict's entry (`**d` binds it)
+                and type(target.slice.value) in (str, int)):  # `d["key"] = v`: a dict's entry (`**d` binds it)
             if self.func_stack:
-                self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
+                if type(target.slice.value) is str:
+                    self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
+            elif not self.class_stack:  # a global dict given an entry: one more value the name may hold
+                self._bind_global(target.value.id, ("d", (expr_ir(target.slice),), (value_ir,)))
         elif type(target) is ast.Name or (type(target) is ast.Attribute and type(target.value) is ast.Name):
             if self.func_stack:
                 self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
             elif not self.class_stack and type(target) is ast.Name:
-                self.s.globals.setdefault(target.id, value_ir)
+                self._bind_global(target.id, value_ir)
         elif type(target) in (ast.Tuple, ast.List):
-            starred = any(type(e) is ast.Starred for e in target.elts)
-            for i, elt in enumerate(target.elts):  # unpacking: the i-th item (positions lost after a *)
-                if type(elt) is ast.Starred:
-                    self._record_assign(elt.value, UNKNOWN, None, line)
-                else:
-                    item = ("ix", value_ir, i) if not starred and value_ir != UNKNOWN else UNKNOWN
-                    self._record_assign(elt, item, None, line)
+            for elt, item in _unpacked(target.elts, value_ir):
+                self._record_assign(elt, item, None, line)
+
+    def _bind_global(self, name: str, value_ir):
+        """Every value a module-level name is assigned, as one expression (either of them)."""
+        old = self.s.globals.get(name)
+        if old is None or old == value_ir:
+            self.s.globals[name] = value_ir
+        elif old[0] == "t|" and old is not value_ir:
+            if value_ir not in old[1]:
+                self.s.globals[name] = ("t|", old[1] + (value_ir,))
+        else:
+            self.s.globals[name] = ("t|", (old, value_ir))
 
     def visit_Assign(self, node: ast.Assign):
         value = expr_ir(node.value)
@@ -547,6 +560,15 @@ class _Extractor(ast.NodeVisitor):
             self.func_stack[-1].return_exprs.append(expr_ir(node.value))
         self.generic_visit(node)
 
+    def visit_Yield(self, node):
+        # a generator returns an iterator over what it yields: the yielded values' sequence
+        if self.func_stack and node.value is not None:
+            yielded = expr_ir(node.value)
+            self.func_stack[-1].return_exprs.append(("lc", yielded if type(node) is ast.Yield else ("it", yielded)))
+        self.generic_visit(node)
+
+    visit_YieldFrom = visit_Yield
+
     def visit_Attribute(self, node: ast.Attribute):
         if self.func_stack:
             f = self.func_stack[-1]
@@ -567,6 +589,29 @@ class _Extractor(ast.NodeVisitor):
         self.lambda_params.append({x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x})
         self.generic_visit(node)
         self.lambda_params.pop()
+
+
+def _unpacked(targets: list, value_ir):
+    """``a, *b, c = value``: each target with the IR of what it receives. Before a starred target
+    the i-th item; the starred one a list of the middle items; after it the items counted from the
+    end (a display's own items where the value is one)."""
+    star = next((i for i, e in enumerate(targets) if type(e) is ast.Starred), None)
+    if value_ir == UNKNOWN:
+        return [(e.value if type(e) is ast.Starred else e, UNKNOWN) for e in targets]
+    display = value_ir[1] if value_ir[0] in ("t", "l") and not any(x[0] == "*" for x in value_ir[1]) else None
+    out = []
+    for i, elt in enumerate(targets):
+        if star is None or i < star:
+            item = display[i] if display is not None and i < len(display) else ("ix", value_ir, i)
+        elif i == star:
+            after = len(targets) - star - 1
+            item = ("l", display[star:len(display) - after]) if display is not None else ("bi", "list", (value_ir,))
+            elt = elt.value
+        else:
+            back = i - len(targets)
+            item = display[back] if display is not None and -len(display) <= back else ("it", value_ir)
+        out.append((elt, item))
+    return out
 
 
 def _merge_accessor(getter: FuncInfo, accessor: FuncInfo) -> None:

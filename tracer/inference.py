@@ -27,7 +27,7 @@ set of every type its subject can hold. Internal tags, never returned by ``Proje
 
 * ``("decl", qn)``  an instance known only from an annotation (class-hierarchy expansion applies);
 * ``("seq", elems)``, ``("map", keys, values)``, ``("tup", (items...))``  containers, each part a
-  frozenset of types;
+  frozenset of types; ``("str",)`` a string;
 * ``("lambda", targets, results)``  a lambda whose body is a call: what that call reaches and returns.
 
 Parameters without a usable annotation (none, ``Any``, ``Callable``...) are typed by the arguments
@@ -62,7 +62,8 @@ SEQ_NAMES = {"List", "list", "Sequence", "MutableSequence", "Iterable", "Iterato
              "AsyncIterator", "AsyncIterable", "AsyncGenerator", "KeysView", "ValuesView"}
 MAP_NAMES = {"Dict", "dict", "Mapping", "MutableMapping", "DefaultDict", "defaultdict", "OrderedDict"}
 INSTANCE = ("inst", "decl")
-CONTAINERS = ("seq", "map", "tup")
+CONTAINERS = ("seq", "map", "tup", "str")
+STR = frozenset({("str",)})  # a string value (its methods are str's)
 HIDDEN = CONTAINERS + ("lambda",)  # internal tags Project never answers
 # Annotations that say nothing about a callable's target: such parameters are typed by their arguments.
 VAGUE_ANNOTATIONS = {"Callable", "Any", "object", "Awaitable", "Coroutine"}
@@ -341,7 +342,7 @@ class TypeInference:
             return set()
         tag = ir[0]
         if tag == "k":
-            return {("none",)} if ir[1] is None else set()
+            return {("none",)} if ir[1] is None else STR if type(ir[1]) is str else set()
         if tag == "t|":
             out = set()
             for i in ir[1]:
@@ -415,11 +416,11 @@ class TypeInference:
         if tag == "t":
             items = [frozenset(types(i)) for i in ir[1]]
             return {("tup", tuple(items))} if any(items) else set()
-        if tag == "l":
-            return seq_of(set().union(*(types(i) for i in ir[1])))
+        if tag == "l":  # a display is a list (or set) even with no element of a known type
+            return {("seq", frozenset(set().union(*(types(i) for i in ir[1]))))}
         if tag == "d":
-            return map_of(set().union(*(types(k) for k in ir[1] if k != UNKNOWN_KEY)),
-                          set().union(*(types(v) for v in ir[2])))
+            return {("map", frozenset(set().union(*(types(k) for k in ir[1] if k != UNKNOWN_KEY))),
+                     frozenset(set().union(*(types(v) for v in ir[2]))))}
         if tag == "lc":
             return seq_of(types(ir[1]))
         if tag == "dc":
@@ -435,6 +436,10 @@ class TypeInference:
                 picked = self._literal_item(module, f, ir[1], index[1])
                 if picked is not None:  # `[f, g][0]`, `HANDLERS[0]`: that item alone
                     return set().union(*(types(i) for i in picked))
+            if index is not None and index[0] == "k" and type(index[1]) in (str, int):
+                picked = self._literal_entry(module, f, ir[1], index)
+                if picked is not None:  # `d["a"]` of a dict display with literal keys: that entry
+                    return set().union(*(types(v) for v in picked))
             for t in types(ir[1]):
                 if t[0] == "cls":  # Generic[...] alias of a class: the class itself
                     out.add(t)
@@ -460,6 +465,12 @@ class TypeInference:
             return seq_of({("tup", (EMPTY, frozenset(first)))}) if first else set()
         if name == "next":
             return first
+        if name == "map":  # what the function (or functions: the first callable) returns for each element
+            out = set()
+            for a in args:
+                for t in types(a):
+                    out |= self._call_result(t, depth + 1)
+            return seq_of(out)
         return seq_of(first)
 
     def _literal_item(self, module: str, f: FuncInfo | None, ir, i: int) -> list | None:
@@ -486,6 +497,36 @@ class TypeInference:
             if v[0] not in ("l", "t") or not -len(v[1]) <= i < len(v[1]) or any(x[0] == "*" for x in v[1]):
                 return None
             picked.append(v[1][i])
+        return picked
+
+    def _literal_entry(self, module: str, f: FuncInfo | None, ir, key) -> list | None:
+        """The values under constant ``key`` of a dict display, written there or held by a name every
+        value of which is a display with constant keys (``1`` and ``"1"`` apart); None where a value
+        is anything else or the dict is changed in place in its scope (a local's function, a global's module)."""
+        if ir[0] == "d":
+            values, scopes = [ir], []
+        elif ir[0] == "n" and f is not None and self._local_assigns(f, ir[1]):
+            values, scopes = [v for v, _a in self._local_assigns(f, ir[1])], [f]
+        elif ir[0] == "n":
+            t = self.symbols.resolve_symbol(module, ir[1])
+            if t is None or t[0] != "global":
+                return None
+            summary = self.store.module(t[1])
+            values, scopes = [summary.globals[t[2]]], list(summary.functions.values())
+        else:
+            return None
+        displays = []
+        for v in values:
+            displays += list(v[1]) if v[0] == "t|" else [v]
+        for scope in scopes:
+            if any(c[0] == "a" and c[1] == ir for _l, _c, c, _k in scope.calls) or any(
+                    t[0] == "s" and t[1] == ir for t, *_rest in scope.assigns):
+                return None
+        picked = []
+        for d in displays:
+            if d[0] != "d" or any(k[0] != "k" for k in d[1]):
+                return None
+            picked += [v for k, v in zip(d[1], d[2]) if type(k[1]) is type(key[1]) and k[1] == key[1]]
         return picked
 
     def elements(self, types: set, depth: int = 0) -> set:
