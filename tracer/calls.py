@@ -9,8 +9,9 @@
   several possible types makes a polymorphic call, one target per type;
 * a receiver known only from an annotation (a base class) may be any subclass: its call also
   reaches every override below that class (class-hierarchy expansion, resolution ``cha``);
-* calling a class is calling its ``__init__`` (or the class itself when it has none); ``raise E``
-  calls ``E``;
+* calling a class is calling its ``__init__`` (or the class itself when it has none; the
+  ``__init__`` of its first base from outside the tree when it has one); ``raise E`` calls ``E``
+  (``raise E`` and a bare ``@decorator`` of an outside name are no call: nothing of the tree runs);
 * a method missing from every in-tree class of the receiver's MRO, when that MRO has a base from
   outside the tree, is that base's method (an external call);
 * methods of lists, dicts, tuples and strings are external calls of the builtin type;
@@ -85,13 +86,18 @@ class CallResolver:
             return []
         self.symbols.store.expect_calls(mod, f)
         out = []
+        lambda_nodes = self.types.lambda_nodes
         for line, col, callee, _kw in f.calls:
+            if lambda_nodes and (line, col) in f.lambda_sites:
+                continue  # the lambda's call, not its scope's
             call = self.resolve_call(mod.module, f, callee, line, col, cha)
             if (line, col) in f.deco_sites:  # `@factory(...)` applied: kept only when it reaches the tree
                 if call.external or call.resolution == "unresolved":
                     continue
                 call.text = ir_text(callee) + "(<decorated>)"
                 call.resolution = "decorator" if len(call.targets) == 1 else call.resolution
+            elif call.external and (line, col) in f.implicit_sites:
+                continue  # `raise ValueError`, `@staticmethod`: no call written, none into the tree
             out.append(call)
             out += self.callback_calls(mod.module, f, call, line, col)
         return out + self.protocol_calls(mod.module, f) + self.property_calls(mod.module, f)
@@ -225,8 +231,12 @@ class CallResolver:
                     decorated |= bool(wrappers)
                     targets += sorted(w[1] for w in wrappers) if wrappers else [t[1]]
                 elif t[0] == "cls":
-                    constructor = True
                     init = self.symbols.lookup_method(t[1], "__init__")
+                    bases = self.symbols.external_bases(t[1]) if init is None else ()
+                    if bases:  # no __init__ in the tree: the outside base's runs
+                        external.append(f"{bases[0]}.__init__")
+                        continue
+                    constructor = True
                     targets.append(t[1] if init is None else init)
                 elif t[0] == "ext":
                     external.append(t[1])
@@ -234,7 +244,7 @@ class CallResolver:
         targets = list(dict.fromkeys(exact + expanded))
         if targets:
             how = "cha" if len(targets) > len(exact) else self._how(callee, f, targets, constructor)
-            if through_lambda:
+            if through_lambda or self.types.lambda_nodes and all(".<lambda" in t for t in targets):
                 how = "lambda"
             elif len(targets) == 1 and how != "cha":
                 how = "argument" if argument else "decorator" if decorated else how

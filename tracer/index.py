@@ -39,7 +39,7 @@ from spectrace.source import module_name
 # ("bi", name, (args...))     a call of a builtin that passes elements on (list(x), zip(a, b), ...)
 # ("it", iterable)            an element of iterable (loop and comprehension targets)
 # ("ix", value, i)            the i-th item of value (tuple unpacking targets)
-# ("lam", body, params)       a lambda (its body's IR and parameter names)
+# ("lam", body, params, pos)  a lambda (its body's IR, parameter names, (line, col): its node in `lambdas`)
 # ("pa", func, first)         a call of `partial`/`functools.partial` with its first argument
 # ("def", qualname)           the function defined at a decorator's site (the decorator's argument)
 # ("*", value), ("**", value) starred arguments of a call
@@ -118,7 +118,7 @@ def _expr_ir(node: ast.AST | None, depth: int = 0):
     if t is ast.Lambda:
         a = node.args
         names = tuple(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x)
-        return ("lam", expr_ir(node.body, depth + 1), names)
+        return ("lam", expr_ir(node.body, depth + 1), names, (node.lineno, node.col_offset))
     if t is ast.Starred:
         return ("*", expr_ir(node.value, depth + 1))
     return UNKNOWN
@@ -193,6 +193,9 @@ class FuncInfo:
     # `name.attr` read or written other than as a call's callee (a property's getter or setter runs):
     # (name, attr, written) -> (line, col) of its first use
     uses: dict = field(default_factory=dict)
+    lambda_sites: set = field(default_factory=set)  # (line, col) of the calls written inside a lambda
+    # (line, col) of the calls no call expression writes: `raise E` and a bare `@decorator`
+    implicit_sites: set = field(default_factory=set)
 
     @property
     def kind(self) -> str:
@@ -230,6 +233,9 @@ class ModuleSummary:
     functions: dict = field(default_factory=dict)
     globals: dict = field(default_factory=dict)  # module-level `x = v`
     star_imports: list = field(default_factory=list)  # modules of `from m import *`, in order
+    # (line, col) of each lambda -> its function's qualname: `<lambdaN>` under the function (or class)
+    # it is written in, numbered from 1 in source order as PyCG names them (`f.<lambda1>`)
+    lambdas: dict = field(default_factory=dict)
     error: str | None = None
 
 
@@ -252,6 +258,8 @@ class _Extractor(ast.NodeVisitor):
         self.func_stack: list[FuncInfo] = []
         self.hidden = 0  # inside a class body nested in a function: no scope records its calls
         self.lambda_params: list[set] = []  # parameter names of the lambdas being visited
+        self.lambda_stack: list[FuncInfo] = []  # the lambdas being visited, innermost last
+        self.scope_lambdas: list[list] = [[]]  # per scope being visited: its lambdas, to be named at its end
         self.callee = None  # the callee expression of the call being visited
         # Calls made by module-level code (class bodies and decorators included).
         self.module_func = FuncInfo(qualname=MODULE_FUNC, name=MODULE_FUNC, line=1, end=1, cls=None,
@@ -316,17 +324,32 @@ class _Extractor(ast.NodeVisitor):
             return self.func_stack[-1]
         return None if self.hidden else self.module_func
 
-    def add_call(self, node, func_ir, kwnames=(), args=None):
+    def add_call(self, node, func_ir, kwnames=(), args=None, implicit=False):
         f = self.scope()
+        if implicit and f is not None:
+            f.implicit_sites.add((node.lineno, node.col_offset))
         root = func_ir
         while root[0] in ("a", "c", "s"):
             root = root[1]
         if root[0] == "n" and any(root[1] in names for names in self.lambda_params):
-            return  # a call of a lambda's parameter: nothing the enclosing function can resolve
+            # a call of a lambda's parameter: the lambda's own, nothing the enclosing function can resolve
+            lam = self.lambda_stack[-1] if self.lambda_stack else None
+            if lam is not None and any(p == root[1] for p, _a in lam.params):
+                lam.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
+                if args is not None and (args[0] or args[1]):
+                    lam.args[(node.lineno, node.col_offset)] = args
+            return
+        if self.lambda_stack:  # the lambda's call, and (unless lambdas are nodes) its scope's
+            lam = self.lambda_stack[-1]
+            lam.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
+            if args is not None and (args[0] or args[1]):
+                lam.args[(node.lineno, node.col_offset)] = args
         if f is not None:
             f.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
             if args is not None and (args[0] or args[1]):
                 f.args[(node.lineno, node.col_offset)] = args
+            if self.lambda_stack:
+                f.lambda_sites.add((node.lineno, node.col_offset))
 
     # -- scopes
     def visit_ClassDef(self, node: ast.ClassDef):
@@ -348,6 +371,7 @@ class _Extractor(ast.NodeVisitor):
         hide = bool(saved_funcs)
         self.hidden += hide
         self._decorators(node, info.qualname)
+        self.scope_lambdas.append([])
         for stmt in node.body:
             if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name:
                 info.annotations[stmt.target.id] = annotation_ir(stmt.annotation)
@@ -359,6 +383,7 @@ class _Extractor(ast.NodeVisitor):
                     if type(t) is ast.Name:
                         info.assigns[t.id] = expr_ir(stmt.value)
             self.visit(stmt)
+        self._name_lambdas(info.qualname)
         self.func_stack = saved_funcs
         self.hidden -= hide
         self.class_stack.pop()
@@ -370,7 +395,7 @@ class _Extractor(ast.NodeVisitor):
         for d in reversed(node.decorator_list):  # the innermost decorator is applied first
             func_ir = expr_ir(d)
             if type(d) in (ast.Name, ast.Attribute):
-                self.add_call(d, func_ir, (), ((applied,), ()))
+                self.add_call(d, func_ir, (), ((applied,), ()), implicit=True)
             elif type(d) is ast.Call:
                 site = (d.lineno, d.end_col_offset)
                 f = self.scope()
@@ -426,8 +451,10 @@ class _Extractor(ast.NodeVisitor):
             parent.nested.append(node.name)
         self.s.functions[qn] = info
         self.func_stack.append(info)
+        self.scope_lambdas.append([])
         for stmt in node.body:
             self.visit(stmt)
+        self._name_lambdas(qn)
         self.func_stack.pop()
 
     def _property_of(self, node, cls: ClassInfo | None) -> FuncInfo | None:
@@ -482,7 +509,7 @@ class _Extractor(ast.NodeVisitor):
 
     def visit_Raise(self, node: ast.Raise):
         if type(node.exc) in (ast.Name, ast.Attribute):  # `raise E` instantiates E
-            self.add_call(node.exc, expr_ir(node.exc))
+            self.add_call(node.exc, expr_ir(node.exc), implicit=True)
         self.generic_visit(node)
 
     def _protocol(self, node, kind: str, value):
@@ -586,9 +613,28 @@ class _Extractor(ast.NodeVisitor):
 
     def visit_Lambda(self, node):
         a = node.args
-        self.lambda_params.append({x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x})
+        params = [(x.arg, None) for x in a.posonlyargs + a.args + a.kwonlyargs]
+        params += [("*" + a.vararg.arg, None)] if a.vararg else []
+        params += [("**" + a.kwarg.arg, None)] if a.kwarg else []
+        enclosing = self.func_stack[-1] if self.func_stack else None
+        lam = FuncInfo(qualname="", name="<lambda>", line=node.lineno, end=node.end_lineno or node.lineno, cls=None,
+                       params=params, returns=None, decorators=[], return_exprs=[expr_ir(node.body)],
+                       parent=enclosing.qualname if enclosing is not None else None,
+                       npos=len(a.posonlyargs) + len(a.args))
+        self.scope_lambdas[-1].append(((node.lineno, node.col_offset), lam))
+        self.lambda_params.append({p.lstrip("*") for p, _a in params})
+        self.lambda_stack.append(lam)
         self.generic_visit(node)
+        self.lambda_stack.pop()
         self.lambda_params.pop()
+
+    def _name_lambdas(self, prefix: str):
+        """The lambdas of the scope ending here, ``<prefix>.<lambdaN>`` in source order."""
+        for n, (pos, lam) in enumerate(sorted(self.scope_lambdas.pop(), key=lambda x: x[0]), 1):
+            lam.name = f"<lambda{n}>"
+            lam.qualname = f"{prefix}.{lam.name}" if prefix else lam.name
+            self.s.lambdas[pos] = lam.qualname
+            self.s.functions[lam.qualname] = lam
 
 
 def _unpacked(targets: list, value_ir):
@@ -621,6 +667,8 @@ def _merge_accessor(getter: FuncInfo, accessor: FuncInfo) -> None:
     getter.assigns += accessor.assigns
     getter.protocols += accessor.protocols
     getter.deco_sites |= accessor.deco_sites
+    getter.lambda_sites |= accessor.lambda_sites
+    getter.implicit_sites |= accessor.implicit_sites
     getter.nested += [n for n in accessor.nested if n not in getter.nested]
     getter.params += [p for p in accessor.params if p not in getter.params]
     for name, target in accessor.imports.items():
@@ -644,6 +692,7 @@ def summarize_source(source: bytes, relpath: str) -> ModuleSummary:
         return summary
     ex = _Extractor(summary)
     ex.visit(tree)
+    ex._name_lambdas("")
     if ex.module_func.calls:
         ex.module_func.end = len(source.splitlines()) or 1
         summary.functions[MODULE_FUNC] = ex.module_func

@@ -105,8 +105,10 @@ UNKNOWN_KEY = UNKNOWN  # `{**other}` in a dict display: no key expression
 
 
 class TypeInference:
-    def __init__(self, symbols: SymbolTable, refining: TypeInference | None = None):
+    def __init__(self, symbols: SymbolTable, refining: TypeInference | None = None, lambda_nodes: bool = False):
         self.symbols = symbols
+        # a lambda is a function of its own (``<lambdaN>``), not the calls its body makes
+        self.lambda_nodes = refining.lambda_nodes if refining is not None else lambda_nodes
         self.store = symbols.store
         # With ``refining`` (the plain inference), a parameter annotated with a class takes the
         # concrete classes its callers pass, when every call site is known to pass one
@@ -386,6 +388,9 @@ class TypeInference:
             summary = self.store.module(module)
             return {("cls" if ir[1] in summary.classes else "func", f"{module}.{ir[1]}")}
         if tag == "lam":
+            if self.lambda_nodes:
+                qualname = self.store.module(module).lambdas.get(ir[3])
+                return {("func", f"{module}.{qualname}")} if qualname else set()
             return self._lambda_types(module, f, ir, depth)
         return set()
 
@@ -431,7 +436,7 @@ class TypeInference:
             return self.item(types(ir[1]), ir[2], depth)
         if tag == "s":
             out = set()
-            index = ir[2][0] if len(ir[2]) == 1 else None
+            index = self._constant(module, f, ir[2][0]) if len(ir[2]) == 1 else None
             if index is not None and index[0] == "k" and type(index[1]) is int:
                 picked = self._literal_item(module, f, ir[1], index[1])
                 if picked is not None:  # `[f, g][0]`, `HANDLERS[0]`: that item alone
@@ -498,6 +503,22 @@ class TypeInference:
                 return None
             picked.append(v[1][i])
         return picked
+
+    def _constant(self, module: str, f: FuncInfo | None, ir):
+        """A constant index as written, or held by a global (of this module or imported) assigned
+        only that constant; else the index as it is."""
+        if ir[0] != "n":
+            return ir
+        scope = f
+        while scope is not None:  # a parameter or local of that name shadows any global
+            if any(p.lstrip("*") == ir[1] for p, _a in scope.params) or self._local_assigns(scope, ir[1]):
+                return ir
+            scope = self.store.module(module).functions.get(scope.parent) if scope.parent else None
+        t = self.symbols.resolve_symbol(module, ir[1])
+        if t is not None and t[0] == "global":
+            value = self.store.module(t[1]).globals[t[2]]
+            return value if value[0] == "k" else ir
+        return ir
 
     def _literal_entry(self, module: str, f: FuncInfo | None, ir, key) -> list | None:
         """The values under constant ``key`` of a dict display, written there or held by a name every
@@ -815,9 +836,13 @@ class TypeInference:
         while top.parent:
             top = mod.functions[top.parent]
         word = f.cls.rsplit(".", 1)[-1] if f.name == "__init__" and f.cls else top.name
+        # a lambda has no name to call it by: any call in its module (or its enclosing function's
+        # callers' modules) may reach it
+        anonymous = f.name.startswith("<lambda")
         found = []
-        for m, caller, callee, last, args in self._calls_with_args(word):
-            if last is not None and last != f.name and not (f.name == "__init__" and last == word):
+        for m, caller, callee, last, args in self._calls_with_args(word, mod.module if anonymous else None):
+            if (not anonymous and last is not None and last != f.name and not (f.name == "__init__" and last == word)
+                    and not (callee[0] == "n" and self._holds_values(m, caller, callee[1]))):
                 continue
             offset = self._binds(m, caller, callee, func_qn, f, depth)
             if offset is not None:
@@ -858,13 +883,21 @@ class TypeInference:
                     if args is not None and callee[0] == "n" and callee[1] in made:
                         yield m, caller, callee, args
 
-    def _calls_with_args(self, word: str):
+    def _holds_values(self, module: str, caller: FuncInfo, name: str) -> bool:
+        """``name`` is a variable (a parameter, a local or a global assigned a value) where
+        ``caller`` calls it: it may hold any function, under any name (``c = func; c(x)``)."""
+        if any(p.lstrip("*") == name for p, _a in caller.params) or self._local_assigns(caller, name):
+            return True
+        return name in self.store.module(module).globals
+
+    def _calls_with_args(self, word: str, also: str | None = None):
         """(module, caller, callee IR, the callee's last name, (positional, keyword) IRs) of every
-        call with arguments in the modules that mention ``word``; none when too many modules do
-        (the answer must not depend on which modules happen to be loaded)."""
-        modules = self.symbols.texts.mentions(word)
+        call with arguments in the modules that mention ``word`` (and module ``also``); none when
+        too many modules do (the answer must not depend on which modules happen to be loaded)."""
+        modules = [] if word.startswith("<") else list(self.symbols.texts.mentions(word))
         if len(modules) > MAX_CALLER_MODULES:
             return
+        modules += [also] if also is not None and also not in modules else []
         self.store.expect(modules)
         for m in modules:
             summary = self.store.module(m)
@@ -892,8 +925,8 @@ class TypeInference:
                     return 0
             return None
         for t in self.expr_types_in(module, caller, callee, depth + 1):
-            if t == ("func", func_qn):
-                return 1 if f.kind == "classmethod" else 0
+            if t == ("func", func_qn):  # a method held by a name is bound (`m = obj.m; m(x)`)
+                return 1 if f.kind == "classmethod" or method else 0
             if t[0] == "cls" and f.name == "__init__" and self.symbols.lookup_method(t[1], "__init__") == func_qn:
                 return 1
         return None
@@ -986,8 +1019,8 @@ class TypeInference:
             return {("inst", t[1])}
         if t[0] == "func":
             return self.return_types(t[1], depth)
-        if t[0] == "ext":  # an object made outside SGLang: its methods are external calls too
-            return {("ext", t[1] + "()")}
+        if t[0] == "ext":  # an object made outside the tree: its methods are external calls too, named
+            return {t}    # as the methods of the class that made it (`ext.Cls().fun` is `ext.Cls.fun`)
         if t[0] == "lambda":
             return set(t[2])
         return set()

@@ -326,7 +326,7 @@ def suite_spectrace(prog: SuiteProgram, out: Path, args):
     while True:
         try:
             proc = run([args.spectrace, "map", "--source", str(src), *roots, "--depth", "1", "--format", "json",
-                        "--external", "--closures", "separate"], src, args.timeout)
+                        "--external", "--closures", "separate", "--lambdas", "nodes"], src, args.timeout)
             break
         except ToolFailed as exc:
             m = re.search(r"unknown root '([^']+)'", exc.detail)
