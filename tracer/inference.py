@@ -842,7 +842,7 @@ class TypeInference:
         found = []
         for m, caller, callee, last, args in self._calls_with_args(word, mod.module if anonymous else None):
             if (not anonymous and last is not None and last != f.name and not (f.name == "__init__" and last == word)
-                    and not (callee[0] == "n" and self._holds_values(m, caller, callee[1]))):
+                    and not (callee[0] == "n" and caller is not f and self._holds_values(m, caller, callee[1]))):
                 continue
             offset = self._binds(m, caller, callee, func_qn, f, depth)
             if offset is not None:
@@ -885,7 +885,9 @@ class TypeInference:
 
     def _holds_values(self, module: str, caller: FuncInfo, name: str) -> bool:
         """``name`` is a variable (a parameter, a local or a global assigned a value) where
-        ``caller`` calls it: it may hold any function, under any name (``c = func; c(x)``)."""
+        ``caller`` calls it: it may hold any function, under any name (``c = func; c(x)``). (Not
+        asked of the function whose callers are searched: typing its own parameters' calls would
+        ask for the answer being computed.)"""
         if any(p.lstrip("*") == name for p, _a in caller.params) or self._local_assigns(caller, name):
             return True
         return name in self.store.module(module).globals
