@@ -52,7 +52,7 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from spectrace.tracer.index import UNKNOWN, FuncInfo, expr_ir, ir_text
+from spectrace.tracer.index import MODULE_FUNC, UNKNOWN, FuncInfo, expr_ir, ir_text
 from spectrace.tracer.symbols import SymbolTable, Type
 
 TYPING_WRAPPERS = {"Optional", "Union", "Annotated", "Final", "ClassVar", "InitVar"}
@@ -520,6 +520,14 @@ class TypeInference:
             return value if value[0] == "k" else ir
         return ir
 
+    @staticmethod
+    def _folded_update(scope: FuncInfo, line: int, col: int, callee) -> bool:
+        """``d.update({...})`` at module level: the index made the display one of ``d``'s values."""
+        if scope.qualname != MODULE_FUNC or callee[2] != "update":
+            return False
+        pos, kws = scope.args.get((line, col), ((), ()))
+        return len(pos) == 1 and not kws and pos[0][0] == "d"
+
     def _literal_entry(self, module: str, f: FuncInfo | None, ir, key) -> list | None:
         """The values under constant ``key`` of a dict display, written there or held by a name every
         value of which is a display with constant keys (``1`` and ``"1"`` apart); None where a value
@@ -540,8 +548,8 @@ class TypeInference:
         for v in values:
             displays += list(v[1]) if v[0] == "t|" else [v]
         for scope in scopes:
-            if any(c[0] == "a" and c[1] == ir for _l, _c, c, _k in scope.calls) or any(
-                    t[0] == "s" and t[1] == ir for t, *_rest in scope.assigns):
+            if any(c[0] == "a" and c[1] == ir and not self._folded_update(scope, line, col, c)
+                   for line, col, c, _k in scope.calls) or any(t[0] == "s" and t[1] == ir for t, *_rest in scope.assigns):
                 return None
         picked = []
         for d in displays:

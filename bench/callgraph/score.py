@@ -58,8 +58,9 @@ class Program:
         self.functions: set[str] = set()
         self.classes: dict[str, list[str]] = {}  # qualname -> base names as written
         self.class_defines: dict[str, set[str]] = {}
-        for path in sorted(self.root.glob("*.py")):
-            module = construct if path.stem == "__init__" else f"{construct}.{path.stem}"
+        for path in sorted(self.root.rglob("*.py")):
+            rel = path.relative_to(self.root).with_suffix("").parts
+            module = ".".join((construct,) + (rel[:-1] if rel[-1] == "__init__" else rel))
             self.modules.add(module)
             tree = ast.parse(path.read_text())
             self._walk(tree, module, module)
@@ -157,7 +158,7 @@ def run(cmd, cwd, timeout, env=None):
 
 
 def files_of(prog: Program) -> list[str]:
-    return [f"{prog.name}/{p.name}" for p in sorted(prog.root.glob("*.py"))]
+    return [f"{prog.name}/{p.relative_to(prog.root)}" for p in sorted(prog.root.rglob("*.py"))]
 
 
 def edges_spectrace(prog, out, args):
