@@ -9,9 +9,9 @@
   several possible types makes a polymorphic call, one target per type;
 * a receiver known only from an annotation (a base class) may be any subclass: its call also
   reaches every override below that class (class-hierarchy expansion, resolution ``cha``);
-* calling a class is calling its ``__init__`` (or the class itself when it has none; the
-  ``__init__`` of its first base from outside the tree when it has one); ``raise E`` calls ``E``
-  (``raise E`` and a bare ``@decorator`` of an outside name are no call: nothing of the tree runs);
+* calling a class is calling its ``__init__`` (or the class itself when it has none); ``raise E``
+  calls ``E`` (``raise E`` and a bare ``@decorator`` of an outside name are no call: nothing of the
+  tree runs);
 * a method missing from every in-tree class of the receiver's MRO, when that MRO has a base from
   outside the tree, is that base's method (an external call);
 * methods of lists, dicts, tuples and strings are external calls of the builtin type;
@@ -231,12 +231,8 @@ class CallResolver:
                     decorated |= bool(wrappers)
                     targets += sorted(w[1] for w in wrappers) if wrappers else [t[1]]
                 elif t[0] == "cls":
-                    init = self.symbols.lookup_method(t[1], "__init__")
-                    bases = self.symbols.external_bases(t[1]) if init is None else ()
-                    if bases:  # no __init__ in the tree: the outside base's runs
-                        external.append(f"{bases[0]}.__init__")
-                        continue
                     constructor = True
+                    init = self.symbols.lookup_method(t[1], "__init__")
                     targets.append(t[1] if init is None else init)
                 elif t[0] == "ext":
                     external.append(t[1])

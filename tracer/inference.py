@@ -76,6 +76,17 @@ def _last_name(ir) -> str | None:
     return ir[1] if ir[0] == "n" else (ir[2] if ir[0] == "a" else None)
 
 
+def _value_names(values, names) -> dict:
+    """name -> the last names of the values it is assigned (``c = pkg.func`` -> {"func"})."""
+    table: dict = {}
+    for name, value in zip(names, values):
+        for v in (value[1] if value[0] == "t|" else (value,)):
+            last = _last_name(v)
+            if last is not None:
+                table.setdefault(name, set()).add(last)
+    return table
+
+
 def seq_of(elems) -> set:
     return {("seq", frozenset(elems))} if elems else set()
 
@@ -123,6 +134,8 @@ class TypeInference:
         # id(FuncInfo) -> ``_additions``, class qualname -> ``_adders_of``
         self._adds: dict = refining._adds if refining is not None else {}
         self._params: dict = {}  # (func_qn, param) -> types of the arguments passed to it
+        # id(FuncInfo) (its locals) or a module (its globals) -> name -> the names of the values it is assigned
+        self._aliases: dict = {}
         self.param_decls: set = set()  # classes some parameter's annotation names (worth refining)
         self._sites: dict = {}  # func_qn -> the call sites that reach it, with their arguments
         self._decorated: dict = {}  # func_qn -> what its decorators turn it into
@@ -850,7 +863,7 @@ class TypeInference:
         found = []
         for m, caller, callee, last, args in self._calls_with_args(word, mod.module if anonymous else None):
             if (not anonymous and last is not None and last != f.name and not (f.name == "__init__" and last == word)
-                    and not (callee[0] == "n" and caller is not f and self._holds_values(m, caller, callee[1]))):
+                    and not (callee[0] == "n" and self._alias_of(m, caller, callee[1], f.name))):
                 continue
             offset = self._binds(m, caller, callee, func_qn, f, depth)
             if offset is not None:
@@ -891,14 +904,20 @@ class TypeInference:
                     if args is not None and callee[0] == "n" and callee[1] in made:
                         yield m, caller, callee, args
 
-    def _holds_values(self, module: str, caller: FuncInfo, name: str) -> bool:
-        """``name`` is a variable (a parameter, a local or a global assigned a value) where
-        ``caller`` calls it: it may hold any function, under any name (``c = func; c(x)``). (Not
-        asked of the function whose callers are searched: typing its own parameters' calls would
-        ask for the answer being computed.)"""
-        if any(p.lstrip("*") == name for p, _a in caller.params) or self._local_assigns(caller, name):
-            return True
-        return name in self.store.module(module).globals
+    def _alias_of(self, module: str, caller: FuncInfo, name: str, func_name: str) -> bool:
+        """``name`` is assigned the function by its own name where ``caller`` calls it (a local of
+        ``caller`` or a global: ``c = func; c(x)``), so the call may reach it under another name."""
+        local = self._aliases.get(id(caller))
+        if local is None:
+            local = self._aliases[id(caller)] = _value_names((v for t, v, _a, _l in caller.assigns if t[0] == "n"),
+                                                             (t[1] for t, v, _a, _l in caller.assigns if t[0] == "n"))
+        if name in local:
+            return func_name in local[name]
+        held = self._aliases.get(module)
+        if held is None:
+            globs = self.store.module(module).globals
+            held = self._aliases[module] = _value_names(globs.values(), globs.keys())
+        return func_name in held.get(name, ())
 
     def _calls_with_args(self, word: str, also: str | None = None):
         """(module, caller, callee IR, the callee's last name, (positional, keyword) IRs) of every
