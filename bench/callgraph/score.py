@@ -255,13 +255,16 @@ class SuiteProgram:
         self.modules: set[str] = set()
         self.functions: set[str] = set()
         self.classes: set[str] = set()
+        self.lambdas: set[str] = set()  # spectrace's (and PyCG's) names of the lambdas: roots too
         for path in sorted(root.rglob("*.py")):
             rel = path.relative_to(root).with_suffix("").parts
             if rel == ("__init__",):
                 continue  # the program runs as a script from its folder: that folder is no package
             module = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
             self.modules.add(module)
-            self._walk(ast.parse(path.read_text()), module)
+            tree = ast.parse(path.read_text())
+            self._walk(tree, module)
+            self.lambdas |= _lambda_names(tree, module)
         adjacency = json.loads((root / "callgraph.json").read_text())
         self.key = {(a, b) for a, targets in adjacency.items() for b in targets}
         self.description = (root / "README.md").read_text().strip() if (root / "README.md").exists() else ""
@@ -279,7 +282,7 @@ class SuiteProgram:
 
     @property
     def roots(self) -> list[str]:
-        return sorted(self.functions | {f"{m}.<module>" for m in self.modules})
+        return sorted(self.functions | self.lambdas | {f"{m}.<module>" for m in self.modules})
 
     def copy_to(self, dest: Path) -> Path:
         """The program without a top-level ``__init__.py`` (the folder is the script's path entry)."""
@@ -313,6 +316,28 @@ class SuiteProgram:
             if a and b:
                 edges.add((a, b))
         return edges
+
+
+def _lambda_names(scope, prefix: str) -> set[str]:
+    """``<prefix>.<lambdaN>`` for the lambdas written in a function, class or module body (its
+    decorators' included, nested definitions' not), N from 1 in source order; then each nested
+    definition's likewise."""
+    found, names = [], set()
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for d in child.decorator_list:
+                    visit(d)
+                names.update(_lambda_names(child, f"{prefix}.{child.name}"))
+            else:
+                if isinstance(child, ast.Lambda):
+                    found.append((child.lineno, child.col_offset))
+                visit(child)
+
+    visit(ast.Module(body=scope.body, type_ignores=[]))
+    names.update(f"{prefix}.<lambda{n}>" for n, _pos in enumerate(sorted(found), 1))
+    return names
 
 
 def suite_programs(folder: Path, only: set[str] | None) -> list[SuiteProgram]:
@@ -360,10 +385,23 @@ SUITE_RUNNERS = {
 }
 
 
+# jarviscg's names of the builtin types -> PyCG's
+JARVIS_BUILTIN_TYPES = {"<str>": "<**PyStr**>", "<map>": "<**PyDict**>", "<list>": "<**PyList**>"}
+
+
 def suite_normalise(prog: SuiteProgram, tool: str, raw) -> set[tuple[str, str]]:
+    """A tool's edges in the key's names. PyCG's and jarviscg's edges to a module (an import) and
+    to a class of the program (its definition, or the constructor proxy of a class without an
+    ``__init__``) are not calls the key counts, as in the construct programs' scoring."""
     if tool == "spectrace":
         return prog.normalise(raw)
-    return {(a, b) for a, b in raw}
+    edges = set()
+    for a, b in raw:
+        owner, dot, attr = b.partition(".")
+        b = f"{JARVIS_BUILTIN_TYPES[owner]}.{attr}" if dot and owner in JARVIS_BUILTIN_TYPES else b
+        if b not in prog.modules and b not in prog.classes:
+            edges.add((a, b))
+    return edges
 
 
 RUNNERS = {
