@@ -2,7 +2,8 @@
 # Times spectrace's own index and map on an SGLang version (default 0.5.23), whole process,
 # cold (empty index cache, the wheel already unpacked) and warm, with peak memory, each as a
 # ratio to the floor measured in the same run: plain `ast.parse` of every file of the tree on one
-# core (the files read beforehand, the parse alone timed; the least of ROUNDS rounds, default 1).
+# core, as the interpreter runs it by default (the files read beforehand, the parse alone timed; the
+# least of ROUNDS rounds, default 1).
 # Usage: bash bench/bench_tracer.sh [VERSION [ROUNDS]]
 set -euo pipefail
 version="${1:-0.5.23}"
@@ -15,10 +16,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cold_cache() { rm -rf "$work/c"; mkdir -p "$work/c"; ln -s "$src_cache/sglang" "$work/c/sglang"; }
 floor=$(python3 - "$tree" "$rounds" <<'PY'
-import ast, gc, pathlib, sys, time
+import ast, pathlib, sys, time
 files = sorted(pathlib.Path(sys.argv[1]).rglob("*.py"))
 texts = [p.read_bytes() for p in files]
-gc.disable()
 best = None
 for _ in range(int(sys.argv[2])):
     t0 = time.perf_counter()
