@@ -491,21 +491,29 @@ class TypeInference:
             return seq_of(out)
         return seq_of(first)
 
+    def _held_values(self, module: str, f: FuncInfo | None, ir, displays: tuple) -> tuple | None:
+        """(values, scopes) of a display written there (a tag of ``displays``; no scope) or of a name:
+        a local's values and its function, a global's value and its module's functions; else None."""
+        if ir[0] in displays:
+            return [ir], []
+        if ir[0] == "n" and f is not None and self._local_assigns(f, ir[1]):
+            return [v for v, _a in self._local_assigns(f, ir[1])], [f]
+        if ir[0] == "n":
+            t = self.symbols.resolve_symbol(module, ir[1])
+            if t is None or t[0] != "global":
+                return None
+            summary = self.store.module(t[1])
+            return [summary.globals[t[2]]], list(summary.functions.values())
+        return None
+
     def _literal_item(self, module: str, f: FuncInfo | None, ir, i: int) -> list | None:
         """The ``i``-th item of a list or tuple display, written there or held by a name every value
         of which is one and on which no method that reorders it (nor, for a negative ``i``, one that
         grows it) is called in its scope (a local's function, a global's module); else None."""
-        if ir[0] in ("l", "t"):
-            values, scopes = [ir], []
-        elif ir[0] == "n" and f is not None and self._local_assigns(f, ir[1]):
-            values, scopes = [v for v, _a in self._local_assigns(f, ir[1])], [f]
-        elif ir[0] == "n":
-            t = self.symbols.resolve_symbol(module, ir[1])
-            if t is None or t[0] != "global":
-                return None
-            values, scopes = [self.store.module(t[1]).globals[t[2]]], list(self.store.module(t[1]).functions.values())
-        else:
+        held = self._held_values(module, f, ir, ("l", "t"))
+        if held is None:
             return None
+        values, scopes = held
         changes = REORDERS | (GROWS if i < 0 else frozenset())
         for scope in scopes:
             if any(c[0] == "a" and c[1] == ir and c[2] in changes for _l, _c, c, _k in scope.calls):
@@ -545,18 +553,10 @@ class TypeInference:
         """The values under constant ``key`` of a dict display, written there or held by a name every
         value of which is a display with constant keys (``1`` and ``"1"`` apart); None where a value
         is anything else or the dict is changed in place in its scope (a local's function, a global's module)."""
-        if ir[0] == "d":
-            values, scopes = [ir], []
-        elif ir[0] == "n" and f is not None and self._local_assigns(f, ir[1]):
-            values, scopes = [v for v, _a in self._local_assigns(f, ir[1])], [f]
-        elif ir[0] == "n":
-            t = self.symbols.resolve_symbol(module, ir[1])
-            if t is None or t[0] != "global":
-                return None
-            summary = self.store.module(t[1])
-            values, scopes = [summary.globals[t[2]]], list(summary.functions.values())
-        else:
+        held = self._held_values(module, f, ir, ("d",))
+        if held is None:
             return None
+        values, scopes = held
         displays = []
         for v in values:
             displays += list(v[1]) if v[0] == "t|" else [v]

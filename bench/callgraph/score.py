@@ -161,24 +161,24 @@ def files_of(prog: Program) -> list[str]:
     return [f"{prog.name}/{p.relative_to(prog.root)}" for p in sorted(prog.root.rglob("*.py"))]
 
 
-def edges_spectrace(prog, out, args):
-    # spectrace has a <module> node only where module-level code calls something: a root it calls
-    # unknown is dropped and the run repeated
-    roots = sorted(prog.nodes)
+def spectrace_map(args, source: Path, roots: list[str], cwd: Path, *options: str) -> dict:
+    """``spectrace map --source SOURCE ROOTS --depth 1`` as json. spectrace has a <module> node only
+    where module-level code calls something: a root it calls unknown is dropped and the run repeated."""
+    roots = list(roots)
     while True:
         try:
-            proc = run(
-                [args.spectrace, "map", "--source", str(prog.root), *roots, "--depth", "1", "--format", "json",
-                 "--closures", "separate"],
-                PROGRAMS, args.timeout,
-            )
-            break
+            proc = run([args.spectrace, "map", "--source", str(source), *roots, "--depth", "1", "--format", "json",
+                        *options], cwd, args.timeout)
+            return json.loads(proc.stdout)
         except ToolFailed as exc:
             m = re.search(r"unknown root '([^']+)'", exc.detail)
             if not m or m.group(1) not in roots:
                 raise
             roots.remove(m.group(1))
-    graph = json.loads(proc.stdout)
+
+
+def edges_spectrace(prog, out, args):
+    graph = spectrace_map(args, prog.root, sorted(prog.nodes), PROGRAMS, "--closures", "separate")
     # A `lambda` edge is a call of a lambda, drawn to what the lambda's body calls: the edge other
     # tools draw to a `<lambda>` node, dropped for them by `canon` and so dropped here too.
     return [(e["source"], e["target"]) for e in graph["edges"] if e.get("resolution") != "lambda"]
@@ -348,18 +348,7 @@ def suite_programs(folder: Path, only: set[str] | None) -> list[SuiteProgram]:
 
 def suite_spectrace(prog: SuiteProgram, out: Path, args):
     src = prog.copy_to(out.with_suffix(""))
-    roots = prog.roots
-    while True:
-        try:
-            proc = run([args.spectrace, "map", "--source", str(src), *roots, "--depth", "1", "--format", "json",
-                        "--external", "--closures", "separate", "--lambdas", "nodes"], src, args.timeout)
-            break
-        except ToolFailed as exc:
-            m = re.search(r"unknown root '([^']+)'", exc.detail)
-            if not m or m.group(1) not in roots:
-                raise
-            roots.remove(m.group(1))
-    graph = json.loads(proc.stdout)
+    graph = spectrace_map(args, src, prog.roots, src, "--external", "--closures", "separate", "--lambdas", "nodes")
     return [(e["source"], e["target"]) for e in graph["edges"]]
 
 

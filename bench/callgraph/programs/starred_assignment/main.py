@@ -1,31 +1,31 @@
 """Starred assignment: each target gets its items (`a, *rest = f, g, h`; `*init, last = [...]`)."""
 
 
-def first():
+def one():
     pass
 
 
-def second():
+def two():
     pass
 
 
-def third():
+def three():
     pass
 
 
-def fourth():
+def four():
     pass
 
 
 def unpack_front():
-    head, *rest = first, second, third
+    head, *rest = one, two, three
     head()
     rest[0]()
     rest[1]()
 
 
 def unpack_back():
-    *init, tail = [third, fourth]
+    *init, tail = [three, four]
     tail()
 
 
