@@ -134,6 +134,7 @@ class TypeInference:
         # id(FuncInfo) -> ``_additions``, class qualname -> ``_adders_of``
         self._adds: dict = refining._adds if refining is not None else {}
         self._params: dict = {}  # (func_qn, param) -> types of the arguments passed to it
+        self._entries: dict = {}  # (module, function, dict IR, constant key) -> ``_literal_entry``
         # id(FuncInfo) (its locals) or a module (its globals) -> name -> the names of the values it is assigned
         self._aliases: dict = {}
         self.param_decls: set = set()  # classes some parameter's annotation names (worth refining)
@@ -455,7 +456,10 @@ class TypeInference:
                 if picked is not None:  # `[f, g][0]`, `HANDLERS[0]`: that item alone
                     return set().union(*(types(i) for i in picked))
             if index is not None and index[0] == "k" and type(index[1]) in (str, int):
-                picked = self._literal_entry(module, f, ir[1], index)
+                site = (module, f.qualname if f is not None else None, ir[1], index)
+                picked = self._entries.get(site, _IN_PROGRESS)
+                if picked is _IN_PROGRESS:  # asked for every call through the subscript: once each
+                    picked = self._entries[site] = self._literal_entry(module, f, ir[1], index)
                 if picked is not None:  # `d["a"]` of a dict display with literal keys: that entry
                     return set().union(*(types(v) for v in picked))
             for t in types(ir[1]):
