@@ -872,6 +872,15 @@ class TypeInference:
             offset = self._binds(m, caller, callee, func_qn, f, depth)
             if offset is not None:
                 found.append((m, caller, args[0], args[1], offset))
+        if not found and not anonymous and f.name != "__init__":
+            # called by no name it is given: maybe through a parameter it is passed to (`def g(cb):
+            # cb(x)`), asked only then, and never of the function's own parameters
+            for m, caller, callee, last, args in self._calls_with_args(word):
+                if (callee[0] == "n" and caller is not f and last != f.name
+                        and any(p.lstrip("*") == last for p, _a in caller.params)):
+                    offset = self._binds(m, caller, callee, func_qn, f, depth)
+                    if offset is not None:
+                        found.append((m, caller, args[0], args[1], offset))
         if f.name == "__init__" and f.cls:  # classes handed out by factories, called where they land
             for factory in self._factories(f"{mod.module}.{f.cls}", word, depth):
                 for m, caller, callee, args in self._calls_of_results(factory):
