@@ -1,24 +1,48 @@
 #!/usr/bin/env bash
 # Times spectrace's own index and map on an SGLang version (default 0.5.23), whole process,
-# cold (empty index cache, the wheel already unpacked) and warm, with peak memory.
-# Usage: bash bench/bench_tracer.sh [VERSION]
+# cold (empty index cache, the wheel already unpacked) and warm, with peak memory, each as a
+# ratio to the floor measured in the same run: plain `ast.parse` of every file of the tree on one
+# core, as the interpreter runs it by default (the files read beforehand, the parse alone timed; the
+# least of ROUNDS rounds, default 1).
+# Usage: bash bench/bench_tracer.sh [VERSION [ROUNDS]]
 set -euo pipefail
 version="${1:-0.5.23}"
+rounds="${2:-1}"
 spectrace="${SPECTRACE:-spectrace}"
 src_cache="${SPECTRACE_CACHE_DIR:-$HOME/.cache/spectrace}"
 "$spectrace" index --sglang "$version" >/dev/null 2>&1 || true   # make sure the wheel is unpacked
+tree="$src_cache/sglang/$version"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cold_cache() { rm -rf "$work/c"; mkdir -p "$work/c"; ln -s "$src_cache/sglang" "$work/c/sglang"; }
+floor=$(python3 - "$tree" "$rounds" <<'PY'
+import ast, pathlib, sys, time
+files = sorted(pathlib.Path(sys.argv[1]).rglob("*.py"))
+texts = [p.read_bytes() for p in files]
+best = None
+for _ in range(int(sys.argv[2])):
+    t0 = time.perf_counter()
+    for text in texts:
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError):
+            pass
+    spent = time.perf_counter() - t0
+    best = spent if best is None else min(best, spent)
+print(f"{best:.2f} {len(files)}")
+PY
+)
+read -r floor_s nfiles <<<"$floor"
 timed() {  # label, command...
   local label=$1; shift
   /usr/bin/time -f "%e %M" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
   read -r secs kb <"$work/t"
-  printf '| %s | %s s | %d MiB |\n' "$label" "$secs" $((kb / 1024))
+  printf '| %s | %.3f | %s s | %d MiB |\n' "$label" "$(echo "$secs / $floor_s" | bc -l)" "$secs" $((kb / 1024))
 }
-echo "SGLang $version, $(nproc) cores, $(python3 --version 2>&1)"
-echo "| run | wall | peak RSS |"
-echo "|---|---|---|"
+echo "SGLang $version, $(nproc) cores, $(python3 --version 2>&1), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "floor: ast.parse of the $nfiles files on one core, $floor_s s"
+echo "| run | ratio to the floor | wall | peak RSS |"
+echo "|---|---|---|---|"
 export SPECTRACE_CACHE_DIR="$work/c"
 cold_cache
 timed "map Scheduler.run_batch --depth 2, cold" "$spectrace" map --sglang "$version" Scheduler.run_batch --depth 2 --format json

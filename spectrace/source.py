@@ -264,13 +264,13 @@ _NOT_PACKAGES = {"test", "tests", "docs", "doc", "build", "dist", "examples", "b
 
 
 def _top_level_names(d: Path) -> tuple[str, ...]:
-    """Packages (dirs with ``__init__.py``) under ``d``, else its loose modules."""
+    """Packages (dirs with ``__init__.py``) under ``d``, then its loose modules (a script beside the
+    packages it imports is part of the program)."""
     pkgs = sorted(c.name for c in d.iterdir()
                   if c.is_dir() and (c / "__init__.py").is_file() and c.name not in _NOT_PACKAGES
                   and c.name.isidentifier())
-    if pkgs:
-        return tuple(pkgs)
-    return tuple(sorted(c.stem for c in d.glob("*.py") if c.stem.isidentifier() and c.stem != "setup"))
+    loose = sorted(c.stem for c in d.glob("*.py") if c.stem.isidentifier() and c.stem != "setup")
+    return tuple(pkgs) + tuple(m for m in loose if m not in pkgs)
 
 
 def _package_version(root: Path, name: str) -> str:

@@ -336,6 +336,23 @@ def test_mermaid_escapes_quotes_and_brackets():
     assert node_line.strip() == 'n1>"d[#quot;k#quot;] #lt;x#gt;#124;y"]:::unresolved'
 
 
+@needs_dot
+def test_lambda_nodes_are_drawn_and_escaped_in_every_format():
+    """``--lambdas nodes`` names a lambda ``f.<lambda1>``: the angle brackets survive dot, svg and mermaid."""
+    g = nx.DiGraph()
+    code_node(g, "m.f", "function", 1, side="other")
+    code_node(g, "m.f.<lambda1>", "function", 2, side="other")
+    g.nodes["m.f.<lambda1>"].update(label="f.<lambda1>", module="m", file="m.py")
+    call(g, "m.f", "m.f.<lambda1>", 3, "lambda", "x()")
+    g.graph.update(roots=["m.f"], unresolved=0, depth=1, source="m", version=None)
+    _, groups = svg_tree(render(g, "svg"))
+    assert "m.f.<lambda1>" in {title for _, title, _ in groups["node"]}
+    assert "m.f->m.f.<lambda1>" in {title for _, title, _ in groups["edge"]}
+    mermaid = render(g, "mermaid")
+    assert "#lt;lambda1#gt;" in mermaid and "<lambda1>" not in mermaid
+    assert "m.f.<lambda1>" in {n["id"] for n in json.loads(render(g, "json"))["nodes"]}
+
+
 # --------------------------------------------------------------------------- views: collapse and fold
 
 

@@ -32,7 +32,8 @@ def test_source_of_a_single_module_a_package_and_a_named_package(tmp_path):
     src = package_source(PROGRAMS / "starpkg")
     assert (src.root, src.packages) == (PROGRAMS, ("starpkg",))
     assert package_source(PROGRAMS, package="starpkg").packages == ("starpkg",)
-    assert package_source(PROGRAMS).packages == ("starpkg",)  # packages win over loose modules
+    whole = package_source(PROGRAMS).packages  # the packages first, then the loose modules beside them
+    assert whole[0] == "starpkg" and "cha" in whole
     (tmp_path / "src" / "mylib").mkdir(parents=True)
     (tmp_path / "src" / "mylib" / "__init__.py").write_text("__version__ = '1.2'\n")
     src = package_source(tmp_path)
@@ -381,3 +382,38 @@ def test_appended_and_extended_items_are_elements():
     proj = project("added.py")
     assert edges(proj, "added.Button.click") == {("Button.click", "save", "import")}
     assert edges(proj, "added.local") == {("local", "log", "import")}
+
+
+def test_lambdas_as_nodes_are_named_as_pycg_names_them():
+    proj = Project(package_source(PROGRAMS / "lambdas.py"), use_cache=False, lambdas="nodes")
+    # a lambda is a function of its own, <lambdaN> in its scope, numbered in source order; its
+    # calls are its own, not the defining function's
+    assert edges(proj, "lambdas.direct") == {("direct", "direct.<lambda1>", "lambda")}
+    assert edges(proj, "lambdas.direct.<lambda1>") == {("direct.<lambda1>", "g", "import")}
+    assert edges(proj, "lambdas.Holder.fire") == {("Holder.fire", "Holder.__init__.<lambda1>", "lambda")}
+    assert edges(proj, "lambdas.apply") == {("apply", "passed.<lambda1>", "lambda")}  # passed by `passed`
+    assert edges(proj, "lambdas.passed") == {("passed", "apply", "import")}
+    # the lambda's parameter is typed by what its callers pass, as any function's
+    assert edges(proj, "lambdas.own_param.<lambda1>") == {("own_param.<lambda1>", "g", "argument")}
+    with pytest.raises(ValueError):
+        Project(package_source(PROGRAMS / "lambdas.py"), lambdas="anonymous")
+
+
+def test_values_followed_through_assignments_generators_builtins_and_keys():
+    proj = project("values.py")
+    assert edges(proj, "values.rebound") == {("rebound", "f1", "polymorphic"), ("rebound", "f2", "polymorphic")}
+    assert edges(proj, "values.starred") == {("starred", "f3", "import")}  # rest == [f2, f3]
+    assert edges(proj, "values.generated") == {("generated", "gen", "import"), ("generated", "f3", "import")}
+    assert edges(proj, "values.callbacks") == {("callbacks", "f1", "callback"), ("callbacks", "f2", "callback")}
+    assert edges(proj, "values.callbacks", external=True) >= {("callbacks", "builtins.sorted", "external"),
+                                                              ("callbacks", "builtins.map", "external")}
+    assert edges(proj, "values.strings", external=True) == {("strings", "builtins.str.join", "external")}
+    assert edges(proj, "values.keyed") == {("keyed", "f1", "import"), ("keyed", "f2", "import")}
+    assert edges(proj, "values.take") == {("take", "f3", "argument")}  # called as `t(f3)`, t = take
+    # `raise ValueError` (no call written, none into the tree) is no edge, even with external calls
+    assert edges(proj, "values.raising", external=True) == {("raising", "Ordered", "constructor")}
+
+
+def test_exact_keeps_one_target_per_call_site():
+    proj = project("values.py")
+    assert edges(proj, "values.rebound", exact=True) == {("rebound", "f1", "import")}  # a() may be f1 or f2

@@ -10,10 +10,13 @@
 * a receiver known only from an annotation (a base class) may be any subclass: its call also
   reaches every override below that class (class-hierarchy expansion, resolution ``cha``);
 * calling a class is calling its ``__init__`` (or the class itself when it has none); ``raise E``
-  calls ``E``;
+  calls ``E`` (``raise E`` and a bare ``@decorator`` of an outside name are no call: nothing of the
+  tree runs);
 * a method missing from every in-tree class of the receiver's MRO, when that MRO has a base from
   outside the tree, is that base's method (an external call);
-* methods of lists, dicts and tuples are external calls of the builtin type;
+* methods of lists, dicts, tuples and strings are external calls of the builtin type;
+* a function handed to a builtin that calls it (``map(f, xs)``, ``filter``, ``sorted(key=f)``,
+  ``min``/``max``, ``functools.reduce``) is called there: resolution ``callback``, one call per argument;
 * a callee that is a parameter (or a receiver that is one) is typed by the arguments the callers
   pass (``inference``): resolution ``argument``;
 * calling a function by its name, when its decorators replace it with a wrapper they define, calls
@@ -42,7 +45,11 @@ from spectrace.tracer.inference import CONTAINERS, INSTANCE, TypeInference
 
 BUILTINS = frozenset(dir(builtins))
 # Which builtin type a container's method belongs to, by the container tag; the first that has it.
-CONTAINER_TYPES = {"seq": (list, set, collections.deque), "map": (dict,), "tup": (tuple,)}
+CONTAINER_TYPES = {"seq": (list, set, collections.deque), "map": (dict,), "tup": (tuple,), "str": (str,)}
+# Builtins that call the functions they are given: every positional argument (None), or the keywords named.
+CALLBACKS = {"builtins.map": None, "builtins.filter": None, "functools.reduce": None,
+             "builtins.sorted": ("key",), "builtins.min": ("key",), "builtins.max": ("key",),
+             "builtins.list.sort": ("key",)}
 PROTOCOLS = {"iter": ("__iter__", "__next__"), "aiter": ("__aiter__", "__anext__"),
              "with": ("__enter__", "__exit__"), "awith": ("__aenter__", "__aexit__")}
 
@@ -54,7 +61,7 @@ class ResolvedCall:
     text: str
     targets: list[str]  # function/class qualnames (in the tree) or external dotted names
     # self, super, local, import, attr-type, constructor, polymorphic, cha, argument, decorator,
-    # lambda, protocol, external, unresolved
+    # lambda, protocol, callback, external, unresolved
     resolution: str
     external: bool = False
     via: dict[str, list[str]] = field(default_factory=dict)  # target -> receiver classes (inherited methods)
@@ -79,15 +86,45 @@ class CallResolver:
             return []
         self.symbols.store.expect_calls(mod, f)
         out = []
+        lambda_nodes = self.types.lambda_nodes
         for line, col, callee, _kw in f.calls:
+            if lambda_nodes and (line, col) in f.lambda_sites:
+                continue  # the lambda's call, not its scope's
             call = self.resolve_call(mod.module, f, callee, line, col, cha)
             if (line, col) in f.deco_sites:  # `@factory(...)` applied: kept only when it reaches the tree
                 if call.external or call.resolution == "unresolved":
                     continue
                 call.text = ir_text(callee) + "(<decorated>)"
                 call.resolution = "decorator" if len(call.targets) == 1 else call.resolution
+            elif call.external and (line, col) in f.implicit_sites:
+                continue  # `raise ValueError`, `@staticmethod`: no call written, none into the tree
             out.append(call)
+            out += self.callback_calls(mod.module, f, call, line, col)
         return out + self.protocol_calls(mod.module, f) + self.property_calls(mod.module, f)
+
+    def callback_calls(self, module: str, f: FuncInfo, call: ResolvedCall, line: int, col: int) -> list[ResolvedCall]:
+        """The functions a builtin given them calls (``map(f, xs)``, ``sorted(xs, key=f)``): one call
+        per callable argument, resolution ``callback``."""
+        if not call.external or len(call.targets) != 1 or call.targets[0] not in CALLBACKS:
+            return []
+        pos, kws = f.args.get((line, col), ((), ()))
+        takes = CALLBACKS[call.targets[0]]
+        args = [a for a in pos if a[0] != "*"] if takes is None else [a for k, a in kws if k in takes]
+        out = []
+        for arg in args:
+            targets = []
+            for t in sorted(self.types.expr_types_in(module, f, arg), key=repr):
+                if t[0] == "func":
+                    targets.append(t[1])
+                elif t[0] == "cls":
+                    init = self.symbols.lookup_method(t[1], "__init__")
+                    targets += [init] if init else []
+                elif t[0] == "lambda":
+                    targets += sorted(x[1] for x in t[1] if x[0] == "func")
+            if targets:
+                out.append(ResolvedCall(line, col, f"{call.text[:-2]}({ir_text(arg)})", list(dict.fromkeys(targets)),
+                                        "callback"))
+        return out
 
     def property_calls(self, module: str, f: FuncInfo) -> list[ResolvedCall]:
         """``x.p`` read or written, where ``x``'s class defines property ``p``: its getter or setter
@@ -203,7 +240,7 @@ class CallResolver:
         targets = list(dict.fromkeys(exact + expanded))
         if targets:
             how = "cha" if len(targets) > len(exact) else self._how(callee, f, targets, constructor)
-            if through_lambda:
+            if through_lambda or self.types.lambda_nodes and all(".<lambda" in t for t in targets):
                 how = "lambda"
             elif len(targets) == 1 and how != "cha":
                 how = "argument" if argument else "decorator" if decorated else how

@@ -18,7 +18,8 @@ FORMATS = ("text", "json", "dot", "svg", "png", "mermaid")
 SGLANG_HELP = "SGLang source: a path (checkout or dir holding sglang/), 'installed', or a version such as 0.5.9"
 
 
-def open_project(sglang: str | None, source_path: str | None = None, package: str | None = None):
+def open_project(sglang: str | None, source_path: str | None = None, package: str | None = None,
+                 lambdas: str = "inline"):
     """The project of ``--sglang`` or of ``--source PATH [--package NAME]`` (any Python package)."""
     from spectrace.source import package_source, resolve_source
     from spectrace.tracer.project import Project
@@ -29,7 +30,7 @@ def open_project(sglang: str | None, source_path: str | None = None, package: st
         raise SpectraceError("--package goes with --source")
     source = package_source(source_path, package=package) if source_path else resolve_source(sglang)
     ui.info(f"spectrace: using {source.describe()}")
-    return Project(source)
+    return Project(source, lambdas=lambdas)
 
 
 def source_reference(source) -> dict:
@@ -117,6 +118,9 @@ def check_field_names(proj, field: str, owner: str | None) -> None:
 @click.option("--exact", is_flag=True, help="Only calls resolved to one target: no expansion, no polymorphic call sites.")
 @click.option("--closures", type=click.Choice(("fold", "separate")), default="fold", show_default=True,
               help="Count the calls of nested functions as the enclosing function's, or draw them apart.")
+@click.option("--lambdas", type=click.Choice(("inline", "nodes")), default="inline", show_default=True,
+              help="A call of a lambda reaches what its body calls (inline), or each lambda is a node of its own "
+                   "named <lambdaN> in the function that writes it, as PyCG and jarviscg draw them (nodes).")
 @click.option("--collapse", "collapse_by", type=click.Choice(("class", "module")),
               help="Draw one node per class or per module, each arrow labelled with the calls it stands for "
                    "(not json: json holds every node and edge).")
@@ -124,7 +128,7 @@ def check_field_names(proj, field: str, owner: str | None) -> None:
               help="Draw at most N nodes, those nearest the roots; the rest become '+N more' nodes per caller "
                    "(default 60 for svg, png, dot and mermaid, none for text; 0: no limit; json: never).")
 def map_command(roots, sglang, source_path, package, depth, fmt, output, include, exclude, external, field, owner,
-                no_cha, exact, closures, collapse_by, max_nodes):
+                no_cha, exact, closures, lambdas, collapse_by, max_nodes):
     """Draw the call graph below ROOTS (Class.method, module:Class.method or a full name),
     or with --field every producer and consumer of a field."""
     from spectrace.tracer.graph import call_graph, field_graph
@@ -136,7 +140,7 @@ def map_command(roots, sglang, source_path, package, depth, fmt, output, include
     fmt = _choose_format(fmt, output)
     if fmt in ("svg", "png") and not output and sys.stdout.isatty():
         raise SpectraceError(f"--format {fmt} writes binary data: pass -o FILE")
-    proj = open_project(sglang, source_path, package)
+    proj = open_project(sglang, source_path, package, lambdas)
     t0 = time.perf_counter()
     if owner and not field:
         raise SpectraceError("--owner goes with --field")

@@ -160,7 +160,7 @@ def call_graph(
                     queue.append(target)
     g.graph.update(roots=list(roots), unresolved=unresolved_total, depth=depth,
                    source=proj.source.describe(), version=proj.source.version,
-                   cha=cha, exact=exact, closures=closures)
+                   cha=cha, exact=exact, closures=closures, lambdas=proj.lambdas)
     return g.to_networkx() if networkx else g
 
 

@@ -34,12 +34,12 @@ from spectrace.source import module_name
 # ("t", (items...))           tuple
 # ("l", (items...))           list or set display
 # ("d", (keys...), (values...))  dict display
-# ("lc", elt)                 list/set comprehension or generator expression
+# ("lc", elt)                 list/set comprehension, generator expression, what a generator yields
 # ("dc", key, value)          dict comprehension
 # ("bi", name, (args...))     a call of a builtin that passes elements on (list(x), zip(a, b), ...)
 # ("it", iterable)            an element of iterable (loop and comprehension targets)
 # ("ix", value, i)            the i-th item of value (tuple unpacking targets)
-# ("lam", body, params)       a lambda (its body's IR and parameter names)
+# ("lam", body, params, pos)  a lambda (its body's IR, parameter names, (line, col): its node in `lambdas`)
 # ("pa", func, first)         a call of `partial`/`functools.partial` with its first argument
 # ("def", qualname)           the function defined at a decorator's site (the decorator's argument)
 # ("*", value), ("**", value) starred arguments of a call
@@ -49,7 +49,7 @@ UNKNOWN = ("?",)
 
 # Builtins whose result is made of their arguments' elements (kept with their arguments).
 ITER_BUILTINS = frozenset({"enumerate", "zip", "list", "tuple", "set", "frozenset", "sorted", "reversed",
-                           "iter", "next", "filter"})
+                           "iter", "next", "filter", "map"})
 
 # The pseudo-function that holds a module's top-level calls: ``pkg.mod.<module>``.
 MODULE_FUNC = "<module>"
@@ -118,7 +118,7 @@ def _expr_ir(node: ast.AST | None, depth: int = 0):
     if t is ast.Lambda:
         a = node.args
         names = tuple(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x)
-        return ("lam", expr_ir(node.body, depth + 1), names)
+        return ("lam", expr_ir(node.body, depth + 1), names, (node.lineno, node.col_offset))
     if t is ast.Starred:
         return ("*", expr_ir(node.value, depth + 1))
     return UNKNOWN
@@ -193,6 +193,9 @@ class FuncInfo:
     # `name.attr` read or written other than as a call's callee (a property's getter or setter runs):
     # (name, attr, written) -> (line, col) of its first use
     uses: dict = field(default_factory=dict)
+    lambda_sites: set = field(default_factory=set)  # (line, col) of the calls written inside a lambda
+    # (line, col) of the calls no call expression writes: `raise E` and a bare `@decorator`
+    implicit_sites: set = field(default_factory=set)
 
     @property
     def kind(self) -> str:
@@ -230,6 +233,9 @@ class ModuleSummary:
     functions: dict = field(default_factory=dict)
     globals: dict = field(default_factory=dict)  # module-level `x = v`
     star_imports: list = field(default_factory=list)  # modules of `from m import *`, in order
+    # (line, col) of each lambda -> its function's qualname: `<lambdaN>` under the function (or class)
+    # it is written in, numbered from 1 in source order as PyCG names them (`f.<lambda1>`)
+    lambdas: dict = field(default_factory=dict)
     error: str | None = None
 
 
@@ -252,6 +258,8 @@ class _Extractor(ast.NodeVisitor):
         self.func_stack: list[FuncInfo] = []
         self.hidden = 0  # inside a class body nested in a function: no scope records its calls
         self.lambda_params: list[set] = []  # parameter names of the lambdas being visited
+        self.lambda_stack: list[FuncInfo] = []  # the lambdas being visited, innermost last
+        self.scope_lambdas: list[list] = [[]]  # per scope being visited: its lambdas, to be named at its end
         self.callee = None  # the callee expression of the call being visited
         # Calls made by module-level code (class bodies and decorators included).
         self.module_func = FuncInfo(qualname=MODULE_FUNC, name=MODULE_FUNC, line=1, end=1, cls=None,
@@ -316,17 +324,32 @@ class _Extractor(ast.NodeVisitor):
             return self.func_stack[-1]
         return None if self.hidden else self.module_func
 
-    def add_call(self, node, func_ir, kwnames=(), args=None):
+    def add_call(self, node, func_ir, kwnames=(), args=None, implicit=False):
         f = self.scope()
+        if implicit and f is not None:
+            f.implicit_sites.add((node.lineno, node.col_offset))
         root = func_ir
         while root[0] in ("a", "c", "s"):
             root = root[1]
         if root[0] == "n" and any(root[1] in names for names in self.lambda_params):
-            return  # a call of a lambda's parameter: nothing the enclosing function can resolve
+            # a call of a lambda's parameter: the lambda's own, nothing the enclosing function can resolve
+            lam = self.lambda_stack[-1] if self.lambda_stack else None
+            if lam is not None and any(p == root[1] for p, _a in lam.params):
+                lam.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
+                if args is not None and (args[0] or args[1]):
+                    lam.args[(node.lineno, node.col_offset)] = args
+            return
+        if self.lambda_stack:  # the lambda's call, and (unless lambdas are nodes) its scope's
+            lam = self.lambda_stack[-1]
+            lam.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
+            if args is not None and (args[0] or args[1]):
+                lam.args[(node.lineno, node.col_offset)] = args
         if f is not None:
             f.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
             if args is not None and (args[0] or args[1]):
                 f.args[(node.lineno, node.col_offset)] = args
+            if self.lambda_stack:
+                f.lambda_sites.add((node.lineno, node.col_offset))
 
     # -- scopes
     def visit_ClassDef(self, node: ast.ClassDef):
@@ -348,6 +371,7 @@ class _Extractor(ast.NodeVisitor):
         hide = bool(saved_funcs)
         self.hidden += hide
         self._decorators(node, info.qualname)
+        self.scope_lambdas.append([])
         for stmt in node.body:
             if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name:
                 info.annotations[stmt.target.id] = annotation_ir(stmt.annotation)
@@ -359,6 +383,7 @@ class _Extractor(ast.NodeVisitor):
                     if type(t) is ast.Name:
                         info.assigns[t.id] = expr_ir(stmt.value)
             self.visit(stmt)
+        self._name_lambdas(info.qualname)
         self.func_stack = saved_funcs
         self.hidden -= hide
         self.class_stack.pop()
@@ -370,7 +395,7 @@ class _Extractor(ast.NodeVisitor):
         for d in reversed(node.decorator_list):  # the innermost decorator is applied first
             func_ir = expr_ir(d)
             if type(d) in (ast.Name, ast.Attribute):
-                self.add_call(d, func_ir, (), ((applied,), ()))
+                self.add_call(d, func_ir, (), ((applied,), ()), implicit=True)
             elif type(d) is ast.Call:
                 site = (d.lineno, d.end_col_offset)
                 f = self.scope()
@@ -426,8 +451,10 @@ class _Extractor(ast.NodeVisitor):
             parent.nested.append(node.name)
         self.s.functions[qn] = info
         self.func_stack.append(info)
+        self.scope_lambdas.append([])
         for stmt in node.body:
             self.visit(stmt)
+        self._name_lambdas(qn)
         self.func_stack.pop()
 
     def _property_of(self, node, cls: ClassInfo | None) -> FuncInfo | None:
@@ -470,6 +497,10 @@ class _Extractor(ast.NodeVisitor):
 
     # -- facts inside functions
     def visit_Call(self, node: ast.Call):
+        f = node.func
+        if (not self.func_stack and not self.class_stack and type(f) is ast.Attribute and f.attr == "update"
+                and type(f.value) is ast.Name and len(node.args) == 1 and type(node.args[0]) is ast.Dict):
+            self._bind_global(f.value.id, expr_ir(node.args[0]))  # a global dict's new entries
         args = (tuple(expr_ir(a) for a in node.args),
                 tuple((k.arg, expr_ir(k.value)) if k.arg else ("**", expr_ir(k.value)) for k in node.keywords))
         self.add_call(node, expr_ir(node.func), tuple(k.arg for k in node.keywords if k.arg), args)
@@ -478,7 +509,7 @@ class _Extractor(ast.NodeVisitor):
 
     def visit_Raise(self, node: ast.Raise):
         if type(node.exc) in (ast.Name, ast.Attribute):  # `raise E` instantiates E
-            self.add_call(node.exc, expr_ir(node.exc))
+            self.add_call(node.exc, expr_ir(node.exc), implicit=True)
         self.generic_visit(node)
 
     def _protocol(self, node, kind: str, value):
@@ -504,22 +535,31 @@ class _Extractor(ast.NodeVisitor):
 
     def _record_assign(self, target, value_ir, annotation_ir, line):
         if (type(target) is ast.Subscript and type(target.value) is ast.Name and type(target.slice) is ast.Constant
-                and type(target.slice.value) is str):  # `d["key"] = v`: a dict's entry (`**d` binds it)
+                and type(target.slice.value) in (str, int)):  # `d["key"] = v`: a dict's entry (`**d` binds it)
             if self.func_stack:
-                self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
+                if type(target.slice.value) is str:
+                    self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
+            elif not self.class_stack:  # a global dict given an entry: one more value the name may hold
+                self._bind_global(target.value.id, ("d", (expr_ir(target.slice),), (value_ir,)))
         elif type(target) is ast.Name or (type(target) is ast.Attribute and type(target.value) is ast.Name):
             if self.func_stack:
                 self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
             elif not self.class_stack and type(target) is ast.Name:
-                self.s.globals.setdefault(target.id, value_ir)
+                self._bind_global(target.id, value_ir)
         elif type(target) in (ast.Tuple, ast.List):
-            starred = any(type(e) is ast.Starred for e in target.elts)
-            for i, elt in enumerate(target.elts):  # unpacking: the i-th item (positions lost after a *)
-                if type(elt) is ast.Starred:
-                    self._record_assign(elt.value, UNKNOWN, None, line)
-                else:
-                    item = ("ix", value_ir, i) if not starred and value_ir != UNKNOWN else UNKNOWN
-                    self._record_assign(elt, item, None, line)
+            for elt, item in _unpacked(target.elts, value_ir):
+                self._record_assign(elt, item, None, line)
+
+    def _bind_global(self, name: str, value_ir):
+        """Every value a module-level name is assigned, as one expression (either of them)."""
+        old = self.s.globals.get(name)
+        if old is None or old == value_ir:
+            self.s.globals[name] = value_ir
+        elif old[0] == "t|" and old is not value_ir:
+            if value_ir not in old[1]:
+                self.s.globals[name] = ("t|", old[1] + (value_ir,))
+        else:
+            self.s.globals[name] = ("t|", (old, value_ir))
 
     def visit_Assign(self, node: ast.Assign):
         value = expr_ir(node.value)
@@ -547,6 +587,15 @@ class _Extractor(ast.NodeVisitor):
             self.func_stack[-1].return_exprs.append(expr_ir(node.value))
         self.generic_visit(node)
 
+    def visit_Yield(self, node):
+        # a generator returns an iterator over what it yields: the yielded values' sequence
+        if self.func_stack and node.value is not None:
+            yielded = expr_ir(node.value)
+            self.func_stack[-1].return_exprs.append(("lc", yielded if type(node) is ast.Yield else ("it", yielded)))
+        self.generic_visit(node)
+
+    visit_YieldFrom = visit_Yield
+
     def visit_Attribute(self, node: ast.Attribute):
         if self.func_stack:
             f = self.func_stack[-1]
@@ -564,9 +613,51 @@ class _Extractor(ast.NodeVisitor):
 
     def visit_Lambda(self, node):
         a = node.args
-        self.lambda_params.append({x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x})
+        params = [(x.arg, None) for x in a.posonlyargs + a.args + a.kwonlyargs]
+        params += [("*" + a.vararg.arg, None)] if a.vararg else []
+        params += [("**" + a.kwarg.arg, None)] if a.kwarg else []
+        enclosing = self.func_stack[-1] if self.func_stack else None
+        lam = FuncInfo(qualname="", name="<lambda>", line=node.lineno, end=node.end_lineno or node.lineno, cls=None,
+                       params=params, returns=None, decorators=[], return_exprs=[expr_ir(node.body)],
+                       parent=enclosing.qualname if enclosing is not None else None,
+                       npos=len(a.posonlyargs) + len(a.args))
+        self.scope_lambdas[-1].append(((node.lineno, node.col_offset), lam))
+        self.lambda_params.append({p.lstrip("*") for p, _a in params})
+        self.lambda_stack.append(lam)
         self.generic_visit(node)
+        self.lambda_stack.pop()
         self.lambda_params.pop()
+
+    def _name_lambdas(self, prefix: str):
+        """The lambdas of the scope ending here, ``<prefix>.<lambdaN>`` in source order."""
+        for n, (pos, lam) in enumerate(sorted(self.scope_lambdas.pop(), key=lambda x: x[0]), 1):
+            lam.name = f"<lambda{n}>"
+            lam.qualname = f"{prefix}.{lam.name}" if prefix else lam.name
+            self.s.lambdas[pos] = lam.qualname
+            self.s.functions[lam.qualname] = lam
+
+
+def _unpacked(targets: list, value_ir):
+    """``a, *b, c = value``: each target with the IR of what it receives. Before a starred target
+    the i-th item; the starred one a list of the middle items; after it the items counted from the
+    end (a display's own items where the value is one)."""
+    star = next((i for i, e in enumerate(targets) if type(e) is ast.Starred), None)
+    if value_ir == UNKNOWN:
+        return [(e.value if type(e) is ast.Starred else e, UNKNOWN) for e in targets]
+    display = value_ir[1] if value_ir[0] in ("t", "l") and not any(x[0] == "*" for x in value_ir[1]) else None
+    out = []
+    for i, elt in enumerate(targets):
+        if star is None or i < star:
+            item = display[i] if display is not None and i < len(display) else ("ix", value_ir, i)
+        elif i == star:
+            after = len(targets) - star - 1
+            item = ("l", display[star:len(display) - after]) if display is not None else ("bi", "list", (value_ir,))
+            elt = elt.value
+        else:
+            back = i - len(targets)
+            item = display[back] if display is not None and -len(display) <= back else ("it", value_ir)
+        out.append((elt, item))
+    return out
 
 
 def _merge_accessor(getter: FuncInfo, accessor: FuncInfo) -> None:
@@ -576,6 +667,8 @@ def _merge_accessor(getter: FuncInfo, accessor: FuncInfo) -> None:
     getter.assigns += accessor.assigns
     getter.protocols += accessor.protocols
     getter.deco_sites |= accessor.deco_sites
+    getter.lambda_sites |= accessor.lambda_sites
+    getter.implicit_sites |= accessor.implicit_sites
     getter.nested += [n for n in accessor.nested if n not in getter.nested]
     getter.params += [p for p in accessor.params if p not in getter.params]
     for name, target in accessor.imports.items():
@@ -599,6 +692,7 @@ def summarize_source(source: bytes, relpath: str) -> ModuleSummary:
         return summary
     ex = _Extractor(summary)
     ex.visit(tree)
+    ex._name_lambdas("")
     if ex.module_func.calls:
         ex.module_func.end = len(source.splitlines()) or 1
         summary.functions[MODULE_FUNC] = ex.module_func

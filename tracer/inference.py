@@ -27,7 +27,7 @@ set of every type its subject can hold. Internal tags, never returned by ``Proje
 
 * ``("decl", qn)``  an instance known only from an annotation (class-hierarchy expansion applies);
 * ``("seq", elems)``, ``("map", keys, values)``, ``("tup", (items...))``  containers, each part a
-  frozenset of types;
+  frozenset of types; ``("str",)`` a string;
 * ``("lambda", targets, results)``  a lambda whose body is a call: what that call reaches and returns.
 
 Parameters without a usable annotation (none, ``Any``, ``Callable``...) are typed by the arguments
@@ -52,7 +52,7 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from spectrace.tracer.index import UNKNOWN, FuncInfo, expr_ir, ir_text
+from spectrace.tracer.index import MODULE_FUNC, UNKNOWN, FuncInfo, expr_ir, ir_text
 from spectrace.tracer.symbols import SymbolTable, Type
 
 TYPING_WRAPPERS = {"Optional", "Union", "Annotated", "Final", "ClassVar", "InitVar"}
@@ -62,7 +62,8 @@ SEQ_NAMES = {"List", "list", "Sequence", "MutableSequence", "Iterable", "Iterato
              "AsyncIterator", "AsyncIterable", "AsyncGenerator", "KeysView", "ValuesView"}
 MAP_NAMES = {"Dict", "dict", "Mapping", "MutableMapping", "DefaultDict", "defaultdict", "OrderedDict"}
 INSTANCE = ("inst", "decl")
-CONTAINERS = ("seq", "map", "tup")
+CONTAINERS = ("seq", "map", "tup", "str")
+STR = frozenset({("str",)})  # a string value (its methods are str's)
 HIDDEN = CONTAINERS + ("lambda",)  # internal tags Project never answers
 # Annotations that say nothing about a callable's target: such parameters are typed by their arguments.
 VAGUE_ANNOTATIONS = {"Callable", "Any", "object", "Awaitable", "Coroutine"}
@@ -73,6 +74,17 @@ EMPTY = frozenset()
 def _last_name(ir) -> str | None:
     """``f`` of ``f`` or ``x.f``."""
     return ir[1] if ir[0] == "n" else (ir[2] if ir[0] == "a" else None)
+
+
+def _value_names(values, names) -> dict:
+    """name -> the last names of the values it is assigned (``c = pkg.func`` -> {"func"})."""
+    table: dict = {}
+    for name, value in zip(names, values):
+        for v in (value[1] if value[0] == "t|" else (value,)):
+            last = _last_name(v)
+            if last is not None:
+                table.setdefault(name, set()).add(last)
+    return table
 
 
 def seq_of(elems) -> set:
@@ -104,8 +116,10 @@ UNKNOWN_KEY = UNKNOWN  # `{**other}` in a dict display: no key expression
 
 
 class TypeInference:
-    def __init__(self, symbols: SymbolTable, refining: TypeInference | None = None):
+    def __init__(self, symbols: SymbolTable, refining: TypeInference | None = None, lambda_nodes: bool = False):
         self.symbols = symbols
+        # a lambda is a function of its own (``<lambdaN>``), not the calls its body makes
+        self.lambda_nodes = refining.lambda_nodes if refining is not None else lambda_nodes
         self.store = symbols.store
         # With ``refining`` (the plain inference), a parameter annotated with a class takes the
         # concrete classes its callers pass, when every call site is known to pass one
@@ -120,6 +134,9 @@ class TypeInference:
         # id(FuncInfo) -> ``_additions``, class qualname -> ``_adders_of``
         self._adds: dict = refining._adds if refining is not None else {}
         self._params: dict = {}  # (func_qn, param) -> types of the arguments passed to it
+        self._entries: dict = {}  # (module, function, dict IR, constant key) -> ``_literal_entry``
+        # id(FuncInfo) (its locals) or a module (its globals) -> name -> the names of the values it is assigned
+        self._aliases: dict = {}
         self.param_decls: set = set()  # classes some parameter's annotation names (worth refining)
         self._sites: dict = {}  # func_qn -> the call sites that reach it, with their arguments
         self._decorated: dict = {}  # func_qn -> what its decorators turn it into
@@ -341,7 +358,7 @@ class TypeInference:
             return set()
         tag = ir[0]
         if tag == "k":
-            return {("none",)} if ir[1] is None else set()
+            return {("none",)} if ir[1] is None else STR if type(ir[1]) is str else set()
         if tag == "t|":
             out = set()
             for i in ir[1]:
@@ -385,6 +402,9 @@ class TypeInference:
             summary = self.store.module(module)
             return {("cls" if ir[1] in summary.classes else "func", f"{module}.{ir[1]}")}
         if tag == "lam":
+            if self.lambda_nodes:
+                qualname = self.store.module(module).lambdas.get(ir[3])
+                return {("func", f"{module}.{qualname}")} if qualname else set()
             return self._lambda_types(module, f, ir, depth)
         return set()
 
@@ -415,11 +435,11 @@ class TypeInference:
         if tag == "t":
             items = [frozenset(types(i)) for i in ir[1]]
             return {("tup", tuple(items))} if any(items) else set()
-        if tag == "l":
-            return seq_of(set().union(*(types(i) for i in ir[1])))
+        if tag == "l":  # a display is a list (or set) even with no element of a known type
+            return {("seq", frozenset(set().union(*(types(i) for i in ir[1]))))}
         if tag == "d":
-            return map_of(set().union(*(types(k) for k in ir[1] if k != UNKNOWN_KEY)),
-                          set().union(*(types(v) for v in ir[2])))
+            return {("map", frozenset(set().union(*(types(k) for k in ir[1] if k != UNKNOWN_KEY))),
+                     frozenset(set().union(*(types(v) for v in ir[2]))))}
         if tag == "lc":
             return seq_of(types(ir[1]))
         if tag == "dc":
@@ -430,11 +450,18 @@ class TypeInference:
             return self.item(types(ir[1]), ir[2], depth)
         if tag == "s":
             out = set()
-            index = ir[2][0] if len(ir[2]) == 1 else None
+            index = self._constant(module, f, ir[2][0]) if len(ir[2]) == 1 else None
             if index is not None and index[0] == "k" and type(index[1]) is int:
                 picked = self._literal_item(module, f, ir[1], index[1])
                 if picked is not None:  # `[f, g][0]`, `HANDLERS[0]`: that item alone
                     return set().union(*(types(i) for i in picked))
+            if index is not None and index[0] == "k" and type(index[1]) in (str, int):
+                site = (module, f.qualname if f is not None else None, ir[1], index)
+                picked = self._entries.get(site, _IN_PROGRESS)
+                if picked is _IN_PROGRESS:  # asked for every call through the subscript: once each
+                    picked = self._entries[site] = self._literal_entry(module, f, ir[1], index)
+                if picked is not None:  # `d["a"]` of a dict display with literal keys: that entry
+                    return set().union(*(types(v) for v in picked))
             for t in types(ir[1]):
                 if t[0] == "cls":  # Generic[...] alias of a class: the class itself
                     out.add(t)
@@ -460,23 +487,37 @@ class TypeInference:
             return seq_of({("tup", (EMPTY, frozenset(first)))}) if first else set()
         if name == "next":
             return first
+        if name == "map":  # what the function (or functions: the first callable) returns for each element
+            out = set()
+            for a in args:
+                for t in types(a):
+                    out |= self._call_result(t, depth + 1)
+            return seq_of(out)
         return seq_of(first)
+
+    def _held_values(self, module: str, f: FuncInfo | None, ir, displays: tuple) -> tuple | None:
+        """(values, scopes) of a display written there (a tag of ``displays``; no scope) or of a name:
+        a local's values and its function, a global's value and its module's functions; else None."""
+        if ir[0] in displays:
+            return [ir], []
+        if ir[0] == "n" and f is not None and self._local_assigns(f, ir[1]):
+            return [v for v, _a in self._local_assigns(f, ir[1])], [f]
+        if ir[0] == "n":
+            t = self.symbols.resolve_symbol(module, ir[1])
+            if t is None or t[0] != "global":
+                return None
+            summary = self.store.module(t[1])
+            return [summary.globals[t[2]]], list(summary.functions.values())
+        return None
 
     def _literal_item(self, module: str, f: FuncInfo | None, ir, i: int) -> list | None:
         """The ``i``-th item of a list or tuple display, written there or held by a name every value
         of which is one and on which no method that reorders it (nor, for a negative ``i``, one that
         grows it) is called in its scope (a local's function, a global's module); else None."""
-        if ir[0] in ("l", "t"):
-            values, scopes = [ir], []
-        elif ir[0] == "n" and f is not None and self._local_assigns(f, ir[1]):
-            values, scopes = [v for v, _a in self._local_assigns(f, ir[1])], [f]
-        elif ir[0] == "n":
-            t = self.symbols.resolve_symbol(module, ir[1])
-            if t is None or t[0] != "global":
-                return None
-            values, scopes = [self.store.module(t[1]).globals[t[2]]], list(self.store.module(t[1]).functions.values())
-        else:
+        held = self._held_values(module, f, ir, ("l", "t"))
+        if held is None:
             return None
+        values, scopes = held
         changes = REORDERS | (GROWS if i < 0 else frozenset())
         for scope in scopes:
             if any(c[0] == "a" and c[1] == ir and c[2] in changes for _l, _c, c, _k in scope.calls):
@@ -486,6 +527,52 @@ class TypeInference:
             if v[0] not in ("l", "t") or not -len(v[1]) <= i < len(v[1]) or any(x[0] == "*" for x in v[1]):
                 return None
             picked.append(v[1][i])
+        return picked
+
+    def _constant(self, module: str, f: FuncInfo | None, ir):
+        """A constant index as written, or held by a global (of this module or imported) assigned
+        only that constant; else the index as it is."""
+        if ir[0] != "n":
+            return ir
+        scope = f
+        while scope is not None:  # a parameter or local of that name shadows any global
+            if any(p.lstrip("*") == ir[1] for p, _a in scope.params) or self._local_assigns(scope, ir[1]):
+                return ir
+            scope = self.store.module(module).functions.get(scope.parent) if scope.parent else None
+        t = self.symbols.resolve_symbol(module, ir[1])
+        if t is not None and t[0] == "global":
+            value = self.store.module(t[1]).globals[t[2]]
+            return value if value[0] == "k" else ir
+        return ir
+
+    @staticmethod
+    def _folded_update(scope: FuncInfo, line: int, col: int, callee) -> bool:
+        """``d.update({...})`` at module level: the index made the display one of ``d``'s values."""
+        if scope.qualname != MODULE_FUNC or callee[2] != "update":
+            return False
+        pos, kws = scope.args.get((line, col), ((), ()))
+        return len(pos) == 1 and not kws and pos[0][0] == "d"
+
+    def _literal_entry(self, module: str, f: FuncInfo | None, ir, key) -> list | None:
+        """The values under constant ``key`` of a dict display, written there or held by a name every
+        value of which is a display with constant keys (``1`` and ``"1"`` apart); None where a value
+        is anything else or the dict is changed in place in its scope (a local's function, a global's module)."""
+        held = self._held_values(module, f, ir, ("d",))
+        if held is None:
+            return None
+        values, scopes = held
+        displays = []
+        for v in values:
+            displays += list(v[1]) if v[0] == "t|" else [v]
+        for scope in scopes:
+            if any(c[0] == "a" and c[1] == ir and not self._folded_update(scope, line, col, c)
+                   for line, col, c, _k in scope.calls) or any(t[0] == "s" and t[1] == ir for t, *_rest in scope.assigns):
+                return None
+        picked = []
+        for d in displays:
+            if d[0] != "d" or any(k[0] != "k" for k in d[1]):
+                return None
+            picked += [v for k, v in zip(d[1], d[2]) if type(k[1]) is type(key[1]) and k[1] == key[1]]
         return picked
 
     def elements(self, types: set, depth: int = 0) -> set:
@@ -774,13 +861,26 @@ class TypeInference:
         while top.parent:
             top = mod.functions[top.parent]
         word = f.cls.rsplit(".", 1)[-1] if f.name == "__init__" and f.cls else top.name
+        # a lambda has no name to call it by: any call in its module (or its enclosing function's
+        # callers' modules) may reach it
+        anonymous = f.name.startswith("<lambda")
         found = []
-        for m, caller, callee, last, args in self._calls_with_args(word):
-            if last is not None and last != f.name and not (f.name == "__init__" and last == word):
+        for m, caller, callee, last, args in self._calls_with_args(word, mod.module if anonymous else None):
+            if (not anonymous and last is not None and last != f.name and not (f.name == "__init__" and last == word)
+                    and not (callee[0] == "n" and self._alias_of(m, caller, callee[1], f.name))):
                 continue
             offset = self._binds(m, caller, callee, func_qn, f, depth)
             if offset is not None:
                 found.append((m, caller, args[0], args[1], offset))
+        if not found and not anonymous and f.name != "__init__":
+            # called by no name it is given: maybe through a parameter it is passed to (`def g(cb):
+            # cb(x)`), asked only then, and never of the function's own parameters
+            for m, caller, callee, last, args in self._calls_with_args(word):
+                if (callee[0] == "n" and caller is not f and last != f.name
+                        and any(p.lstrip("*") == last for p, _a in caller.params)):
+                    offset = self._binds(m, caller, callee, func_qn, f, depth)
+                    if offset is not None:
+                        found.append((m, caller, args[0], args[1], offset))
         if f.name == "__init__" and f.cls:  # classes handed out by factories, called where they land
             for factory in self._factories(f"{mod.module}.{f.cls}", word, depth):
                 for m, caller, callee, args in self._calls_of_results(factory):
@@ -817,13 +917,29 @@ class TypeInference:
                     if args is not None and callee[0] == "n" and callee[1] in made:
                         yield m, caller, callee, args
 
-    def _calls_with_args(self, word: str):
+    def _alias_of(self, module: str, caller: FuncInfo, name: str, func_name: str) -> bool:
+        """``name`` is assigned the function by its own name where ``caller`` calls it (a local of
+        ``caller`` or a global: ``c = func; c(x)``), so the call may reach it under another name."""
+        local = self._aliases.get(id(caller))
+        if local is None:
+            local = self._aliases[id(caller)] = _value_names((v for t, v, _a, _l in caller.assigns if t[0] == "n"),
+                                                             (t[1] for t, v, _a, _l in caller.assigns if t[0] == "n"))
+        if name in local:
+            return func_name in local[name]
+        held = self._aliases.get(module)
+        if held is None:
+            globs = self.store.module(module).globals
+            held = self._aliases[module] = _value_names(globs.values(), globs.keys())
+        return func_name in held.get(name, ())
+
+    def _calls_with_args(self, word: str, also: str | None = None):
         """(module, caller, callee IR, the callee's last name, (positional, keyword) IRs) of every
-        call with arguments in the modules that mention ``word``; none when too many modules do
-        (the answer must not depend on which modules happen to be loaded)."""
-        modules = self.symbols.texts.mentions(word)
+        call with arguments in the modules that mention ``word`` (and module ``also``); none when
+        too many modules do (the answer must not depend on which modules happen to be loaded)."""
+        modules = [] if word.startswith("<") else list(self.symbols.texts.mentions(word))
         if len(modules) > MAX_CALLER_MODULES:
             return
+        modules += [also] if also is not None and also not in modules else []
         self.store.expect(modules)
         for m in modules:
             summary = self.store.module(m)
@@ -851,8 +967,8 @@ class TypeInference:
                     return 0
             return None
         for t in self.expr_types_in(module, caller, callee, depth + 1):
-            if t == ("func", func_qn):
-                return 1 if f.kind == "classmethod" else 0
+            if t == ("func", func_qn):  # a method held by a name is bound (`m = obj.m; m(x)`)
+                return 1 if f.kind == "classmethod" or method else 0
             if t[0] == "cls" and f.name == "__init__" and self.symbols.lookup_method(t[1], "__init__") == func_qn:
                 return 1
         return None
@@ -945,8 +1061,8 @@ class TypeInference:
             return {("inst", t[1])}
         if t[0] == "func":
             return self.return_types(t[1], depth)
-        if t[0] == "ext":  # an object made outside SGLang: its methods are external calls too
-            return {("ext", t[1] + "()")}
+        if t[0] == "ext":  # an object made outside the tree: its methods are external calls too, named
+            return {t}    # as the methods of the class that made it (`ext.Cls().fun` is `ext.Cls.fun`)
         if t[0] == "lambda":
             return set(t[2])
         return set()

@@ -31,7 +31,13 @@ __all__ = ["Project", "ResolvedCall", "Type"]
 
 
 class Project:
-    def __init__(self, source: SglangSource | PackageSource, use_cache: bool = True):
+    def __init__(self, source: SglangSource | PackageSource, use_cache: bool = True, lambdas: str = "inline"):
+        """``lambdas``: ``"inline"`` (a call of a lambda reaches what its body calls, and those calls
+        are also the defining function's) or ``"nodes"`` (each lambda a function of its own,
+        ``<scope>.<lambdaN>``, as PyCG and its successors name them)."""
+        if lambdas not in ("inline", "nodes"):
+            raise ValueError(f"lambdas must be 'inline' or 'nodes', not {lambdas!r}")
+        self.lambdas = lambdas
         self.source = source
         self.use_cache = use_cache
         self.root = Path(source.root)
@@ -40,7 +46,7 @@ class Project:
         self.store = ModuleStore(self.root, self.cache, self.packages)
         self.texts = SourceTexts(self.root, self.store)
         self.symbols = SymbolTable(self.store, self.texts)
-        self.types = TypeInference(self.symbols)
+        self.types = TypeInference(self.symbols, lambda_nodes=lambdas == "nodes")
         self.resolver = CallResolver(self.types)
 
     # -- modules (ModuleStore)

@@ -18,7 +18,7 @@ from spectrace.atomic import atomic_write
 from spectrace.source import cache_dir
 from spectrace.tracer.index import ModuleSummary, summarize_source
 
-SUMMARY_FORMAT = 14  # bump when the summary layout changes: old cache entries are ignored
+SUMMARY_FORMAT = 17  # bump when the summary layout changes: old cache entries are ignored
 
 # What an unreadable entry raises: absent or unreadable file (OSError), truncated (EOFError),
 # corrupt (UnpicklingError), written by an older layout of the classes (AttributeError).

@@ -58,8 +58,9 @@ class Program:
         self.functions: set[str] = set()
         self.classes: dict[str, list[str]] = {}  # qualname -> base names as written
         self.class_defines: dict[str, set[str]] = {}
-        for path in sorted(self.root.glob("*.py")):
-            module = construct if path.stem == "__init__" else f"{construct}.{path.stem}"
+        for path in sorted(self.root.rglob("*.py")):
+            rel = path.relative_to(self.root).with_suffix("").parts
+            module = ".".join((construct,) + (rel[:-1] if rel[-1] == "__init__" else rel))
             self.modules.add(module)
             tree = ast.parse(path.read_text())
             self._walk(tree, module, module)
@@ -157,43 +158,50 @@ def run(cmd, cwd, timeout, env=None):
 
 
 def files_of(prog: Program) -> list[str]:
-    return [f"{prog.name}/{p.name}" for p in sorted(prog.root.glob("*.py"))]
+    return [f"{prog.name}/{p.relative_to(prog.root)}" for p in sorted(prog.root.rglob("*.py"))]
 
 
-def edges_spectrace(prog, out, args):
-    # spectrace has a <module> node only where module-level code calls something: a root it calls
-    # unknown is dropped and the run repeated
-    roots = sorted(prog.nodes)
+def spectrace_map(args, source: Path, roots: list[str], cwd: Path, *options: str) -> dict:
+    """``spectrace map --source SOURCE ROOTS --depth 1`` as json. spectrace has a <module> node only
+    where module-level code calls something: a root it calls unknown is dropped and the run repeated."""
+    roots = list(roots)
     while True:
         try:
-            proc = run(
-                [args.spectrace, "map", "--source", str(prog.root), *roots, "--depth", "1", "--format", "json",
-                 "--closures", "separate"],
-                PROGRAMS, args.timeout,
-            )
-            break
+            proc = run([args.spectrace, "map", "--source", str(source), *roots, "--depth", "1", "--format", "json",
+                        *options], cwd, args.timeout)
+            return json.loads(proc.stdout)
         except ToolFailed as exc:
             m = re.search(r"unknown root '([^']+)'", exc.detail)
             if not m or m.group(1) not in roots:
                 raise
             roots.remove(m.group(1))
-    graph = json.loads(proc.stdout)
+
+
+def edges_spectrace(prog, out, args):
+    graph = spectrace_map(args, prog.root, sorted(prog.nodes), PROGRAMS, "--closures", "separate")
     # A `lambda` edge is a call of a lambda, drawn to what the lambda's body calls: the edge other
     # tools draw to a `<lambda>` node, dropped for them by `canon` and so dropped here too.
     return [(e["source"], e["target"]) for e in graph["edges"] if e.get("resolution") != "lambda"]
+
+
+def pycg_shim(args) -> Path:
+    """The PyPI wheel of PyCG ships its package as PyCG/ but imports `pycg`: a folder that exposes
+    it under that name, for PYTHONPATH."""
+    venv = Path(args.venvs) / "pycg"
+    shim = Path(args.venvs) / "pycg-shim"
+    shim.mkdir(exist_ok=True)
+    link = shim / "pycg"
+    if not link.exists():
+        installed = list((venv / "lib").glob("python3*/site-packages/pycg"))
+        link.symlink_to((installed or list((venv / "lib").glob("python3*/site-packages/PyCG")))[0].resolve())
+    return shim.resolve()
 
 
 def edges_pycg_like(prog, out, args, tool):
     venv = Path(args.venvs) / tool
     env = dict(os.environ)
     if tool == "pycg":
-        # The PyPI wheel ships its package as PyCG/ but imports `pycg`: expose it under that name.
-        shim = Path(args.venvs) / "pycg-shim"
-        shim.mkdir(exist_ok=True)
-        link = shim / "pycg"
-        if not link.exists():
-            link.symlink_to(next((venv / "lib").glob("python3*/site-packages/PyCG")).resolve())
-        env["PYTHONPATH"] = str(shim.resolve())
+        env["PYTHONPATH"] = str(pycg_shim(args))
         cmd = [str(venv / "bin" / "python"), "-m", "pycg", "--package", ".", *files_of(prog), "-o", str(out)]
     else:
         cmd = [str(venv / "bin" / "jarviscg"), *files_of(prog), "--package", ".", "-o", str(out)]
@@ -224,6 +232,165 @@ def edges_code2flow(prog, out, args):
 
     nodes = {uid: dotted(n["name"]) for uid, n in graph["nodes"].items()}
     return [(nodes[e["source"]], nodes[e["target"]]) for e in graph["edges"]]
+
+
+# --------------------------------------------------------------------------- a public suite
+
+
+# spectrace's names of the builtin types' methods -> PyCG's (``"a".join`` is ``<**PyStr**>.join``)
+PYCG_BUILTIN_TYPES = {"builtins.str": "<**PyStr**>", "builtins.dict": "<**PyDict**>",
+                      "builtins.list": "<**PyList**>", "builtins.set": "<**PySet**>",
+                      "builtins.tuple": "<**PyTuple**>"}
+
+
+class SuiteProgram:
+    """One program of a suite in PyCG's micro-benchmark layout: ``<category>/<name>/`` holding
+    ``main.py`` (the entry point), the modules it imports, and ``callgraph.json``, the key as an
+    adjacency list of dotted names relative to the program folder (``main`` is main.py's module
+    body, ``<builtin>.len`` a builtin, ``<**PyStr**>.join`` a method of str, ``main.<lambda1>``
+    the first lambda of main.py's top level); every edge counts, external ones included."""
+
+    def __init__(self, root: Path, name: str):
+        self.root, self.name = root, name
+        self.modules: set[str] = set()
+        self.functions: set[str] = set()
+        self.classes: set[str] = set()
+        self.lambdas: set[str] = set()  # spectrace's (and PyCG's) names of the lambdas: roots too
+        for path in sorted(root.rglob("*.py")):
+            rel = path.relative_to(root).with_suffix("").parts
+            if rel == ("__init__",):
+                continue  # the program runs as a script from its folder: that folder is no package
+            module = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+            self.modules.add(module)
+            tree = ast.parse(path.read_text())
+            self._walk(tree, module)
+            self.lambdas |= _lambda_names(tree, module)
+        adjacency = json.loads((root / "callgraph.json").read_text())
+        self.key = {(a, b) for a, targets in adjacency.items() for b in targets}
+        self.description = (root / "README.md").read_text().strip() if (root / "README.md").exists() else ""
+
+    def _walk(self, node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.add(f"{prefix}.{child.name}")
+                self._walk(child, f"{prefix}.{child.name}")
+            elif isinstance(child, ast.ClassDef):
+                self.classes.add(f"{prefix}.{child.name}")
+                self._walk(child, f"{prefix}.{child.name}")
+            else:
+                self._walk(child, prefix)
+
+    @property
+    def roots(self) -> list[str]:
+        return sorted(self.functions | self.lambdas | {f"{m}.<module>" for m in self.modules})
+
+    def copy_to(self, dest: Path) -> Path:
+        """The program without a top-level ``__init__.py`` (the folder is the script's path entry)."""
+        for path in self.root.rglob("*.py"):
+            rel = path.relative_to(self.root)
+            if rel == Path("__init__.py"):
+                continue
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_bytes(path.read_bytes())
+        return dest
+
+    def pycg_name(self, name: str) -> str | None:
+        """A spectrace node in the key's names; None for what the key cannot name."""
+        if name.startswith("?"):
+            return None
+        if name.endswith(".<module>"):
+            return name[: -len(".<module>")]
+        owner, _, attr = name.rpartition(".")
+        if owner in PYCG_BUILTIN_TYPES:
+            return f"{PYCG_BUILTIN_TYPES[owner]}.{attr}"
+        if owner == "builtins":
+            return f"<builtin>.{attr}"
+        if name in self.classes:
+            return None  # a class of the program without an __init__: calling it runs no function of it
+        return name
+
+    def normalise(self, raw) -> set[tuple[str, str]]:
+        edges = set()
+        for caller, callee in raw:
+            a, b = self.pycg_name(caller), self.pycg_name(callee)
+            if a and b:
+                edges.add((a, b))
+        return edges
+
+
+def _lambda_names(scope, prefix: str) -> set[str]:
+    """``<prefix>.<lambdaN>`` for the lambdas written in a function, class or module body (its
+    decorators' included, nested definitions' not), N from 1 in source order; then each nested
+    definition's likewise."""
+    found, names = [], set()
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for d in child.decorator_list:
+                    visit(d)
+                names.update(_lambda_names(child, f"{prefix}.{child.name}"))
+            else:
+                if isinstance(child, ast.Lambda):
+                    found.append((child.lineno, child.col_offset))
+                visit(child)
+
+    visit(ast.Module(body=scope.body, type_ignores=[]))
+    names.update(f"{prefix}.<lambda{n}>" for n, _pos in enumerate(sorted(found), 1))
+    return names
+
+
+def suite_programs(folder: Path, only: set[str] | None) -> list[SuiteProgram]:
+    found = sorted(p.parent for p in folder.rglob("callgraph.json") if (p.parent / "main.py").exists())
+    programs = [SuiteProgram(p, str(p.relative_to(folder))) for p in found]
+    return [p for p in programs if only is None or p.name in only or p.name.split("/")[0] in only]
+
+
+def suite_spectrace(prog: SuiteProgram, out: Path, args):
+    src = prog.copy_to(out.with_suffix(""))
+    graph = spectrace_map(args, src, prog.roots, src, "--external", "--closures", "separate", "--lambdas", "nodes")
+    return [(e["source"], e["target"]) for e in graph["edges"]]
+
+
+def suite_pycg_like(prog: SuiteProgram, out: Path, args, tool):
+    """PyCG and jarviscg as the suite runs them: ``main.py`` the entry point, the folder the package."""
+    src = prog.copy_to(out.with_suffix(""))
+    venv = Path(args.venvs) / tool
+    env = dict(os.environ)
+    if tool == "pycg":
+        env["PYTHONPATH"] = str(pycg_shim(args))
+        cmd = [str(venv / "bin" / "python"), "-m", "pycg", "--package", str(src), str(src / "main.py"), "-o", str(out)]
+    else:
+        cmd = [str(venv / "bin" / "jarviscg"), str(src / "main.py"), "--package", str(src), "-o", str(out)]
+    run(cmd, src, args.timeout, env)
+    adjacency = json.loads(out.read_text())
+    return [(a, b) for a, targets in adjacency.items() for b in targets]
+
+
+SUITE_RUNNERS = {
+    "spectrace": suite_spectrace,
+    "jarviscg": lambda p, o, a: suite_pycg_like(p, o, a, "jarviscg"),
+    "pycg": lambda p, o, a: suite_pycg_like(p, o, a, "pycg"),
+}
+
+
+# jarviscg's names of the builtin types -> PyCG's
+JARVIS_BUILTIN_TYPES = {"<str>": "<**PyStr**>", "<map>": "<**PyDict**>", "<list>": "<**PyList**>"}
+
+
+def suite_normalise(prog: SuiteProgram, tool: str, raw) -> set[tuple[str, str]]:
+    """A tool's edges in the key's names. PyCG's and jarviscg's edges to a module (an import) and
+    to a class of the program (its definition, or the constructor proxy of a class without an
+    ``__init__``) are not calls the key counts, as in the construct programs' scoring."""
+    if tool == "spectrace":
+        return prog.normalise(raw)
+    edges = set()
+    for a, b in raw:
+        owner, dot, attr = b.partition(".")
+        b = f"{JARVIS_BUILTIN_TYPES[owner]}.{attr}" if dot and owner in JARVIS_BUILTIN_TYPES else b
+        if b not in prog.modules and b not in prog.classes:
+            edges.add((a, b))
+    return edges
 
 
 RUNNERS = {
@@ -271,23 +438,37 @@ def main(argv=None):
     parser.add_argument("--timeout", type=int, default=120, help="seconds per tool per program")
     parser.add_argument("--json", help="write per-construct edges and scores here")
     parser.add_argument("--details", action="store_true", help="list missed and false edges")
+    parser.add_argument("--suite", metavar="DIR",
+                        help="score a suite in PyCG's micro-benchmark layout (DIR/<category>/<name>/main.py and "
+                             "callgraph.json) instead of bench/callgraph/programs; --programs then picks names "
+                             "or categories")
     args = parser.parse_args(argv)
 
     tools = args.tools.split(",")
-    constructs = args.programs.split(",") if args.programs else sorted(
-        p.name for p in PROGRAMS.iterdir() if (p / "key.json").exists())
+    if args.suite:
+        only = set(args.programs.split(",")) if args.programs else None
+        programs = suite_programs(Path(args.suite), only)
+        unknown = [t for t in tools if t not in SUITE_RUNNERS]
+        if unknown:
+            parser.error(f"--suite runs {', '.join(SUITE_RUNNERS)}, not {', '.join(unknown)}")
+        runner = lambda prog, tool, out: suite_normalise(prog, tool, SUITE_RUNNERS[tool](prog, out, args))
+    else:
+        constructs = args.programs.split(",") if args.programs else sorted(
+            p.name for p in PROGRAMS.iterdir() if (p / "key.json").exists())
+        programs = [Program(c) for c in constructs]
+        runner = lambda prog, tool, out: prog.normalise(RUNNERS[tool](prog, out, args))
     versions = {t: tool_version(t, args) for t in tools}
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for construct in constructs:
-            prog = Program(construct)
+        for n, prog in enumerate(programs):
+            construct = prog.name
             results[construct] = {"description": prog.description, "key": sorted(prog.key), "tools": {}}
             for tool in tools:
-                out = Path(tmp) / f"{tool}-{construct}.{'txt' if tool == 'pyan3' else 'json'}"
+                out = Path(tmp) / f"{tool}-{n}.{'txt' if tool == 'pyan3' else 'json'}"
                 started = time.monotonic()
                 entry = {"status": "ok"}
                 try:
-                    found = prog.normalise(RUNNERS[tool](prog, out, args))
+                    found = runner(prog, tool, out)
                 except ToolFailed as exc:
                     entry.update(status=exc.status, detail=exc.detail)
                     found = None
@@ -341,8 +522,8 @@ def main(argv=None):
                 if e["status"] != "ok":
                     print(f"- {construct}: {e['status']} {e.get('detail', '')}")
                     continue
-                strip = lambda edges: ", ".join(f"{a[len(construct) + 1:]} -> {b[len(construct) + 1:]}"
-                                                for a, b in edges)
+                cut = 0 if args.suite else len(construct) + 1
+                strip = lambda edges: ", ".join(f"{a[cut:]} -> {b[cut:]}" for a, b in edges)
                 if e["missed"]:
                     print(f"- {construct} missed: {strip(e['missed'])}")
                 if e["false"]:

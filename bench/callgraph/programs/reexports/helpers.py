@@ -1,0 +1,9 @@
+def tidy():
+    pass
+
+
+def register():
+    pass
+
+
+register()  # module-level code: runs when the module is first imported

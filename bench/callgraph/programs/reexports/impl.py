@@ -1,0 +1,5 @@
+from .helpers import tidy
+
+
+def start():
+    tidy()

@@ -1,0 +1,9 @@
+__all__ = ["polish"]
+
+
+def polish():
+    pass
+
+
+def internal():
+    pass
