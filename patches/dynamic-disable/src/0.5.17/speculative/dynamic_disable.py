@@ -44,6 +44,8 @@ MARGIN = 0.03  # verdict hysteresis: no flapping on a close call, a late switch
 IDLE = 1.0  # seconds between decisions that mean an idle server, not a step
 NONE_STALE = 1 << 62  # stale_from of a row whose draft KV is complete
 
+Decision = collections.namedtuple("Decision", "speculate bucket time bs")
+
 
 def unsupported_reason(cfg, allow_unverified: bool = False) -> Optional[str]:
     """Why a resolved configuration cannot use the core; the second list: no GPU run."""
@@ -118,8 +120,7 @@ class SpecDisableController:
         self.share = share  # rank 0's plan on every TP rank; None without TP
         self.clock = clock
         self.buckets = collections.defaultdict(Bucket)
-        # the last decisions: (speculate, bucket, time, batch size)
-        self.history = collections.deque(maxlen=3)
+        self.history = collections.deque(maxlen=3)  # the last Decisions
 
     def cost(self, speculate: bool, bucket: int) -> Optional[float]:
         """The bucket's step time, at most that of a larger bucket."""
@@ -132,7 +133,7 @@ class SpecDisableController:
     def measuring(self) -> bool:
         if not self.history:
             return False
-        return self.buckets[self.history[-1][1]].measuring
+        return self.buckets[self.history[-1].bucket].measuring
 
     def decide(self, bs: int, needs_verify: bool = False) -> bool:
         now = self.clock()
@@ -152,7 +153,7 @@ class SpecDisableController:
                 state.steps_left = WINDOW
             state.steps_left -= 1
             speculate = state.mode
-        self.history.append((speculate, bucket, now, bs))
+        self.history.append(Decision(speculate, bucket, now, bs))
         return speculate
 
     def _time_last_step(self, now: float, bucket: int, bs: int) -> None:
@@ -160,15 +161,17 @@ class SpecDisableController:
         # once three decisions of one mode and bucket have passed.
         if len(self.history) < 3:
             return
-        first, second, last = self.history
-        if not first[:2] == second[:2] == last[:2] == (last[0], bucket):
-            return
-        if now - last[2] >= IDLE:
+        last = self.history[-1]
+        for decision in self.history:
+            if decision.speculate != last.speculate or decision.bucket != bucket:
+                return
+        step_time = now - last.time
+        if step_time >= IDLE:
             return
         times = self.buckets[bucket].times
-        times[(last[0], False)].append(now - last[2])
-        if second[3] == last[3] == bs:  # no request ended
-            times[(last[0], True)].append(now - last[2])
+        times[(last.speculate, False)].append(step_time)
+        if self.history[-2].bs == last.bs == bs:  # no request ended
+            times[(last.speculate, True)].append(step_time)
 
     def observe(self, num_correct_drafts_per_req) -> None:
         requests = len(num_correct_drafts_per_req)
