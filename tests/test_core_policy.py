@@ -169,7 +169,7 @@ def test_step_times_leave_out_prefills_idle_gaps_and_mode_changes(core):
     assert times[True] and times[False]
     assert times[True] == pytest.approx([6.7e-3] * len(times[True]))  # no plain step among them
     assert times[False] == pytest.approx([4.915e-3] * len(times[False]))
-    samples = bucket.times[(c.history[-1][0], False)]
+    samples = bucket.times[(c.history[-1].speculate, False)]
     before = len(samples)
     c.history.clear()  # what a prefill does (SpecDisableRuntime.on_prefill)
     for _ in range(3):

@@ -1,19 +1,28 @@
-"""--speculative-dynamic-disable for the spec-v2 EAGLE worker: a decode step runs
-draft + verify or one plain DECODE forward of the target (SGLang's own graphs, on
-a second attention backend) whose result keeps a valid EagleDraftInput. The draft
-extend writes the draft KV of plain positions later; a finished request is cached
-only up to the first position it has not reached.
+"""--speculative-dynamic-disable for the spec-v2 EAGLE worker.
 
-The rule, per batch-size bucket (powers of two): windows of WINDOW steps in one
-mode. A mode's step time is the median of its last WINDOW (host time between
-decisions once three of one mode and bucket have passed; from steps in which the
-batch kept its size once both modes have three; no gap over IDLE s; at most a
-larger bucket's); the accept length that of the last WINDOW verify steps (the core
-sees batches, not request kinds: each load has its own mix). Rank 0 plans each
-window: a missing measurement first; else speculate while accept * t_plain > t_spec
-(MARGIN band), running the losing mode for a window after (loss - 1) / BUDGET
-windows, loss = how many times slower it was: measuring costs about BUDGET, and as
-accept >= 1, t_spec / t_plain bounds loss and so the wait. Under TP: rank 0's plan.
+What it does: each decode step runs draft + verify, or one plain DECODE forward of
+the target (SGLang's own graphs, on a second attention backend) whose result keeps
+a valid EagleDraftInput. The draft extend writes the draft KV of plain positions
+when speculation resumes.
+
+The rule, per batch-size bucket (powers of two):
+- A bucket runs in windows of WINDOW steps, each in one mode.
+- A mode's step time is the median of its last WINDOW steps, timed on the host
+  between decisions once three of one mode and bucket have passed; from steps in
+  which the batch kept its size once both modes have three; no gap over IDLE s; at
+  most a larger bucket's.
+- The accept length is that of the bucket's last WINDOW verify steps (the core sees
+  batches, not request kinds: each load has its own mix).
+- At a window's start: a missing measurement first; else speculate while
+  accept * t_plain > t_spec (MARGIN band).
+- The losing mode runs for a window after (loss - 1) / BUDGET windows, loss being
+  how many times slower it was: measuring costs about BUDGET. As accept >= 1,
+  t_spec / t_plain bounds loss, and so the wait.
+
+TP: rank 0 plans each window and broadcasts the plan.
+
+Prefix cache: a finished request is cached only up to its first position whose
+draft KV was not written.
 """
 
 from __future__ import annotations
@@ -29,8 +38,13 @@ from typing import Optional
 
 logger = logging.getLogger(__name__)
 
-WINDOW, BUDGET, MARGIN, IDLE = 8, 0.01, 0.03, 1.0
+WINDOW = 8  # steps per window: fewer switches, later reactions
+BUDGET = 0.01  # time spent measuring the loser: finds a change sooner, costs more
+MARGIN = 0.03  # verdict hysteresis: no flapping on a close call, a late switch
+IDLE = 1.0  # seconds between decisions that mean an idle server, not a step
 NONE_STALE = 1 << 62  # stale_from of a row whose draft KV is complete
+
+Decision = collections.namedtuple("Decision", "speculate bucket time bs")
 
 
 def unsupported_reason(cfg, allow_unverified: bool = False) -> Optional[str]:
@@ -59,97 +73,158 @@ def unsupported_reason(cfg, allow_unverified: bool = False) -> Optional[str]:
             (cfg.disable_overlap_schedule, "--disable-overlap-schedule"),
             (cfg.tp_size > 1, "--tp-size > 1"),
         ]
-    return next((reason for bad, reason in checks if bad), None)
+    for bad, reason in checks:
+        if bad:
+            return reason
+    return None
+
+
+def bucket_of(batch_size: int) -> int:
+    """The power of two at or above the batch size."""
+    return 1 << max(0, batch_size - 1).bit_length()
 
 
 class Bucket:
-    def __init__(self):
-        # step times by (mode, clean); (accepted drafts, requests) per verify step
-        self.times = collections.defaultdict(lambda: collections.deque(maxlen=WINDOW))
-        self.accepted = collections.deque(maxlen=WINDOW)
-        self.verdict = self.mode = True  # and the window's mode: a measurement?
-        self.measuring, self.left, self.since = False, 0, 0  # since: windows since one
+    """What one batch-size bucket has measured, and the window it is in."""
 
-    def time(self, mode: bool) -> Optional[float]:
-        clean = all(len(self.times[(m, True)]) >= 3 for m in (True, False))
-        own = self.times[(mode, clean)]
-        return statistics.median(own) if len(own) >= 3 else None
+    def __init__(self):
+        # step times by (speculate, clean): clean steps kept the batch size
+        self.times = collections.defaultdict(lambda: collections.deque(maxlen=WINDOW))
+        # (accepted drafts, requests) of each verify step
+        self.accepted = collections.deque(maxlen=WINDOW)
+        self.verdict = True  # whether speculation wins
+        self.mode = True  # the current window's mode
+        self.measuring = False  # whether the current window measures the loser
+        self.steps_left = 0  # in the current window
+        self.windows_since_measured = 0
+
+    def time(self, speculate: bool) -> Optional[float]:
+        clean = all(len(self.times[(mode, True)]) >= 3 for mode in (True, False))
+        samples = self.times[(speculate, clean)]
+        if len(samples) < 3:
+            return None
+        return statistics.median(samples)
 
     def accept(self) -> Optional[float]:
         requests = sum(n for _, n in self.accepted)
-        return 1 + sum(a for a, _ in self.accepted) / requests if requests else None
+        if requests == 0:
+            return None
+        return 1 + sum(accepted for accepted, _ in self.accepted) / requests
 
 
 class SpecDisableController:
     """Speculate or not, each decode step (the rule: the module's docstring)."""
 
     def __init__(self, disable_above_bs=None, share=None, clock=time.perf_counter):
-        self.bound, self.share, self.clock = disable_above_bs, share, clock
+        self.disable_above_bs = disable_above_bs
+        self.share = share  # rank 0's plan on every TP rank; None without TP
+        self.clock = clock
         self.buckets = collections.defaultdict(Bucket)
-        self.history = collections.deque(maxlen=3)  # (speculate, bucket, time, bs)
+        self.history = collections.deque(maxlen=3)  # the last Decisions
 
-    def cost(self, speculate: bool, b: int) -> Optional[float]:
-        times = [s.time(speculate) for c, s in self.buckets.items() if c >= b]
+    def cost(self, speculate: bool, bucket: int) -> Optional[float]:
+        """The bucket's step time, at most that of a larger bucket."""
+        times = [
+            b.time(speculate) for size, b in self.buckets.items() if size >= bucket
+        ]
         return min((t for t in times if t is not None), default=None)
 
     @property
     def measuring(self) -> bool:
-        return bool(self.history) and self.buckets[self.history[-1][1]].measuring
+        if not self.history:
+            return False
+        return self.buckets[self.history[-1].bucket].measuring
 
     def decide(self, bs: int, needs_verify: bool = False) -> bool:
-        now, h, b = self.clock(), self.history, 1 << max(0, bs - 1).bit_length()
-        if len(h) == 3 and h[0][:2] == h[1][:2] == h[2][:2] == (h[2][0], b):
-            if now - h[2][2] < IDLE:
-                for clean in {False, h[1][3] == h[2][3] == bs}:  # no request ended
-                    self.buckets[b].times[(h[2][0], clean)].append(now - h[2][2])
-        if needs_verify or (self.bound is not None and bs > self.bound):
-            speculate = needs_verify
+        now = self.clock()
+        bucket = bucket_of(bs)
+        self._time_last_step(now, bucket, bs)
+        if needs_verify:
+            speculate = True
+        elif self.disable_above_bs is not None and bs > self.disable_above_bs:
+            speculate = False
         else:
-            s = self.buckets[b]
-            if s.left == 0:  # a new window: (mode, a measurement?), rank 0's under TP
-                plan = self._plan(b, s)
-                s.mode, s.measuring = plan if self.share is None else self.share(plan)
-                s.left = WINDOW
-            s.left -= 1
-            speculate = s.mode
-        h.append((speculate, b, now, bs))
+            state = self.buckets[bucket]
+            if state.steps_left == 0:
+                plan = self._plan(bucket, state)
+                if self.share is not None:
+                    plan = self.share(plan)
+                state.mode, state.measuring = plan
+                state.steps_left = WINDOW
+            state.steps_left -= 1
+            speculate = state.mode
+        self.history.append(Decision(speculate, bucket, now, bs))
         return speculate
 
-    def observe(self, num_correct_drafts_per_req) -> None:
-        if n := len(num_correct_drafts_per_req):
-            b = 1 << max(0, n - 1).bit_length()
-            self.buckets[b].accepted.append((sum(num_correct_drafts_per_req), n))
+    def _time_last_step(self, now: float, bucket: int, bs: int) -> None:
+        # Under the overlap scheduler the time between two decisions is a step's
+        # once three decisions of one mode and bucket have passed.
+        if len(self.history) < 3:
+            return
+        last = self.history[-1]
+        for decision in self.history:
+            if decision.speculate != last.speculate or decision.bucket != bucket:
+                return
+        step_time = now - last.time
+        if step_time >= IDLE:
+            return
+        times = self.buckets[bucket].times
+        times[(last.speculate, False)].append(step_time)
+        if self.history[-2].bs == last.bs == bs:  # no request ended
+            times[(last.speculate, True)].append(step_time)
 
-    def _plan(self, b: int, s: Bucket) -> tuple:
-        accept = s.accept()
-        if s.time(True) is None or accept is None or s.time(False) is None:
-            return s.time(True) is None or accept is None, True  # speculation first
-        on, off = self.cost(True, b), self.cost(False, b)
+    def observe(self, num_correct_drafts_per_req) -> None:
+        requests = len(num_correct_drafts_per_req)
+        if requests > 0:
+            accepted = sum(num_correct_drafts_per_req)
+            self.buckets[bucket_of(requests)].accepted.append((accepted, requests))
+
+    def _plan(self, bucket: int, state: Bucket) -> tuple:
+        """(speculate, measuring) for the bucket's next window."""
+        accept = state.accept()
+        if state.time(True) is None or accept is None:
+            return True, True
+        if state.time(False) is None:
+            return False, True
+        on = self.cost(True, bucket)
+        off = self.cost(False, bucket)
         gain = accept * off / on
-        verdict = gain > (1 - MARGIN if s.verdict else 1 + MARGIN)
-        if verdict != s.verdict:
-            ms = f"{on * 1e3:.1f}/{off * 1e3:.1f}"
+        if state.verdict:
+            verdict = gain > 1 - MARGIN
+        else:
+            verdict = gain > 1 + MARGIN
+        if verdict != state.verdict:
             logger.info(
-                f"[spec-dynamic-disable] speculation {'ON' if verdict else 'OFF'} at batch size <= {b}: accept length {accept:.2f}, step ms spec/plain {ms}"
+                f"[spec-dynamic-disable] speculation {'ON' if verdict else 'OFF'} "
+                f"at batch size <= {bucket}: accept length {accept:.2f}, "
+                f"step ms spec/plain {on * 1e3:.1f}/{off * 1e3:.1f}"
             )
-            s.verdict = verdict
-        s.since = 0 if s.measuring else s.since + 1
-        measure = s.since >= (max(gain, 1 / gain) - 1) / BUDGET  # the loser's turn
-        return verdict != measure, measure
+            state.verdict = verdict
+        if state.measuring:
+            state.windows_since_measured = 0
+        else:
+            state.windows_since_measured += 1
+        loss = max(gain, 1 / gain)
+        if state.windows_since_measured >= (loss - 1) / BUDGET:
+            return not verdict, True  # the loser's turn
+        return verdict, False
 
 
 @contextlib.contextmanager
-def plain_target(mr, attn_backend, graph_runner):
+def plain_target(model_runner, attn_backend, graph_runner):
     """The target model runner as a non-speculative one on this backend and graphs."""
     from sglang.srt.speculative.spec_info import SpeculativeAlgorithm
 
-    saved = (mr.spec_algorithm, mr.attn_backend, mr.decode_cuda_graph_runner)
-    mr.spec_algorithm = SpeculativeAlgorithm.NONE
-    mr.attn_backend, mr.decode_cuda_graph_runner = attn_backend, graph_runner
+    names = ("spec_algorithm", "attn_backend", "decode_cuda_graph_runner")
+    saved = [getattr(model_runner, name) for name in names]
+    plain = (SpeculativeAlgorithm.NONE, attn_backend, graph_runner)
+    for name, value in zip(names, plain):
+        setattr(model_runner, name, value)
     try:
         yield
     finally:
-        mr.spec_algorithm, mr.attn_backend, mr.decode_cuda_graph_runner = saved
+        for name, value in zip(names, saved):
+            setattr(model_runner, name, value)
 
 
 class SpecDisableRuntime:
@@ -159,19 +234,26 @@ class SpecDisableRuntime:
         from sglang.srt.configs.hybrid_arch import mambaish_config
         from sglang.srt.environ import envs
 
-        sa, mr = worker.server_args, worker.target_worker.model_runner
+        server_args = worker.server_args
+        model_runner = worker.target_worker.model_runner
         allow = envs.SGLANG_SPEC_DYNAMIC_DISABLE_ALLOW_UNVERIFIED.get()
-        if mambaish_config(mr.model_config) is not None and not allow:
+        if mambaish_config(model_runner.model_config) is not None and not allow:
             raise ValueError("--speculative-dynamic-disable: hybrid linear attention")
-        self.worker, share = worker, self._share if sa.tp_size > 1 else None
-        self.controller = SpecDisableController(sa.speculative_disable_above_bs, share)
+        self.worker = worker
+        self.controller = SpecDisableController(
+            server_args.speculative_disable_above_bs,
+            share=self._share if server_args.tp_size > 1 else None,
+        )
         self.full_catch_up = envs.SGLANG_SPEC_DYNAMIC_DISABLE_FULL_CATCH_UP.get()
-        self.window = worker.speculative_num_draft_tokens
-        self.attn_backend = self.graph_runner = self.tok_buf = self.hid_buf = None
+        self.ring_size = worker.speculative_num_draft_tokens
+        # the plain step's attention backend and graphs (init_cuda_graphs)
+        self.attn_backend = self.graph_runner = None
+        # per pool row: a ring of (token, target hidden) of the last plain positions
+        self.tokens = self.hidden = None
+        # per pool row: plain positions since the last catch-up, the first stale one
         self.pending = self.stale_from = None
 
     def allocate(self, rows: int) -> None:
-        """Per pool row: positions since the last catch-up, the first stale one."""
         import torch
 
         self.pending = torch.zeros(rows, dtype=torch.int32)
@@ -190,21 +272,29 @@ class SpecDisableRuntime:
                 lambda self: CaptureHiddenMode.FULL, lambda self, value: None
             )
 
-        w, mr = self.worker, self.worker.target_worker.model_runner
-        self.allocate(w.req_to_token_pool.req_to_token.shape[0])
+        worker = self.worker
+        model_runner = worker.target_worker.model_runner
+        self.allocate(worker.req_to_token_pool.req_to_token.shape[0])
         graphs = not cg.check_cuda_graph_backend(cg.Phase.DECODE, cg.Backend.DISABLED)
-        before = get_available_gpu_memory(w.device, w.gpu_id)
-        saved_workspace = mr.init_new_workspace
+        before = get_available_gpu_memory(worker.device, worker.gpu_id)
+        saved_workspace = model_runner.init_new_workspace
         try:
-            with plain_target(mr, mr.attn_backend, mr.decode_cuda_graph_runner):
-                self.attn_backend = mr._get_attention_backend(init_new_workspace=True)
+            with plain_target(
+                model_runner,
+                model_runner.attn_backend,
+                model_runner.decode_cuda_graph_runner,
+            ):
+                self.attn_backend = model_runner._get_attention_backend(
+                    init_new_workspace=True
+                )
                 if graphs:
-                    runner = _DecodeGraphRunnerWithHidden
-                    self.graph_runner = runner(mr, attn_backend=self.attn_backend)
+                    self.graph_runner = _DecodeGraphRunnerWithHidden(
+                        model_runner, attn_backend=self.attn_backend
+                    )
         finally:
-            mr.init_new_workspace = saved_workspace
-        used = before - get_available_gpu_memory(w.device, w.gpu_id)
-        usage = w._additional_graph_memory_usage
+            model_runner.init_new_workspace = saved_workspace
+        used = before - get_available_gpu_memory(worker.device, worker.gpu_id)
+        usage = worker._additional_graph_memory_usage
         usage["decode"] = usage.get("decode", 0.0) + used
 
     def speculate(self, batch) -> bool:
@@ -216,21 +306,22 @@ class SpecDisableRuntime:
 
     @staticmethod
     def _share(plan: tuple) -> tuple:
-        # rank 0's plan, on every rank of the TP group
+        """Rank 0's plan, on every rank of the TP group."""
         import torch
 
         from sglang.srt.distributed import get_tp_group
 
-        group, shared = get_tp_group(), torch.tensor(plan, dtype=torch.int32)
+        group = get_tp_group()
+        shared = torch.tensor(plan, dtype=torch.int32)
         torch.distributed.broadcast(shared, group.ranks[0], group.cpu_group)
-        return tuple(bool(v) for v in shared.tolist())
+        return tuple(bool(value) for value in shared.tolist())
 
     def on_prefill(self, batch):
-        self.controller.history.clear()  # the next steps' time includes the prefill
+        # the next steps' time includes the prefill
+        self.controller.history.clear()
         # The prefill's draft extend writes the draft KV: nothing pending for these rows.
-        if batch.req_pool_indices_cpu is not None:
-            self.pending[batch.req_pool_indices_cpu] = 0
-            self.stale_from[batch.req_pool_indices_cpu] = NONE_STALE
+        self.pending[batch.req_pool_indices_cpu] = 0
+        self.stale_from[batch.req_pool_indices_cpu] = NONE_STALE
 
     def before_release(self, req) -> None:
         """Cache a finished request up to its first stale draft position."""
@@ -239,34 +330,39 @@ class SpecDisableRuntime:
             req.kv_committed_len = min(req.kv_committed_len, stale)
 
     def before_speculative_step(self, batch):
-        rows = batch.req_pool_indices_cpu
-        if rows is not None and (self.pending[rows] > 0).any():
+        if (self.pending[batch.req_pool_indices_cpu] > 0).any():
             self._catch_up(batch, batch.spec_info, batch.seq_lens, batch.seq_lens_cpu)
 
     def forward_disabled(self, batch, on_publish=None):
         """A plain decode step: the target's own result, in the spec-v2 shape."""
         import torch
 
-        from sglang.srt.model_executor import forward_batch_info as fbi
+        from sglang.srt.model_executor.forward_batch_info import (
+            CaptureHiddenMode,
+            ForwardMode,
+        )
         from sglang.srt.speculative.eagle_info import EagleDraftInput
 
-        w, draft_input = self.worker, batch.spec_info
+        worker = self.worker
+        draft_input = batch.spec_info
         seq_lens, seq_lens_cpu = batch.seq_lens, batch.seq_lens_cpu
         if seq_lens_cpu is None:  # a backend without the host copy (not verified)
             seq_lens_cpu = seq_lens.cpu()
         new_seq_lens, new_seq_lens_cpu = seq_lens + 1, seq_lens_cpu + 1
-        req_to_token = w.req_to_token_pool.req_to_token
+        req_to_token = worker.req_to_token_pool.req_to_token
         # The KV slot of position seq_lens was allocated by the spec-v2 prepare_for_decode.
         batch.out_cache_loc = req_to_token[batch.req_pool_indices, seq_lens].long()
         batch.input_ids = draft_input.bonus_tokens
-        batch.forward_mode = fbi.ForwardMode.DECODE
-        batch.spec_info, batch.seq_lens = None, new_seq_lens
-        batch.orig_seq_lens, batch.seq_lens_cpu = new_seq_lens, new_seq_lens_cpu
+        batch.forward_mode = ForwardMode.DECODE
+        batch.spec_info = None
+        batch.seq_lens = new_seq_lens
+        batch.orig_seq_lens = new_seq_lens
+        batch.seq_lens_cpu = new_seq_lens_cpu
         batch.seq_lens_sum = int(new_seq_lens_cpu.sum())
-        mr = w.target_worker.model_runner
-        with plain_target(mr, self.attn_backend, self.graph_runner):
-            out = w.target_worker.forward_batch_generation(
-                batch, capture_hidden_mode=fbi.CaptureHiddenMode.FULL
+        model_runner = worker.target_worker.model_runner
+        with plain_target(model_runner, self.attn_backend, self.graph_runner):
+            out = worker.target_worker.forward_batch_generation(
+                batch, capture_hidden_mode=CaptureHiddenMode.FULL
             )
         if on_publish is not None:
             on_publish(new_seq_lens)
@@ -278,12 +374,12 @@ class SpecDisableRuntime:
             num_tokens_per_req=1,
             num_tokens_for_logprob_per_req=1,
         )
-        # a full ring: caught up with the full catch-up, or in a plain measurement
-        if self._record(batch, out, seq_lens_cpu) and (
-            self.full_catch_up or self.controller.measuring
-        ):
+        ring_full = self._record(batch, out, seq_lens_cpu)
+        # a full ring is caught up with the full catch-up, or in a plain measurement
+        if ring_full and (self.full_catch_up or self.controller.measuring):
             self._catch_up(batch, out.next_draft_input, new_seq_lens, new_seq_lens_cpu)
-        out.speculative_num_draft_tokens, out.new_seq_lens = 1, new_seq_lens
+        out.speculative_num_draft_tokens = 1
+        out.new_seq_lens = new_seq_lens
         out.accept_lens = torch.ones_like(seq_lens, dtype=torch.int32)
         out.spec_disabled = True
         return out
@@ -292,18 +388,19 @@ class SpecDisableRuntime:
         """Ring (token, target hidden) of the position decoded; True: a ring is full."""
         import torch
 
-        hidden, rpi_cpu = out.logits_output.hidden_states, batch.req_pool_indices_cpu
-        if self.hid_buf is None:
-            rows, n, device = self.pending.shape[0], self.window, hidden.device
-            self.tok_buf = torch.zeros((rows, n), dtype=torch.int64, device=device)
-            self.hid_buf = hidden.new_zeros((rows, n, hidden.shape[-1]))
-        cols_cpu = self.pending[rpi_cpu]
-        cols = (cols_cpu % self.window).to(hidden.device, non_blocking=True).long()
-        self.tok_buf[batch.req_pool_indices, cols] = out.next_token_ids.long()
-        self.hid_buf[batch.req_pool_indices, cols] = hidden
-        self.pending[rpi_cpu] = cols_cpu + 1
-        self.stale_from[rpi_cpu] = self.stale_from[rpi_cpu].clamp(max=seq_lens_cpu)
-        return int(cols_cpu.max()) + 1 >= self.window
+        hidden = out.logits_output.hidden_states
+        rows, rows_cpu = batch.req_pool_indices, batch.req_pool_indices_cpu
+        if self.hidden is None:  # the first plain step: the hidden size is known
+            shape = (self.pending.shape[0], self.ring_size)
+            self.tokens = torch.zeros(shape, dtype=torch.int64, device=hidden.device)
+            self.hidden = hidden.new_zeros(shape + (hidden.shape[-1],))
+        cols_cpu = self.pending[rows_cpu]
+        cols = (cols_cpu % self.ring_size).to(hidden.device, non_blocking=True).long()
+        self.tokens[rows, cols] = out.next_token_ids.long()
+        self.hidden[rows, cols] = hidden
+        self.pending[rows_cpu] = cols_cpu + 1
+        self.stale_from[rows_cpu] = self.stale_from[rows_cpu].clamp(max=seq_lens_cpu)
+        return int(cols_cpu.max()) + 1 >= self.ring_size
 
     def _catch_up(self, batch, draft_input, seq_lens, seq_lens_cpu):
         """The worker's draft extend over each row's last k pending positions, as if a
@@ -315,45 +412,55 @@ class SpecDisableRuntime:
         from sglang.srt.layers.moe import utils as moe
         from sglang.srt.model_executor.forward_batch_info import ForwardMode
 
-        w, n = self.worker, self.worker.speculative_num_draft_tokens
-        rpi, rpi_cpu = batch.req_pool_indices, batch.req_pool_indices_cpu
-        device = rpi.device
-        pending_cpu = self.pending[rpi_cpu].clone()
-        self.pending[rpi_cpu] = 0
-        k_cpu = pending_cpu.clamp(max=min(n, self.window))
-        self.stale_from[rpi_cpu[pending_cpu <= k_cpu]] = NONE_STALE
+        worker = self.worker
+        num_draft_tokens = worker.speculative_num_draft_tokens
+        rows, rows_cpu = batch.req_pool_indices, batch.req_pool_indices_cpu
+        device = rows.device
+        pending_cpu = self.pending[rows_cpu].clone()
+        self.pending[rows_cpu] = 0
+        k_cpu = pending_cpu.clamp(max=min(num_draft_tokens, self.ring_size))
+        self.stale_from[rows_cpu[pending_cpu <= k_cpu]] = NONE_STALE
         k = k_cpu.to(device, non_blocking=True)
-        start, cols = seq_lens - k, torch.arange(n, device=device)
+        start = seq_lens - k
+        cols = torch.arange(num_draft_tokens, device=device)
         offset = (pending_cpu - k_cpu).to(device, non_blocking=True).long()
-        # _record's column of each position
-        ring = (cols + offset[:, None]) % self.window
+        ring = (cols + offset[:, None]) % self.ring_size  # _record's column
         snapshot = {f.name: getattr(batch, f.name) for f in dataclasses.fields(batch)}
         try:
-            batch.seq_lens, batch.forward_mode = start, ForwardMode.DECODE
+            batch.seq_lens = start
+            batch.forward_mode = ForwardMode.DECODE
             if seq_lens_cpu is not None:
                 batch.seq_lens_cpu = seq_lens_cpu - k_cpu
                 batch.seq_lens_sum = int(batch.seq_lens_cpu.sum())
-            locs = w.req_to_token_pool.req_to_token[rpi[:, None], start[:, None] + cols]
+            req_to_token = worker.req_to_token_pool.req_to_token
+            locs = req_to_token[rows[:, None], start[:, None] + cols]
             batch.out_cache_loc = locs.reshape(-1).long()
-            hidden = self.hid_buf[rpi[:, None], ring].flatten(0, 1)
             result = SimpleNamespace(
-                logits_output=SimpleNamespace(hidden_states=hidden),
-                next_token_ids=self.tok_buf[rpi[:, None], ring].reshape(-1),
+                logits_output=SimpleNamespace(
+                    hidden_states=self.hidden[rows[:, None], ring].flatten(0, 1)
+                ),
+                next_token_ids=self.tokens[rows[:, None], ring].reshape(-1),
                 accept_lens=k.clamp(min=1),
                 next_draft_input=SimpleNamespace(),
             )
-            dw = w.draft_worker
+            draft_worker = worker.draft_worker
             with (
-                dw.draft_tp_context(dw.draft_runner.tp_group),
+                draft_worker.draft_tp_context(draft_worker.draft_runner.tp_group),
                 moe.speculative_moe_backend_context(),
                 moe.speculative_moe_a2a_backend_context(),
             ):
-                dw._draft_extend_for_decode(batch, result)
+                draft_worker._draft_extend_for_decode(batch, result)
         finally:
             for name, value in snapshot.items():
                 setattr(batch, name, value)
-        new, has = result.next_draft_input, (k > 0)[:, None]  # others keep theirs
+        # rows with nothing caught up keep their seed
+        caught_up = (k > 0)[:, None]
+        new_seed = result.next_draft_input
         for name in ("topk_p", "topk_index", "hidden_states"):
             old = getattr(draft_input, name)
             if old is not None:
-                setattr(draft_input, name, torch.where(has, getattr(new, name), old))
+                setattr(
+                    draft_input,
+                    name,
+                    torch.where(caught_up, getattr(new_seed, name), old),
+                )
