@@ -28,8 +28,11 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
             if v in tested:
                 guards.append(Guard("alias-check", f"{v} tested for None/truthiness", r.line))
         deref = len(r.attrs) > 1 or _stored_then_dereferenced(f, r)
+        # `if h.f.x is not None: h.f.x.to(...)`: `x` is checked, only `f` must be set
+        asked = path[:1] if len(path) == 2 and _narrowed(r, ".".join([r.root, *path])) else None
         out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, guards,
-                              "getattr" if r.via_getattr else "direct", deref=deref, holder=holders.why[r.root]))
+                              "getattr" if r.via_getattr else "direct", deref=deref, holder=holders.why[r.root],
+                              asked=asked))
     for r in f.reads:
         if r.root in aliases and r.root not in holders and r.attrs:
             field_name, origin = aliases[r.root]
@@ -41,6 +44,16 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
             out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, list(r.guards1),
                                   f"alias {r.root}", deref=True, holder=holders.why[origin.root], asked=asked))
     return out
+
+
+def _narrowed(r: ChainRead, chain: str) -> bool:
+    """Does the read run under a condition that says ``chain`` is not None (or truthy)?"""
+    tight = chain.replace(" ", "")
+    for text, positive in r.conds:
+        t = text.replace(" ", "").strip("()")
+        if (positive and t in (f"{tight}isnotNone", tight)) or (not positive and t == f"{tight}isNone"):
+            return True
+    return False
 
 
 def _stored_then_dereferenced(f: FunctionFacts, r: ChainRead) -> bool:

@@ -9,7 +9,10 @@ from pathlib import Path
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
+from spectrace.contracts.arguments import bind
+from spectrace.contracts.blocks import dominates
 from spectrace.contracts.kinds import ReadKind
+from spectrace.contracts.return_paths import constant_parameters, decided
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.records import (
     FieldRead,
@@ -96,7 +99,9 @@ class ViolationFinder:
         for r in checked:
             expand = expanders.setdefault((r.module, r.consumer), self._expander(r.module, r.consumer))
             local = [tuple(c) for c in r.conditions] + [(e, False) for e in r.early_exits]
-            for extra, rename, how, caller in contexts[(r.module, r.consumer)]:
+            for extra, rename, how, caller, site in contexts[(r.module, r.consumer)]:
+                tested_none = self._result_fields_none(caller, extra) if caller else set()
+                worker_call = self._worker_call_before(caller, site) if caller else None
                 renamed = [(_rename_self_attrs(t, rename), pos) for t, pos in local]
                 # the call site's conditions are the caller's text: inline the caller's properties
                 outer = expanders.setdefault(caller, self._expander(*caller)) if caller else expand
@@ -107,7 +112,14 @@ class ViolationFinder:
                     missing, why = _obligation(r, p)
                     if missing is None and why is None:
                         continue
-                    p_f = C.with_complements(C.conjunction([tuple(c) for c in p.conditions]), comp)
+                    if p.sets is not None and tested_none & set(p.sets):
+                        continue  # the call runs only when the result's field is None, which this path sets
+                    p_conds = [tuple(c) for c in p.conditions]
+                    if worker_call is not None:
+                        p_conds = self._decided_by_call(p, worker_call, p_conds)
+                        if p_conds is None:
+                            continue  # the worker call's constant arguments rule this return out
+                    p_f = C.with_complements(C.conjunction(p_conds), comp)
                     for alt in selection.get(p.worker, [[]]):
                         sel_f = C.with_complements(C.conjunction(alt), comp)
                         if not C.satisfiable(read_f, sel_f, p_f):
@@ -150,9 +162,51 @@ class ViolationFinder:
                         break
         return out
 
+    def _worker_call_before(self, caller: tuple[str, str], site):
+        """The worker call whose result the call ``site`` of ``caller`` passes: the one call of the
+        worker that dominates the site with no other call of the worker in between; else None."""
+        got = self.symbols.indexed(f"{caller[0]}.{caller[1]}")
+        if got is None:
+            return None
+        prefix = f"self.{self.analysis.roles.worker_attr}."
+        calls = [c for c in got[1].calls if c.callee.startswith(prefix) and c.line < site.line]
+        if not calls:
+            return None
+        last = max(calls, key=lambda c: c.line)
+        if sum(1 for c in calls if c.line == last.line) != 1 or not dominates(last.blocks, site.blocks):
+            return None
+        return last
+
+    def _decided_by_call(self, p: ReturnPath, call, conds: list) -> list | None:
+        """``conds`` of a return path of the worker method, with the parameters that ``call`` gives a
+        constant (or leaves at a constant default) decided."""
+        module = self.symbols.module_of_file(p.file)
+        got = self.symbols.function_facts(f"{module}.{p.method}") if module else None
+        if got is None:
+            return conds
+        g = got[1]
+        args = [a if isinstance(a, dict) else {} for a in call.args]
+        bound = bind(g, args, call.keywords)
+        spread = len(args) != call.npos  # a *args or **kwargs among the arguments
+        return decided(conds, constant_parameters(g, bound, spread=spread))
+
+    def _result_fields_none(self, caller: tuple[str, str], conds: list) -> set[str]:
+        """The owner's fields that the call site's conditions say are None on the result the caller
+        holds (``if batch_result.delay_sample_func is None: batch_result.copy_to_cpu()``)."""
+        got = self.symbols.indexed(f"{caller[0]}.{caller[1]}")
+        if got is None:
+            return set()
+        names = self.holders.of(caller[0], got[1])
+        out = set()
+        for text, positive in conds:
+            m = re.fullmatch(r"\s*(\w+)\.(\w+)\s+is\s+(not\s+)?None\s*", text)
+            if m and m.group(1) in names and m.group(2) in self.analysis.fields and positive != bool(m.group(3)):
+                out.add(m.group(2))
+        return out
+
     def _ruled_out(self, read_f, sel_f, p_f) -> bool:
         """Do the catalog's assumptions, when one speaks of these conditions, make them contradict?"""
-        relevant = [x for x in self.assumptions if C.atoms(C.parse(x["when"])) & C.atoms(C.all_of(read_f, sel_f, p_f))]
+        relevant = [x for x in self.assumptions if C.atoms(C.parse_receiver_free(x["when"])) & C.atoms(C.all_of(read_f, sel_f, p_f))]
         if relevant and not C.satisfiable(read_f, sel_f, p_f,
                                           *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
             self.assumptions_used.update(x["id"] for x in self.assumptions)
@@ -171,7 +225,7 @@ class ViolationFinder:
         """
         prefix = self.analysis.roles.worker_call_prefix
         direct = {(r.module, r.consumer) for r in reads if r.holder.startswith(prefix)}
-        out: dict = {key: [([], {}, "direct", None)] for key in direct}
+        out: dict = {key: [([], {}, "direct", None, None)] for key in direct}
         for module, consumer in sorted(direct):
             got = self.symbols.indexed(f"{module}.{consumer}")
             if got is None:
@@ -183,7 +237,7 @@ class ViolationFinder:
                 key = (self.symbols.module_of_file(rel2), g.qualname)
                 rename = self._constructor_renames(module, f, c.callee)
                 out.setdefault(key, []).append((list(c.conds), rename, f"called from {consumer}:{c.line}",
-                                                (module, consumer)))
+                                                (module, consumer), c))
         return out
 
     def _constructor_renames(self, module: str, f, callee: str) -> dict:
