@@ -43,6 +43,13 @@ EXPECTED = {
     "getattr_literal": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # the result's own method that the scheduler calls reads the field (roles: owner_methods)
     "owner_method": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a parameter the scheduler's call leaves at its default decides the worker's condition on it
+    "param_default": ("present", None, None, ""),
+    "param_passed": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `if self.draft.lens is not None: ... self.draft.lens`: only the draft must be set
+    "owner_method_checked_sub": ("present", None, None, ""),
+    # the call runs under `result.delay is None`: a worker path that sets `delay` never reaches it
+    "owner_method_field_test": ("present", None, None, ""),
     # a name the worker computes: which field it writes is not known, so nothing passes silently
     "setattr_computed": ("unknown", DEFAULT, "worker.py:10", "`setattr(result, name, None)` at setattr_computed/worker.py:9 "
                          "writes an attribute whose name is computed"),
