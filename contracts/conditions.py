@@ -115,6 +115,10 @@ def _convert(node: ast.expr, expand, depth: int, drop_receivers: bool = True) ->
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.IsNot) \
             and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
         return Not(Atom(_atom_key(node, drop_receivers)))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+            and len(node.args) in (2, 3) and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+        # getattr(batch, "return_logprob", False) tests the attribute batch.return_logprob tests
+        node = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
     if expand is not None and depth < 4 and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         body = expand(node.value.id, node.attr)
         if body:
