@@ -220,6 +220,11 @@ def implication(when: str, implies: str) -> Formula:
     return Or((Not(parse_receiver_free(when)), parse_receiver_free(implies)))
 
 
+def equivalence(a: Formula, b: Formula) -> Formula:
+    """``a == b`` as a formula."""
+    return And((Or((Not(a), b)), Or((Not(b), a))))
+
+
 def render(parts: Iterable[tuple[str, bool]]) -> str:
     """The path condition as people write it: ``a and not (b)``."""
     out = []

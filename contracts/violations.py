@@ -40,6 +40,12 @@ def load_assumptions(path: Path | None = None) -> list[dict]:
     return list(tomllib.loads(p.read_text()).get("assumption", []))
 
 
+def applicable(assumptions: list[dict], version: str | None) -> list[dict]:
+    """The assumptions that hold on this release: one with ``releases`` only on those named (a tree
+    whose version is not known gets none of them)."""
+    return [x for x in assumptions if "releases" not in x or (version is not None and version in x["releases"])]
+
+
 def _rename_self_attrs(text: str, rename: dict) -> str:
     for old, new in rename.items():
         text = re.sub(rf"\bself\.{re.escape(old)}\b", f"self.{new}", text)
@@ -124,6 +130,8 @@ class ViolationFinder:
                         sel_f = C.with_complements(C.conjunction(alt), comp)
                         if not C.satisfiable(read_f, sel_f, p_f):
                             continue
+                        if not C.satisfiable(read_f, sel_f, p_f, *self._definitions(read_f)):
+                            continue
                         if self._ruled_out(read_f, sel_f, p_f):
                             continue
                         read = ViolatingRead(id=r.id, file=r.file, line=r.line, consumer=r.consumer, shape=r.shape,
@@ -160,6 +168,26 @@ class ViolationFinder:
                                      f"({p.file}:{p.line}){when}{where}"),
                         ))
                         break
+        return out
+
+    def _definitions(self, formula) -> list:
+        """``X == <expr>`` for each bare atom ``X`` that the consumer class assigns once, from a
+        boolean expression (``self.enable_overlap = not ...disable_overlap_schedule and not use_mlx()``)."""
+        cls = self.analysis.scheduler_qn
+        if cls is None:
+            return []
+        memo = self.__dict__.setdefault("_definition_memo", {})
+        out = []
+        for atom in sorted(C.atoms(formula)):
+            if not atom.isidentifier():
+                continue
+            if atom not in memo:
+                writes = list(self.symbols.attr_writes(cls, atom))
+                value = writes[0][2].value if len(writes) == 1 else {}
+                memo[atom] = value.get("text") if value.get("kind") in ("boolop", "expr") else None
+            if memo[atom]:
+                defined = C.parse(memo[atom])
+                out.append(C.with_complements(C.equivalence(C.Atom(atom), defined), self.analysis.complements))
         return out
 
     def _worker_call_before(self, caller: tuple[str, str], site):
