@@ -50,6 +50,10 @@ EXPECTED = {
     "owner_method_checked_sub": ("present", None, None, ""),
     # the call runs under `result.delay is None`: a worker path that sets `delay` never reaches it
     "owner_method_field_test": ("present", None, None, ""),
+    # an attribute the consumer assigns once from a boolean expression is that expression; one it
+    # assigns again is free
+    "attribute_definition": ("present", None, None, ""),
+    "attribute_reassigned": ("violated", "scheduler.py:37", "worker.py:7", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a name the worker computes: which field it writes is not known, so nothing passes silently
     "setattr_computed": ("unknown", DEFAULT, "worker.py:10", "`setattr(result, name, None)` at setattr_computed/worker.py:9 "
                          "writes an attribute whose name is computed"),
