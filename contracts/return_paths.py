@@ -21,7 +21,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, Place, bind, function_key
 from spectrace.contracts.dataclasses_scan import find_dataclass
-from spectrace.contracts.facts import Binding, FunctionFacts
+from spectrace.contracts.facts import Binding, FunctionFacts, Return
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.records import ReturnPath
 
@@ -167,8 +167,7 @@ class ReturnPathFinder:
         rel, f = got
         module = self.symbols.module_of_file(rel)
         out = []
-        for ret in f.returns:
-            own = list(ret.conds) + [(e, False) for e in ret.exits]
+        for ret, own in effective_returns(f):
             kept: list[Outcome] = []
             start = Place(module, rel, f, ret.line, ret.blocks)
             for o in self._value(start, ret.value, Walk(0, (func_qn,), self.want, owner=True)):
@@ -288,8 +287,8 @@ class ReturnPathFinder:
             constants = constant_parameters(f2, bound, spread=desc.get("spread", True))
             with self._passing([(function_key(mod2, f2), arguments)]), \
                     self._receiver(self._self_class(module, f) if on_self else None):
-                for ret in f2.returns:
-                    own = decided(list(ret.conds) + [(e, False) for e in ret.exits], constants)
+                for ret, own in effective_returns(f2):
+                    own = decided(own, constants)
                     if own is None:  # the call's constant arguments rule this return out
                         continue
                     for o in self._value(Place(mod2, rel2, f2, ret.line, ret.blocks), ret.value, walk.into(t)):
@@ -527,6 +526,35 @@ class ReturnPathFinder:
         if len(attrs) == 2 and attrs[1] in want[first]:
             return self._assign(at, state, f"{first}.{attrs[1]}", value, walk.wanting({}), site, write_conds=conds)
         return [state]
+
+_TRY_PART = re.compile(r"^(\d+)[tTh]")
+
+
+def effective_returns(f: FunctionFacts) -> list[tuple[Return, list]]:
+    """Each ``return`` of ``f`` with the conditions under which its value is what the call returns:
+    a ``return`` in a ``finally`` replaces what the try's body, ``else`` or handlers returned, so
+    those run under ``not`` that return's own conditions, and not at all when it is unconditional."""
+    finals: dict[str, list[Return]] = {}
+    for ret in f.returns:
+        for b in ret.blocks:
+            if b.endswith("y"):
+                finals.setdefault(b[:-1], []).append(ret)
+    out = []
+    for ret in f.returns:
+        own = list(ret.conds) + [(e, False) for e in ret.exits]
+        cancelled = False
+        for b in ret.blocks:
+            m = _TRY_PART.match(b)
+            for final in finals.get(m.group(1), []) if m else []:
+                extra = [c for c in list(final.conds) + [(e, False) for e in final.exits] if c not in own]
+                if not extra:
+                    cancelled = True
+                else:
+                    own.append(_not_all(extra))
+        if not cancelled:
+            out.append((ret, own))
+    return out
+
 
 _CONSTANTS = {"True": True, "False": False, "None": None}
 

@@ -25,6 +25,8 @@ EXPECTED = {
     "try_reraise": ("present", None, None, ""),
     # a `return` in `finally` is a return path of its own
     "try_finally": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `Result(tokens=[])` leaves Result.draft at its default None"),
+    # ... and one that always runs cancels the body's returns
+    "try_finally_cancels": ("present", None, None, ""),
     # the field's value is a call's result, followed to its every return
     "optional_helper": ("violated", DEFAULT, "worker.py:9", "leaves it None"),
     "partial_helper": ("violated", DEFAULT, "worker.py:16", "leaves it None"),
