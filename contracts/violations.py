@@ -5,6 +5,7 @@ path's condition can hold together (``conditions.py``), and no catalog assumptio
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from spectrace.contracts import conditions as C
@@ -44,6 +45,28 @@ def applicable(assumptions: list[dict], version: str | None) -> list[dict]:
     """The assumptions that hold on this release: one with ``releases`` only on those named (a tree
     whose version is not known gets none of them)."""
     return [x for x in assumptions if "releases" not in x or (version is not None and version in x["releases"])]
+
+
+@dataclass
+class Context:
+    """Where a checked consumer gets its result: directly from the worker call, or from a call of
+    the function that did (``caller``) at ``site``, under that call's conditions, with the
+    callee's ``self.<attr>`` names mapped to the caller's (``rename``) and its parameters to the
+    arguments' text (``arguments``)."""
+    conds: list
+    rename: dict
+    how: str
+    caller: tuple[str, str] | None = None
+    site: object | None = None  # the CallSite
+    arguments: dict = field(default_factory=dict)
+
+
+def _substitute(text: str, arguments: dict) -> str:
+    """``text`` with each bare name of a parameter replaced by its argument (``return_logprob`` ->
+    ``batch.return_logprob``), so that a condition of the callee reads as the caller's."""
+    for name, arg in arguments.items():
+        text = re.sub(rf"(?<![\w.]){re.escape(name)}\b", f"({arg})", text)
+    return text
 
 
 def _rename_self_attrs(text: str, rename: dict) -> str:
@@ -105,10 +128,11 @@ class ViolationFinder:
         for r in checked:
             expand = expanders.setdefault((r.module, r.consumer), self._expander(r.module, r.consumer))
             local = [tuple(c) for c in r.conditions] + [(e, False) for e in r.early_exits]
-            for extra, rename, how, caller, site in contexts[(r.module, r.consumer)]:
+            for ctx in contexts[(r.module, r.consumer)]:
+                extra, how, caller = ctx.conds, ctx.how, ctx.caller
                 tested_none = self._result_fields_none(caller, extra) if caller else set()
-                worker_call = self._worker_call_before(caller, site) if caller else None
-                renamed = [(_rename_self_attrs(t, rename), pos) for t, pos in local]
+                worker_call = self._worker_call_before(caller, ctx.site) if caller else None
+                renamed = [(_substitute(_rename_self_attrs(t, ctx.rename), ctx.arguments), pos) for t, pos in local]
                 # the call site's conditions are the caller's text: inline the caller's properties
                 outer = expanders.setdefault(caller, self._expander(*caller)) if caller else expand
                 comp = a.complements
@@ -253,7 +277,7 @@ class ViolationFinder:
         """
         prefix = self.analysis.roles.worker_call_prefix
         direct = {(r.module, r.consumer) for r in reads if r.holder.startswith(prefix)}
-        out: dict = {key: [([], {}, "direct", None, None)] for key in direct}
+        out: dict = {key: [Context([], {}, "direct")] for key in direct}
         for module, consumer in sorted(direct):
             got = self.symbols.indexed(f"{module}.{consumer}")
             if got is None:
@@ -264,8 +288,10 @@ class ViolationFinder:
             for c, rel2, g, _params in self.holders.calls_passing(module, f, poly):
                 key = (self.symbols.module_of_file(rel2), g.qualname)
                 rename = self._constructor_renames(module, f, c.callee)
-                out.setdefault(key, []).append((list(c.conds), rename, f"called from {consumer}:{c.line}",
-                                                (module, consumer), c))
+                arguments = {p: a["text"] for p, a in bind(g, c.args, c.keywords).items()
+                             if isinstance(a, dict) and a.get("text")}
+                out.setdefault(key, []).append(Context(list(c.conds), rename, f"called from {consumer}:{c.line}",
+                                                       (module, consumer), c, arguments))
         return out
 
     def _constructor_renames(self, module: str, f, callee: str) -> dict:
