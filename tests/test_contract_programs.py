@@ -48,6 +48,10 @@ EXPECTED = {
     # a parameter the scheduler's call leaves at its default decides the worker's condition on it
     "param_default": ("present", None, None, ""),
     "param_passed": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `self.draft.lens = []` dereferences the draft
+    "owner_method_write_below": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # the method's parameter is the call's argument in its conditions (`with_draft=self.spec.is_some()`)
+    "owner_method_argument": ("present", None, None, ""),
     # `if self.draft.lens is not None: ... self.draft.lens`: only the draft must be set
     "owner_method_checked_sub": ("present", None, None, ""),
     # the call runs under `result.delay is None`: a worker path that sets `delay` never reaches it
