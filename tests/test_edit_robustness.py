@@ -47,6 +47,14 @@ def _apply(root: Path, edits: tuple) -> None:
         p.write_text(text.replace(e.old, e.new))
 
 
+STANDALONE = "sglang/srt/speculative/standalone_worker_v2.py"
+STANDALONE_CLASS = "class StandaloneWorkerV2(EAGLEWorkerV2):\n"
+OVERRIDE = """
+    def forward_batch_generation(self, model_worker_batch, **kwargs):
+        from sglang.srt.managers.utils import GenerationBatchResult
+
+{idle}        return super().forward_batch_generation(model_worker_batch, **kwargs)
+"""
 NEXT_TOKEN_IDS_COPY = "        self.next_token_ids = _async_d2h(self.next_token_ids)\n"
 LOGPROB_BRANCH = "        if return_logprob:\n            if self.logits_output.next_token_logprobs is not None:\n"
 
@@ -61,6 +69,14 @@ RELEASE_EDITS = {
     # (an idle batch of DP attention) returns logits_output=None
     "copy_to_cpu's guard of the logits dropped": (True, (
         Edit(UTILS, LOGPROB_BRANCH, "        if True:\n            if self.logits_output.next_token_logprobs is not None:\n"),)),
+    # a subclass overrides the step and returns a bare result for idle batches (DP attention's)
+    "Standalone worker overrides its step": (True, (
+        Edit(STANDALONE, STANDALONE_CLASS, STANDALONE_CLASS + OVERRIDE.format(
+            idle="        if model_worker_batch.forward_mode.is_idle():\n"
+                 "            return GenerationBatchResult(can_run_cuda_graph=False)\n")),)),
+    # ... and one that only delegates to the base class
+    "Standalone worker delegates its step": (False, (
+        Edit(STANDALONE, STANDALONE_CLASS, STANDALONE_CLASS + OVERRIDE.format(idle="")),)),
     # a parameter renamed, its callers passing the new keyword
     "copy_to_cpu's parameter renamed": (False, (
         Edit(UTILS, "def copy_to_cpu(self, return_logprob: bool,", "def copy_to_cpu(self, want_logprob: bool,"),
