@@ -62,11 +62,13 @@ class _DropReceivers(ast.NodeTransformer):
         return node
 
 
-def _atom_key(node: ast.expr) -> str:
-    """Receiver-free text of an atom."""
+def _atom_key(node: ast.expr, drop_receivers: bool = True) -> str:
+    """Receiver-free text of an atom (``drop_receivers=False``: the text is receiver-free already)."""
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant) \
             and node.comparators[0].value is None and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
-        return f"{_atom_key(node.left)} is None"
+        return f"{_atom_key(node.left, drop_receivers)} is None"
+    if not drop_receivers:
+        return ast.unparse(node)
     import copy
 
     return ast.unparse(_DropReceivers().visit(copy.deepcopy(node)))
@@ -87,28 +89,41 @@ def parse(text: str, expand: Callable[[str, str], str | None] | None = None, _de
     return memo[key]
 
 
-def _parse(text: str, expand, _depth: int) -> Formula:
+def parse_receiver_free(text: str) -> Formula:
+    """Formula of a text whose atoms are receiver-free already (a catalog assumption's
+    ``pp_group.is_last_rank`` is the atom of ``self.pp_group.is_last_rank``, not ``is_last_rank``)."""
+    key = (text, "receiver-free")
+    if key not in _PARSED_PLAIN:
+        _PARSED_PLAIN[key] = _parse(text, None, 0, drop_receivers=False)
+    return _PARSED_PLAIN[key]
+
+
+def _parse(text: str, expand, _depth: int, drop_receivers: bool = True) -> Formula:
     try:
         node = ast.parse(text.strip(), mode="eval").body
     except SyntaxError:  # not an expression on its own: an opaque atom, free to be true or false
         return Atom(text.strip())
-    return _convert(node, expand, _depth)
+    return _convert(node, expand, _depth, drop_receivers)
 
 
-def _convert(node: ast.expr, expand, depth: int) -> Formula:
+def _convert(node: ast.expr, expand, depth: int, drop_receivers: bool = True) -> Formula:
     if isinstance(node, ast.BoolOp):
-        parts = tuple(_convert(v, expand, depth) for v in node.values)
+        parts = tuple(_convert(v, expand, depth, drop_receivers) for v in node.values)
         return And(parts) if isinstance(node.op, ast.And) else Or(parts)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return Not(_convert(node.operand, expand, depth))
+        return Not(_convert(node.operand, expand, depth, drop_receivers))
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.IsNot) \
             and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
-        return Not(Atom(_atom_key(node)))
+        return Not(Atom(_atom_key(node, drop_receivers)))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+            and len(node.args) in (2, 3) and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+        # getattr(batch, "return_logprob", False) tests the attribute batch.return_logprob tests
+        node = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
     if expand is not None and depth < 4 and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         body = expand(node.value.id, node.attr)
         if body:
             return parse(body, expand, depth + 1)
-    return Atom(_atom_key(node))
+    return Atom(_atom_key(node, drop_receivers))
 
 
 _CALL_ATOM = re.compile(r"^(.*?)(\w+)\(\)$")
@@ -201,8 +216,13 @@ def _partial(f: Formula, env: dict) -> bool | None:
 
 
 def implication(when: str, implies: str) -> Formula:
-    """``when -> implies`` as a formula (assumptions)."""
-    return Or((Not(parse(when)), parse(implies)))
+    """``when -> implies`` as a formula (assumptions, written with receiver-free atoms)."""
+    return Or((Not(parse_receiver_free(when)), parse_receiver_free(implies)))
+
+
+def equivalence(a: Formula, b: Formula) -> Formula:
+    """``a == b`` as a formula."""
+    return And((Or((Not(a), b)), Or((Not(b), a))))
 
 
 def render(parts: Iterable[tuple[str, bool]]) -> str:

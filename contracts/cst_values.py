@@ -57,7 +57,9 @@ def _describe(node: cst.BaseExpression | None) -> dict:
         kws = {a.keyword.value: describe(a.value) for a in node.args if a.keyword is not None}
         npos = sum(1 for a in node.args if a.keyword is None and not a.star)
         args = [describe(a.value) for a in node.args if a.keyword is None and not a.star]
-        return {"kind": "call", "callee": code(node.func), "kw": kws, "npos": npos, "args": args, "text": code(node)[:200]}
+        spread = any(a.star for a in node.args)  # *args or **kwargs: which parameters it fills is not known
+        return {"kind": "call", "callee": code(node.func), "kw": kws, "npos": npos, "args": args, "spread": spread,
+                "text": code(node)[:200]}
     if isinstance(node, cst.IfExp):
         return {"kind": "ifexp", "test": code(node.test), "body": describe(node.body), "orelse": describe(node.orelse)}
     if isinstance(node, (cst.Tuple, cst.List)):

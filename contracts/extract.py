@@ -46,7 +46,7 @@ from spectrace.contracts.selection import WorkerSelection
 from spectrace.contracts.symbols import Symbols
 from spectrace.contracts.undeclared import UndeclaredFinder
 from spectrace.errors import SpectraceError
-from spectrace.contracts.violations import ViolationFinder, deep_wants, load_assumptions
+from spectrace.contracts.violations import ViolationFinder, applicable, deep_wants, load_assumptions
 from spectrace.sides import SCHEDULER
 from spectrace.source import SglangSource
 from spectrace.tracer.project import Project
@@ -135,7 +135,8 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
     # worker return paths and violations
     methods = sorted({c.split(".")[2] for c in worker_calls}) or [roles.worker_method]
     conditions = selection.conditions(targets)
-    violation_finder = ViolationFinder(a, holder_finder, load_assumptions() if assumptions is None else assumptions)
+    violation_finder = ViolationFinder(a, holder_finder, applicable(load_assumptions() if assumptions is None else assumptions,
+                                                                    source.version))
     checked = violation_finder.checked(reads, scheduler_writes)
     paths = worker_return_paths(a, targets, methods, deep_wants(checked), {r.field for r in checked})
     violations = violation_finder.find(reads, paths, conditions, scheduler_writes)

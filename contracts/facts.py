@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from spectrace.contracts.keyed import Record
 
-FACTS_VERSION = 11  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 12  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -123,6 +123,7 @@ class FunctionFacts:
     returns: list[Return] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     none_tested: list[str] = field(default_factory=list)  # names/chains compared to None or tested for truth
+    defaults: dict = field(default_factory=dict)  # parameter -> descriptor of its default value
 
 
 # ------------------------------------------------------------ function selection

@@ -56,8 +56,8 @@ class FunctionScope(cst.BatchableCSTVisitor):
         else:
             qual = f"{self.cls}.{name}" if self.cls else name
             cls = self.cls
-        params = [(p.name.value, code(p.annotation.annotation) if p.annotation else None)
-                  for p in [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]]
+        every = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+        params = [(p.name.value, code(p.annotation.annotation) if p.annotation else None) for p in every]
         facts = FunctionFacts(
             qualname=qual,
             cls=cls,
@@ -67,6 +67,7 @@ class FunctionScope(cst.BatchableCSTVisitor):
             params=params,
             returns_annotation=code(node.returns.annotation) if node.returns else None,
             decorators=[code(d.decorator) for d in node.decorators],
+            defaults={p.name.value: describe(p.default) for p in every if p.default is not None},
         )
         self._stack.append(facts)
         self.functions.append(facts)

@@ -15,6 +15,9 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
     out = []
     aliases: dict[str, tuple[str, ChainRead]] = {}  # alias name -> (field, the read it was bound from)
     tested = set(f.none_tested)
+    # `logits = result.f` then `if logits.x is not None: result.f.x...`: the test speaks of result.f.x
+    spelled = {v: f"{r.root}.{r.attrs[0]}" for r in f.reads if r.root in holders and len(r.attrs) == 1
+               for v in r.bound_to}
     for r in f.reads:
         if r.root not in holders or not r.attrs or r.attrs[0] not in analysis.fields:
             continue
@@ -28,8 +31,12 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
             if v in tested:
                 guards.append(Guard("alias-check", f"{v} tested for None/truthiness", r.line))
         deref = len(r.attrs) > 1 or _stored_then_dereferenced(f, r)
+        # `if h.f.x is not None: h.f.x.to(...)`: `x` is checked, only `f` must be set
+        asked = path[:1] if len(path) == 2 and _narrowed(r, ".".join([r.root, *path]), spelled) else None
         out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, guards,
-                              "getattr" if r.via_getattr else "direct", deref=deref, holder=holders.why[r.root]))
+                              "getattr" if r.via_getattr else "direct", deref=deref, holder=holders.why[r.root],
+                              asked=asked))
+    out.extend(_writes_below_fields(analysis, rel, module, side, f, holders, {(x.field, x.line) for x in out}))
     for r in f.reads:
         if r.root in aliases and r.root not in holders and r.attrs:
             field_name, origin = aliases[r.root]
@@ -41,6 +48,43 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
             out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, list(r.guards1),
                                   f"alias {r.root}", deref=True, holder=holders.why[origin.root], asked=asked))
     return out
+
+
+def _writes_below_fields(analysis: Analysis, rel: str, module: str, side: str, f: FunctionFacts, holders: Holders,
+                         seen: set) -> list[FieldRead]:
+    """``holder.f.x = v`` dereferences ``f`` as a read of ``holder.f.x`` would: one read of ``f`` per
+    such write (none where the statement reads ``f`` already)."""
+    out = []
+    for w in f.writes:
+        if w.root not in holders or len(w.attrs) < 2 or w.attrs[0] not in analysis.fields or (w.attrs[0], w.line) in seen:
+            continue
+        seen.add((w.attrs[0], w.line))
+        chain = f"{w.root}.{w.attrs[0]}"
+        guards = [Guard("not-none-check", chain, w.line)] if _narrowed(w, chain) or _exits_on_none(w, chain) else []
+        r = ChainRead(root=w.root, attrs=w.attrs[:1], line=w.line, col=0, shape=w.shape, conds=list(w.conds),
+                      blocks=list(w.blocks), exits=list(w.exits), guards1=[], guards2=guards, in_test=False, called=False)
+        out.append(_make_read(analysis, rel, module, side, f, r, w.attrs[0], w.attrs[:1], guards, "write below",
+                              deref=True, holder=holders.why[w.root]))
+    return out
+
+
+def _exits_on_none(w, chain: str) -> bool:
+    tight = chain.replace(" ", "")
+    return any(e.replace(" ", "").strip("()") in (f"{tight}isNone", f"not{tight}") for e in w.exits)
+
+
+def _narrowed(r, chain: str, aliases: dict[str, str] | None = None) -> bool:
+    """Does the read (or write) run under a condition that says ``chain`` is not None (or truthy)?
+    ``aliases``: local names bound to a holder's field, {name: "holder.field"}."""
+    tight = chain.replace(" ", "")
+    for text, positive in r.conds:
+        t = text.replace(" ", "").strip("()")
+        head, dot, rest = t.partition(".")
+        if dot and aliases and head in aliases:
+            t = f"{aliases[head]}.{rest}"
+        if (positive and t in (f"{tight}isnotNone", tight)) or (not positive and t == f"{tight}isNone"):
+            return True
+    return False
 
 
 def _stored_then_dereferenced(f: FunctionFacts, r: ChainRead) -> bool:

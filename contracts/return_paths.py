@@ -21,7 +21,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, Place, bind, function_key
 from spectrace.contracts.dataclasses_scan import find_dataclass
-from spectrace.contracts.facts import Binding, FunctionFacts
+from spectrace.contracts.facts import Binding, FunctionFacts, Return
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.records import ReturnPath
 
@@ -167,8 +167,7 @@ class ReturnPathFinder:
         rel, f = got
         module = self.symbols.module_of_file(rel)
         out = []
-        for ret in f.returns:
-            own = list(ret.conds) + [(e, False) for e in ret.exits]
+        for ret, own in effective_returns(f):
             kept: list[Outcome] = []
             start = Place(module, rel, f, ret.line, ret.blocks)
             for o in self._value(start, ret.value, Walk(0, (func_qn,), self.want, owner=True)):
@@ -285,10 +284,13 @@ class ReturnPathFinder:
             mod2 = self.symbols.module_of_file(rel2)
             bound = bind(f2, desc.get("args", []), desc.get("kw", {}))
             arguments = {p: at.holding(v) for p, v in bound.items()}
+            constants = constant_parameters(f2, bound, spread=desc.get("spread", True))
             with self._passing([(function_key(mod2, f2), arguments)]), \
                     self._receiver(self._self_class(module, f) if on_self else None):
-                for ret in f2.returns:
-                    own = list(ret.conds) + [(e, False) for e in ret.exits]
+                for ret, own in effective_returns(f2):
+                    own = decided(own, constants)
+                    if own is None:  # the call's constant arguments rule this return out
+                        continue
                     for o in self._value(Place(mod2, rel2, f2, ret.line, ret.blocks), ret.value, walk.into(t)):
                         out.append(o.but(via=[f"{f2.qualname}:{ret.line}"] + o.via, conds=own + o.conds))
         return out or [Outcome(None, unresolved=f"recursive call {callee}")]
@@ -524,6 +526,76 @@ class ReturnPathFinder:
         if len(attrs) == 2 and attrs[1] in want[first]:
             return self._assign(at, state, f"{first}.{attrs[1]}", value, walk.wanting({}), site, write_conds=conds)
         return [state]
+
+_TRY_PART = re.compile(r"^(\d+)[tTh]")
+
+
+def effective_returns(f: FunctionFacts) -> list[tuple[Return, list]]:
+    """Each ``return`` of ``f`` with the conditions under which its value is what the call returns:
+    a ``return`` in a ``finally`` replaces what the try's body, ``else`` or handlers returned, so
+    those run under ``not`` that return's own conditions, and not at all when it is unconditional."""
+    finals: dict[str, list[Return]] = {}
+    for ret in f.returns:
+        for b in ret.blocks:
+            if b.endswith("y"):
+                finals.setdefault(b[:-1], []).append(ret)
+    out = []
+    for ret in f.returns:
+        own = list(ret.conds) + [(e, False) for e in ret.exits]
+        cancelled = False
+        for b in ret.blocks:
+            m = _TRY_PART.match(b)
+            for final in finals.get(m.group(1), []) if m else []:
+                extra = [c for c in list(final.conds) + [(e, False) for e in final.exits] if c not in own]
+                if not extra:
+                    cancelled = True
+                else:
+                    own.append(_not_all(extra))
+        if not cancelled:
+            out.append((ret, own))
+    return out
+
+
+_CONSTANTS = {"True": True, "False": False, "None": None}
+
+
+def constant_parameters(g: FunctionFacts, bound: dict[str, dict], spread: bool) -> dict[str, object]:
+    """{parameter: True/False/None} for the parameters a call gives a literal constant, or leaves at
+    a literal default (unless a ``*args``/``**kwargs`` may fill them)."""
+    out: dict[str, object] = {}
+    for p, _ann in g.params:
+        value = bound.get(p)
+        if value is None and not spread:
+            value = g.defaults.get(p)
+        if value is not None and value.get("kind") == "none":
+            out[p] = None
+        elif value is not None and value.get("kind") == "name" and value["name"] in _CONSTANTS:
+            out[p] = _CONSTANTS[value["name"]]
+    return out
+
+
+def decided(conds: list, constants: dict[str, object]) -> list | None:
+    """``conds`` without those that the constant parameters make true; None when one is false.
+    Only a condition that is the bare parameter (``is_verify``, ``x is None``) is decided."""
+    if not constants:
+        return conds
+    out = []
+    for text, positive in conds:
+        t = text.strip()
+        if t.endswith(" is None") or t.endswith(" is not None"):
+            name, _, rest = t.partition(" is ")
+            if name in constants:
+                holds = (constants[name] is None) == (rest == "None")
+                if holds != positive:
+                    return None
+                continue
+        elif t in constants:
+            if bool(constants[t]) != positive:
+                return None
+            continue
+        out.append((text, positive))
+    return out
+
 
 def _passes(call, name: str) -> bool:
     """Does ``call`` pass the local ``name`` itself as an argument?"""

@@ -5,11 +5,15 @@ path's condition can hold together (``conditions.py``), and no catalog assumptio
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
+from spectrace.contracts.arguments import bind
+from spectrace.contracts.blocks import dominates
 from spectrace.contracts.kinds import ReadKind
+from spectrace.contracts.return_paths import constant_parameters, decided
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.records import (
     FieldRead,
@@ -35,6 +39,34 @@ def load_assumptions(path: Path | None = None) -> list[dict]:
     if not p.is_file():
         return []
     return list(tomllib.loads(p.read_text()).get("assumption", []))
+
+
+def applicable(assumptions: list[dict], version: str | None) -> list[dict]:
+    """The assumptions that hold on this release: one with ``releases`` only on those named (a tree
+    whose version is not known gets none of them)."""
+    return [x for x in assumptions if "releases" not in x or (version is not None and version in x["releases"])]
+
+
+@dataclass
+class Context:
+    """Where a checked consumer gets its result: directly from the worker call, or from a call of
+    the function that did (``caller``) at ``site``, under that call's conditions, with the
+    callee's ``self.<attr>`` names mapped to the caller's (``rename``) and its parameters to the
+    arguments' text (``arguments``)."""
+    conds: list
+    rename: dict
+    how: str
+    caller: tuple[str, str] | None = None
+    site: object | None = None  # the CallSite
+    arguments: dict = field(default_factory=dict)
+
+
+def _substitute(text: str, arguments: dict) -> str:
+    """``text`` with each bare name of a parameter replaced by its argument (``return_logprob`` ->
+    ``batch.return_logprob``), so that a condition of the callee reads as the caller's."""
+    for name, arg in arguments.items():
+        text = re.sub(rf"(?<![\w.]){re.escape(name)}\b", f"({arg})", text)
+    return text
 
 
 def _rename_self_attrs(text: str, rename: dict) -> str:
@@ -96,8 +128,11 @@ class ViolationFinder:
         for r in checked:
             expand = expanders.setdefault((r.module, r.consumer), self._expander(r.module, r.consumer))
             local = [tuple(c) for c in r.conditions] + [(e, False) for e in r.early_exits]
-            for extra, rename, how, caller in contexts[(r.module, r.consumer)]:
-                renamed = [(_rename_self_attrs(t, rename), pos) for t, pos in local]
+            for ctx in contexts[(r.module, r.consumer)]:
+                extra, how, caller = ctx.conds, ctx.how, ctx.caller
+                tested_none = self._result_fields_none(caller, extra) if caller else set()
+                worker_call = self._worker_call_before(caller, ctx.site) if caller else None
+                renamed = [(_substitute(_rename_self_attrs(t, ctx.rename), ctx.arguments), pos) for t, pos in local]
                 # the call site's conditions are the caller's text: inline the caller's properties
                 outer = expanders.setdefault(caller, self._expander(*caller)) if caller else expand
                 comp = a.complements
@@ -107,10 +142,19 @@ class ViolationFinder:
                     missing, why = _obligation(r, p)
                     if missing is None and why is None:
                         continue
-                    p_f = C.with_complements(C.conjunction([tuple(c) for c in p.conditions]), comp)
+                    if p.sets is not None and tested_none & set(p.sets):
+                        continue  # the call runs only when the result's field is None, which this path sets
+                    p_conds = [tuple(c) for c in p.conditions]
+                    if worker_call is not None:
+                        p_conds = self._decided_by_call(p, worker_call, p_conds)
+                        if p_conds is None:
+                            continue  # the worker call's constant arguments rule this return out
+                    p_f = C.with_complements(C.conjunction(p_conds), comp)
                     for alt in selection.get(p.worker, [[]]):
                         sel_f = C.with_complements(C.conjunction(alt), comp)
                         if not C.satisfiable(read_f, sel_f, p_f):
+                            continue
+                        if not C.satisfiable(read_f, sel_f, p_f, *self._definitions(read_f)):
                             continue
                         if self._ruled_out(read_f, sel_f, p_f):
                             continue
@@ -150,9 +194,71 @@ class ViolationFinder:
                         break
         return out
 
+    def _definitions(self, formula) -> list:
+        """``X == <expr>`` for each bare atom ``X`` that the consumer class assigns once, from a
+        boolean expression (``self.enable_overlap = not ...disable_overlap_schedule and not use_mlx()``)."""
+        cls = self.analysis.scheduler_qn
+        if cls is None:
+            return []
+        memo = self.__dict__.setdefault("_definition_memo", {})
+        out = []
+        for atom in sorted(C.atoms(formula)):
+            if not atom.isidentifier():
+                continue
+            if atom not in memo:
+                writes = list(self.symbols.attr_writes(cls, atom))
+                value = writes[0][2].value if len(writes) == 1 else {}
+                memo[atom] = value.get("text") if value.get("kind") in ("boolop", "expr") else None
+            if memo[atom]:
+                defined = C.parse(memo[atom])
+                out.append(C.with_complements(C.equivalence(C.Atom(atom), defined), self.analysis.complements))
+        return out
+
+    def _worker_call_before(self, caller: tuple[str, str], site):
+        """The worker call whose result the call ``site`` of ``caller`` passes: the one call of the
+        worker that dominates the site with no other call of the worker in between; else None."""
+        got = self.symbols.indexed(f"{caller[0]}.{caller[1]}")
+        if got is None:
+            return None
+        prefix = f"self.{self.analysis.roles.worker_attr}."
+        calls = [c for c in got[1].calls if c.callee.startswith(prefix) and c.line < site.line]
+        if not calls:
+            return None
+        last = max(calls, key=lambda c: c.line)
+        if sum(1 for c in calls if c.line == last.line) != 1 or not dominates(last.blocks, site.blocks):
+            return None
+        return last
+
+    def _decided_by_call(self, p: ReturnPath, call, conds: list) -> list | None:
+        """``conds`` of a return path of the worker method, with the parameters that ``call`` gives a
+        constant (or leaves at a constant default) decided."""
+        module = self.symbols.module_of_file(p.file)
+        got = self.symbols.function_facts(f"{module}.{p.method}") if module else None
+        if got is None:
+            return conds
+        g = got[1]
+        args = [a if isinstance(a, dict) else {} for a in call.args]
+        bound = bind(g, args, call.keywords)
+        spread = len(args) != call.npos  # a *args or **kwargs among the arguments
+        return decided(conds, constant_parameters(g, bound, spread=spread))
+
+    def _result_fields_none(self, caller: tuple[str, str], conds: list) -> set[str]:
+        """The owner's fields that the call site's conditions say are None on the result the caller
+        holds (``if batch_result.delay_sample_func is None: batch_result.copy_to_cpu()``)."""
+        got = self.symbols.indexed(f"{caller[0]}.{caller[1]}")
+        if got is None:
+            return set()
+        names = self.holders.of(caller[0], got[1])
+        out = set()
+        for text, positive in conds:
+            m = re.fullmatch(r"\s*(\w+)\.(\w+)\s+is\s+(not\s+)?None\s*", text)
+            if m and m.group(1) in names and m.group(2) in self.analysis.fields and positive != bool(m.group(3)):
+                out.add(m.group(2))
+        return out
+
     def _ruled_out(self, read_f, sel_f, p_f) -> bool:
         """Do the catalog's assumptions, when one speaks of these conditions, make them contradict?"""
-        relevant = [x for x in self.assumptions if C.atoms(C.parse(x["when"])) & C.atoms(C.all_of(read_f, sel_f, p_f))]
+        relevant = [x for x in self.assumptions if C.atoms(C.parse_receiver_free(x["when"])) & C.atoms(C.all_of(read_f, sel_f, p_f))]
         if relevant and not C.satisfiable(read_f, sel_f, p_f,
                                           *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
             self.assumptions_used.update(x["id"] for x in self.assumptions)
@@ -171,7 +277,7 @@ class ViolationFinder:
         """
         prefix = self.analysis.roles.worker_call_prefix
         direct = {(r.module, r.consumer) for r in reads if r.holder.startswith(prefix)}
-        out: dict = {key: [([], {}, "direct", None)] for key in direct}
+        out: dict = {key: [Context([], {}, "direct")] for key in direct}
         for module, consumer in sorted(direct):
             got = self.symbols.indexed(f"{module}.{consumer}")
             if got is None:
@@ -182,8 +288,10 @@ class ViolationFinder:
             for c, rel2, g, _params in self.holders.calls_passing(module, f, poly):
                 key = (self.symbols.module_of_file(rel2), g.qualname)
                 rename = self._constructor_renames(module, f, c.callee)
-                out.setdefault(key, []).append((list(c.conds), rename, f"called from {consumer}:{c.line}",
-                                                (module, consumer)))
+                arguments = {p: a["text"] for p, a in bind(g, c.args, c.keywords).items()
+                             if isinstance(a, dict) and a.get("text")}
+                out.setdefault(key, []).append(Context(list(c.conds), rename, f"called from {consumer}:{c.line}",
+                                                       (module, consumer), c, arguments))
         return out
 
     def _constructor_renames(self, module: str, f, callee: str) -> dict:

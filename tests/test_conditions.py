@@ -69,3 +69,27 @@ def test_contradiction_inside_one_formula_among_many_atoms():
     path = conjunction([(noise, True), ("not (a and c)", True), ("not (a and not c)", True)])
     assert not satisfiable(path, conjunction([("a", True)]))
     assert satisfiable(path, conjunction([("not a", True)]))
+
+
+def test_assumption_atoms_are_receiver_free_already():
+    # the catalog writes `pp_group.is_last_rank` for the code's `self.pp_group.is_last_rank`
+    from spectrace.contracts.conditions import implication
+
+    stage = conjunction([("self.pp_group.is_last_rank", False), ("self.enable_overlap", True)])
+    pp = implication("not pp_group.is_last_rank", "pp_size > 1")
+    overlap = implication("pp_size > 1", "not enable_overlap")
+    assert satisfiable(stage, pp)
+    assert not satisfiable(stage, pp, overlap)
+
+
+def test_getattr_with_a_literal_name_is_the_attribute():
+    assert not satisfiable(parse('getattr(batch, "return_logprob", False)'), parse("not self.return_logprob"))
+
+
+def test_assumptions_named_for_releases_apply_to_those_only():
+    from spectrace.contracts.violations import applicable
+
+    everywhere, some = {"id": "A"}, {"id": "B", "releases": ["0.5.17"]}
+    assert applicable([everywhere, some], "0.5.17") == [everywhere, some]
+    assert applicable([everywhere, some], "0.5.23") == [everywhere]
+    assert applicable([everywhere, some], None) == [everywhere]

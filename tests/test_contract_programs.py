@@ -25,6 +25,8 @@ EXPECTED = {
     "try_reraise": ("present", None, None, ""),
     # a `return` in `finally` is a return path of its own
     "try_finally": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `Result(tokens=[])` leaves Result.draft at its default None"),
+    # ... and one that always runs cancels the body's returns
+    "try_finally_cancels": ("present", None, None, ""),
     # the field's value is a call's result, followed to its every return
     "optional_helper": ("violated", DEFAULT, "worker.py:9", "leaves it None"),
     "partial_helper": ("violated", DEFAULT, "worker.py:16", "leaves it None"),
@@ -43,6 +45,21 @@ EXPECTED = {
     "getattr_literal": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # the result's own method that the scheduler calls reads the field (roles: owner_methods)
     "owner_method": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a parameter the scheduler's call leaves at its default decides the worker's condition on it
+    "param_default": ("present", None, None, ""),
+    "param_passed": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `self.draft.lens = []` dereferences the draft
+    "owner_method_write_below": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # the method's parameter is the call's argument in its conditions (`with_draft=self.spec.is_some()`)
+    "owner_method_argument": ("present", None, None, ""),
+    # `if self.draft.lens is not None: ... self.draft.lens`: only the draft must be set
+    "owner_method_checked_sub": ("present", None, None, ""),
+    # the call runs under `result.delay is None`: a worker path that sets `delay` never reaches it
+    "owner_method_field_test": ("present", None, None, ""),
+    # an attribute the consumer assigns once from a boolean expression is that expression; one it
+    # assigns again is free
+    "attribute_definition": ("present", None, None, ""),
+    "attribute_reassigned": ("violated", "scheduler.py:37", "worker.py:7", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a name the worker computes: which field it writes is not known, so nothing passes silently
     "setattr_computed": ("unknown", DEFAULT, "worker.py:10", "`setattr(result, name, None)` at setattr_computed/worker.py:9 "
                          "writes an attribute whose name is computed"),

@@ -1,0 +1,1 @@
+../_owner_scheduler.py
