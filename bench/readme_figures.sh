@@ -26,8 +26,8 @@ mkdir -p "$work/cold" && ln -s "$cache/sglang" "$work/cold/sglang"
 cold=$(SPECTRACE_CACHE_DIR="$work/cold" seconds spectrace -q map --sglang 0.5.9 Scheduler.run_batch --depth 2 -o "$work/run_batch.svg")
 warm=$(SPECTRACE_CACHE_DIR="$work/cold" seconds spectrace -q map --sglang 0.5.9 Scheduler.run_batch --depth 2 -o "$work/run_batch.svg")
 echo "map --sglang 0.5.9 Scheduler.run_batch --depth 2 -o run_batch.svg: cold ${cold}, warm ${warm}"
-unit=$(seconds python -m pytest -q -m "not slow" -p no:cacheprovider)
-echo "python -m pytest -q -m 'not slow': ${unit}"
-suite=$(seconds python -m pytest -q -p no:cacheprovider)
-echo "python -m pytest -q: ${suite}"
+unit=$(seconds python -m pytest -q -n 2 -m "not slow" -p no:cacheprovider)
+echo "python -m pytest -q -n 2 -m 'not slow': ${unit}"
+suite=$(seconds python -m pytest -q -n 2 -p no:cacheprovider)
+echo "python -m pytest -q -n 2: ${suite}"
 echo "cache after the tests: $(du -sh "$cache" | cut -f1) in $cache"

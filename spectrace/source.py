@@ -10,6 +10,7 @@ unpacked once (only ``sglang/``), and reused offline afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -196,6 +197,34 @@ def fetch_version(version: str, offline: bool = False) -> SglangSource:
     if offline or os.environ.get("SPECTRACE_OFFLINE"):
         raise SpectraceError(f"SGLang {version} is not in the cache {versions_dir()} and fetching is off")
     versions_dir().mkdir(parents=True, exist_ok=True)
+    with _fetch_lock():
+        if (target / "sglang" / "__init__.py").is_file():  # fetched by another process meanwhile
+            return SglangSource(root=target, version=read_version(target) if read_version(target) != "unknown" else version, origin="cache")
+        _download_into(version, target)
+    found = read_version(target)
+    return SglangSource(root=target, version=found if found != "unknown" else version, origin="pypi")
+
+
+@contextlib.contextmanager
+def _fetch_lock():
+    """One fetch at a time per cache, by a lock on the versions folder itself (no lock file for
+    ``spectrace cache`` to list): two processes that start together (``pytest -n 2``) download a
+    release once; the second waits, then finds it unpacked. Without flock (not POSIX) both
+    download, and the atomic rename keeps one."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    fd = os.open(versions_dir(), os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
+
+
+def _download_into(version: str, target: Path) -> None:
     with tempfile.TemporaryDirectory(dir=versions_dir(), prefix=f".fetch-{version}-") as tmp:
         tmpdir = Path(tmp)
         dl = tmpdir / "dl"
@@ -212,8 +241,6 @@ def fetch_version(version: str, offline: bool = False) -> SglangSource:
         except OSError:
             if not (target / "sglang" / "__init__.py").is_file():
                 raise
-    found = read_version(target)
-    return SglangSource(root=target, version=found if found != "unknown" else version, origin="pypi")
 
 
 def resolve_source(spec: str | None) -> SglangSource:

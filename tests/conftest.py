@@ -35,6 +35,28 @@ def sglang_source():
     return get
 
 
+def copy_release(source: SglangSource, dest: Path, subdirs: tuple[str, ...] | None = None) -> Path:
+    """A writable copy of ``source``'s package at ``dest``: all of ``sglang/``, or only ``subdirs``
+    (relative to the python root, e.g. ``"sglang/srt/managers"``) plus every ``__init__.py`` on
+    their way and the version files."""
+    if subdirs is None:
+        shutil.copytree(source.root / "sglang", dest / "sglang")
+        return dest
+    for sub in subdirs:
+        shutil.copytree(source.root / sub, dest / sub, dirs_exist_ok=True)
+        parts = Path(sub).parts
+        for i in range(1, len(parts)):
+            init = source.root.joinpath(*parts[:i], "__init__.py")
+            if init.exists():
+                (dest.joinpath(*parts[:i])).mkdir(parents=True, exist_ok=True)
+                shutil.copy2(init, dest.joinpath(*parts[:i], "__init__.py"))
+    for extra in ("_version.py", "version.py"):
+        f = source.root / "sglang" / extra
+        if f.exists():
+            shutil.copy2(f, dest / "sglang" / extra)
+    return dest
+
+
 @pytest.fixture
 def sglang_copy(sglang_source, tmp_path):
     """``sglang_copy("0.5.9", subdirs=(...)) -> Path``: a writable copy of real source in tmp.
@@ -44,27 +66,34 @@ def sglang_copy(sglang_source, tmp_path):
     """
 
     def copy(version: str, subdirs: tuple[str, ...] | None = None) -> Path:
-        src = sglang_source(version)
-        dest = tmp_path / f"sglang-{version}"
-        if subdirs is None:
-            shutil.copytree(src.root / "sglang", dest / "sglang")
-        else:
-            for sub in subdirs:
-                shutil.copytree(src.root / sub, dest / sub, dirs_exist_ok=True)
-                parts = Path(sub).parts
-                for i in range(1, len(parts)):
-                    init = src.root.joinpath(*parts[:i], "__init__.py")
-                    if init.exists():
-                        (dest.joinpath(*parts[:i])).mkdir(parents=True, exist_ok=True)
-                        shutil.copy2(init, dest.joinpath(*parts[:i], "__init__.py"))
-            for extra in ("_version.py", "version.py"):
-                f = src.root / "sglang" / extra
-                if f.exists():
-                    shutil.copy2(f, dest / "sglang" / extra)
-        return dest
+        return copy_release(sglang_source(version), tmp_path / f"sglang-{version}", subdirs)
 
     return copy
 
+
+@pytest.fixture(scope="session")
+def patched_release(sglang_source, tmp_path_factory):
+    """``patched_release("0.5.12") -> Path``: one copy of the release's ``sglang/srt`` per run,
+    the shipped dynamic-disable series applied, for tests that only read the patched files. Its
+    files are read-only, so that a test that writes fails instead of changing what the others read."""
+    from spectrace.patches import engine
+    from spectrace.patches.series import SERIES_DIR_ENV
+
+    trees: dict[str, Path] = {}
+
+    def get(version: str) -> Path:
+        if version not in trees:
+            tree = copy_release(sglang_source(version), tmp_path_factory.mktemp(f"patched-{version}"), ("sglang/srt",))
+            with pytest.MonkeyPatch.context() as env:
+                env.delenv(SERIES_DIR_ENV, raising=False)
+                engine.apply(tree, "dynamic-disable", use_contracts=False)
+            for path in (tree / "sglang").rglob("*"):
+                if path.is_file():
+                    path.chmod(0o444)
+            trees[version] = tree
+        return trees[version]
+
+    return get
 
 
 def _trees_under(base: Path, depth: int = 4):
@@ -81,16 +110,30 @@ def _trees_under(base: Path, depth: int = 4):
             yield from _trees_under(child, depth - 1)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def no_index_packs_of_temporary_trees(tmp_path_factory):
+def remove_index_packs(base: Path) -> None:
     """The index keeps one pack per analysed tree, keyed by its path; a temporary copy's pack is
     never read again. Left in place, a run of the suite adds about 450 MB to the cache."""
-    yield
     from spectrace.tracer.summary_cache import SummaryCache
 
     cache = SummaryCache()
-    for tree in _trees_under(tmp_path_factory.getbasetemp()):
+    for tree in _trees_under(base):
         cache.pack_path(tree).unlink(missing_ok=True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item):
+    """A passed test's tmp_path is removed as its fixtures are torn down (tmp_path_retention_policy
+    in pyproject.toml), which runs after this: the packs of the trees it analysed there go first."""
+    tmp = getattr(item, "funcargs", {}).get("tmp_path")
+    if tmp is not None:
+        remove_index_packs(tmp)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_index_packs_of_temporary_trees(tmp_path_factory):
+    """The packs of trees in session-wide folders (tmp_path_factory.mktemp)."""
+    yield
+    remove_index_packs(tmp_path_factory.getbasetemp())
 
 
 def pytest_collection_modifyitems(config, items):

@@ -373,6 +373,59 @@ def test_bench_starts_and_stops_a_server_per_configuration(tmp_path, monkeypatch
         pytest.fail(f"server pid {started['pid']} still running after the bench")
 
 
+class ClockedProcess:
+    """A server process that runs until ``exits_at`` on a clock the test advances."""
+
+    def __init__(self, clock: list[float], exits_at: float = float("inf")):
+        self.clock, self.exits_at, self.returncode = clock, exits_at, None
+
+    def poll(self):
+        if self.clock[0] >= self.exits_at:
+            self.returncode = 3
+        return self.returncode
+
+
+def fake_clock(monkeypatch) -> tuple[list[float], list[float]]:
+    """lifecycle's clock as a list the test reads: time.sleep advances it and records each pause."""
+    clock, pauses = [0.0], []
+
+    def sleep(seconds):
+        pauses.append(seconds)
+        clock[0] += seconds
+
+    monkeypatch.setattr(lifecycle.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(lifecycle.time, "sleep", sleep)
+    return clock, pauses
+
+
+def closed_port_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_a_server_that_answers_at_once_is_polled_once(server, monkeypatch):
+    clock, pauses = fake_clock(monkeypatch)
+    lifecycle.wait_for_server(server, ClockedProcess(clock), timeout=60)
+    assert pauses == []
+
+
+def test_health_polls_back_off_from_a_short_first_pause_to_two_seconds(monkeypatch):
+    clock, pauses = fake_clock(monkeypatch)
+    with pytest.raises(SpectraceError, match=r"was not ready within 20s"):
+        lifecycle.wait_for_server(closed_port_url(), ClockedProcess(clock), timeout=20)
+    assert pauses[:6] == pytest.approx([0.05, 0.1, 0.2, 0.4, 0.8, 1.6])
+    assert set(pauses[6:-1]) == {2.0} and 0 < pauses[-1] <= 2.0  # the last pause ends at the deadline
+    assert sum(pauses) == pytest.approx(20)
+
+
+def test_a_server_that_exits_while_starting_is_reported_at_the_next_poll(monkeypatch):
+    clock, pauses = fake_clock(monkeypatch)
+    with pytest.raises(SpectraceError, match=r"the server exited with 3 before it was ready"):
+        lifecycle.wait_for_server(closed_port_url(), ClockedProcess(clock, exits_at=1.0), timeout=60)
+    assert sum(pauses) < 2.0
+
+
 GPU_CONFIGS = sorted((Path(__file__).parent.parent / "bench" / "gpu").glob("*.toml"))
 
 

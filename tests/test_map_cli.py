@@ -167,6 +167,40 @@ def test_unknown_version_is_refused_by_pip(tmp_path, monkeypatch):
     assert "no such SGLang version on PyPI: 0.0.999" in r.output or "no package index answered" in r.output
 
 
+def test_processes_that_fetch_a_release_together_download_it_once(tmp_path, monkeypatch):
+    """Two fetches of one version at once (two pytest workers starting): one download; the other
+    waits for it and reads the unpacked release. Threads stand for the processes here: the lock is
+    flock, which two opens of the folder contend for even within one process."""
+    import threading
+    import time
+    import zipfile
+
+    from spectrace import source
+
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    downloads = []
+
+    def fake_download(version, dest):
+        downloads.append(version)
+        time.sleep(0.3)  # long enough for the other fetch to arrive while this one runs
+        wheel = dest / f"sglang-{version}-py3-none-any.whl"
+        with zipfile.ZipFile(wheel, "w") as zf:
+            zf.writestr("sglang/__init__.py", "")
+            zf.writestr("sglang/version.py", f'__version__ = "{version}"\n')
+        return wheel
+
+    monkeypatch.setattr(source, "_pip_download", fake_download)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(source.fetch_version("9.9.9"))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert downloads == ["9.9.9"]
+    assert sorted(s.origin for s in got) == ["cache", "pypi"] and {s.root for s in got} == {tmp_path / "cache/sglang/9.9.9"}
+    assert [p.name for p in (tmp_path / "cache/sglang").iterdir()] == ["9.9.9"]  # no lock file, no leftover
+
+
 def test_default_source_is_the_newest_cached_version(tmp_path, monkeypatch, sglang_source):
     cache = tmp_path / "c"
     (cache / "sglang").mkdir(parents=True)

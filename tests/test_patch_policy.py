@@ -17,8 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from spectrace.patches import engine
-from spectrace.patches.series import SERIES_DIR_ENV
 
 MODULE_FILE = "sglang/srt/speculative/dynamic_disable.py"
 SRC = Path(__file__).resolve().parent.parent / "patches/dynamic-disable/src"
@@ -30,12 +28,9 @@ def version(request):
 
 
 @pytest.fixture
-def patched_tree(version, sglang_copy, monkeypatch):
-    """A copy of the real SGLang tree with the shipped series applied."""
-    monkeypatch.delenv(SERIES_DIR_ENV, raising=False)
-    tree = sglang_copy(version, subdirs=("sglang/srt",))
-    engine.apply(tree, "dynamic-disable", use_contracts=False)
-    return tree
+def patched_tree(version, patched_release):
+    """A copy of the real SGLang tree with the shipped series applied (one per run, read-only)."""
+    return patched_release(version)
 
 
 def load_module(path: Path, monkeypatch, name="dynamic_disable_under_test"):
@@ -389,7 +384,7 @@ def test_every_spec_v2_worker_subclass_gets_the_disable_runtime(patched_tree):
     from spectrace.source import from_path
     from spectrace.tracer.project import Project
 
-    project = Project(from_path(patched_tree), use_cache=False)
+    project = Project(from_path(patched_tree))  # the index cache: summaries by file content
     base = "sglang.srt.speculative.eagle_worker_v2.EAGLEWorkerV2"
     base_cls, _ = _init_of(project, base)
     class_level = {t.id for n in base_cls.body if isinstance(n, ast.Assign) for t in n.targets
@@ -679,7 +674,7 @@ def test_nothing_run_inside_the_draft_tp_context_enters_it_again(patched_tree):
     from spectrace.tracer.graph import call_graph
     from spectrace.tracer.project import Project
 
-    project = Project(from_path(patched_tree), use_cache=False)
+    project = Project(from_path(patched_tree))  # the index cache: summaries by file content
     worker_module = "sglang.srt.speculative.eagle_worker_v2"
     caller = f"{worker_module}.EAGLEWorkerV2.forward_batch_generation"
     functions = {}  # module -> {first line: FunctionDef}, each module parsed once

@@ -25,17 +25,28 @@ from spectrace.errors import SpectraceError
 LOG_TAIL_LINES = 15
 
 
+FIRST_POLL_S = 0.05  # a server already listening (a stand-in, a warm restart) answers at once
+LONGEST_POLL_S = 2.0  # an engine loading weights takes minutes: no need to ask more often
+
+
 def wait_for_server(url: str, proc, timeout: float) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+    """Return once ``url``/health answers; the pause between polls doubles from FIRST_POLL_S up to
+    LONGEST_POLL_S, so a quick server is seen quickly and a slow one is not flooded."""
+    deadline = time.monotonic() + timeout
+    pause = FIRST_POLL_S
+    while True:
         if proc.poll() is not None:
             raise SpectraceError(f"the server exited with {proc.returncode} before it was ready")
         try:
             with urllib.request.urlopen(url + "/health", timeout=5):
                 return
         except (urllib.error.URLError, OSError):
-            time.sleep(2)
-    raise SpectraceError(f"the server at {url} was not ready within {timeout:.0f}s")
+            pass
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise SpectraceError(f"the server at {url} was not ready within {timeout:.0f}s")
+        time.sleep(min(pause, left))
+        pause = min(2 * pause, LONGEST_POLL_S)
 
 
 def kill_group(proc) -> None:
