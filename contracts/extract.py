@@ -10,7 +10,7 @@ Pipeline (``extract(source)``), passes over one shared ``Analysis`` (``analysis.
    side, everything else the scheduler side (``Analysis.side_of``).
 3. **Scope** (``scope.py``): the files of the scheduler and speculative packages, the modules of
    the worker classes and of the Scheduler, and every file that names the owner.
-4. **Facts** (``facts.py``, ``facts_visitors.py``): libcst over the functions that mention a field
+4. **Facts** (``facts.py``, ``facts_visitors.py``): the stdlib ``ast`` over the functions that mention a field
    or the owner, cached per file content hash (``facts_cache.py``) and indexed with the tracer's
    Project (``symbols.py``).
 5. **Holders** (``holders.py``): per function, the names that hold an owner instance.

@@ -1,7 +1,7 @@
-"""The per-file cache of function facts: libcst runs only on functions it has not seen.
+"""The per-file cache of function facts: only functions it has not seen are parsed.
 
 Entries are keyed by the file's content hash and hold ``{span_key: [FunctionFacts]}`` plus the
-file's function boundaries (``__spans__``), so a warm run needs neither ast nor libcst.
+file's function boundaries (``__spans__``), so a warm run parses nothing.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ def facts_cache_dir() -> Path:
 
 
 def _parse_spans(spans: list[FunctionSpan]) -> list[tuple[str, list[FunctionFacts]]]:
-    from spectrace.contracts.facts_visitors import facts_for_span  # libcst: only when parsing
+    from spectrace.contracts.facts_visitors import facts_for_span  # only when parsing
 
     return [(span_key(s), facts_for_span(s)) for s in spans]
 
 
 class FactsCache:
-    """libcst facts per function, parsed on demand, cached per file content hash."""
+    """Facts per function, parsed on demand, cached per file content hash."""
 
     def __init__(self, root: Path, use_cache: bool = True, jobs: int | None = None):
         self.root = root

@@ -1,5 +1,5 @@
 """The symbol table every extraction pass reads: the tracer's index of the tree (``Project``:
-files, classes, MROs, attribute types, symbol resolution) joined with the libcst facts of the
+files, classes, MROs, attribute types, symbol resolution) joined with the facts of the
 functions (``FactsCache``), parsed on demand and indexed by qualified name."""
 
 from __future__ import annotations
