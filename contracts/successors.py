@@ -53,9 +53,12 @@ def find_successors(project, shape: str, attribute_path: list[str], exclude_shap
     if not target or not last:
         return []
     found = []
+    word = last.encode()
     for module in sorted(project.files):
         side = side_of(module)
-        if side == "other":
+        # every kind of successor names `last` (a read of it, a store named after it): the text
+        # scan leaves unparsed the modules that cannot hold one
+        if side == "other" or word not in project.file_bytes(module):
             continue
         summary = project.module(module)
         for qn, f in summary.functions.items():
