@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `spectrace contracts check` over an SGLang release (default 0.5.23), cold (an empty spectrace
-# cache: index, libcst facts and reports; the release's source already unpacked), warm (the same
+# cache: index, function facts and reports; the release's source already unpacked), warm (the same
 # command again: the cached report, contracts/result_cache.py) and warm without the report cache
 # (`--no-result-cache`: index and facts cached, the analysis run), whole process, against a floor
 # measured in the same run: plain `ast.parse` of every .py file of the same release, read and

@@ -54,6 +54,24 @@ from spectrace.tracer.project import Project
 __all__ = ["Extraction", "Roles", "extract", "follow_producers", "load_assumptions", "load_roles"]
 
 
+class Mentions:
+    """Does a function's text name a field (``.field``, or ``"field"`` for setattr) or the owner?"""
+
+    def __init__(self, fields: list[str], owner: str):
+        names = "|".join(map(re.escape, fields))
+        # one pattern that starts with a character class: the scan skips to the next . or quote
+        self._field = re.compile(rf"[.\"'](?:{names})\b")
+        self._owner = owner
+        self._owner_word = re.compile(rf"\b{re.escape(owner)}\b")
+
+    def search(self, text: str) -> bool:
+        for m in self._field.finditer(text):
+            end = m.end()
+            if m.group(0)[0] == "." or text[end : end + 1] in ("'", '"'):
+                return True
+        return self._owner in text and self._owner_word.search(text) is not None
+
+
 def _symbols(source: SglangSource, project: Project | None, use_cache: bool, jobs: int | None) -> Symbols:
     project = project if project is not None else Project(source)
     return Symbols(project, FactsCache(Path(source.root), use_cache=use_cache, jobs=jobs))
@@ -98,9 +116,7 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
 
     # scope and facts
     files = scope_files(symbols, owner, targets + ([a.scheduler_qn] if a.scheduler_qn else []), roles.scope_packages)
-    names = "|".join(map(re.escape, a.fields))
-    # attribute reads and writes of a field, the owner's name, and a field named in a string (setattr)
-    mentions = re.compile(rf"\.(?:{names})\b|\b{re.escape(owner)}\b|[\"'](?:{names})[\"']")
+    mentions = Mentions(list(a.fields), owner)
     wanted = {rel: [s for s in symbols.facts.spans(rel) if mentions.search(s.text)] for rel in files}
     scanned = symbols.facts.facts_many({rel: spans for rel, spans in wanted.items() if spans})
     a.complements = complements_in([s for rel in files for s in symbols.facts.spans(rel)])
