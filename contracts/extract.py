@@ -26,7 +26,6 @@ Pipeline (``extract(source)``), passes over one shared ``Analysis`` (``analysis.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.cache_warnings import warn_cache_unusable
 from spectrace.contracts.complements import complements_in
+from spectrace.contracts.facts import Mentions
 from spectrace.contracts.facts_cache import FactsCache
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.producers import fields_set_on_worker_results, producers_in
@@ -52,24 +52,6 @@ from spectrace.source import SglangSource
 from spectrace.tracer.project import Project
 
 __all__ = ["Extraction", "Roles", "extract", "follow_producers", "load_assumptions", "load_roles"]
-
-
-class Mentions:
-    """Does a function's text name a field (``.field``, or ``"field"`` for setattr) or the owner?"""
-
-    def __init__(self, fields: list[str], owner: str):
-        names = "|".join(map(re.escape, fields))
-        # one pattern that starts with a character class: the scan skips to the next . or quote
-        self._field = re.compile(rf"[.\"'](?:{names})\b")
-        self._owner = owner
-        self._owner_word = re.compile(rf"\b{re.escape(owner)}\b")
-
-    def search(self, text: str) -> bool:
-        for m in self._field.finditer(text):
-            end = m.end()
-            if m.group(0)[0] == "." or text[end : end + 1] in ("'", '"'):
-                return True
-        return self._owner in text and self._owner_word.search(text) is not None
 
 
 def _symbols(source: SglangSource, project: Project | None, use_cache: bool, jobs: int | None) -> Symbols:
@@ -103,6 +85,10 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
     owner = roles.owner
     symbols = _symbols(source, project, use_cache, jobs)
     a = Analysis(symbols, find_owner(symbols, owner, source.describe()), roles)
+    mentions = Mentions(list(a.fields), owner)
+    # the functions of the files in scope whatever the workers turn out to be are parsed in the
+    # background while the index answers who the workers are
+    symbols.facts.parse_ahead(scope_files(symbols, owner, [], roles.scope_packages), mentions)
 
     # workers and sides
     selection = WorkerSelection(a)
@@ -116,7 +102,6 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
 
     # scope and facts
     files = scope_files(symbols, owner, targets + ([a.scheduler_qn] if a.scheduler_qn else []), roles.scope_packages)
-    mentions = Mentions(list(a.fields), owner)
     wanted = {rel: [s for s in symbols.facts.spans(rel) if mentions.search(s.text)] for rel in files}
     scanned = symbols.facts.facts_many({rel: spans for rel, spans in wanted.items() if spans})
     a.complements = complements_in([s for rel in files for s in symbols.facts.spans(rel)])

@@ -128,6 +128,24 @@ class FunctionFacts:
 # ------------------------------------------------------------ function selection
 
 
+class Mentions:
+    """Does a function's text name a field (``.field``, or ``"field"`` for setattr) or the owner?"""
+
+    def __init__(self, fields: list[str], owner: str):
+        names = "|".join(map(re.escape, fields))
+        # one pattern that starts with a character class: the scan skips to the next . or quote
+        self._field = re.compile(rf"[.\"'](?:{names})\b")
+        self._owner = owner
+        self._owner_word = re.compile(rf"\b{re.escape(owner)}\b")
+
+    def search(self, text: str) -> bool:
+        for m in self._field.finditer(text):
+            end = m.end()
+            if m.group(0)[0] == "." or text[end : end + 1] in ("'", '"'):
+                return True
+        return self._owner in text and self._owner_word.search(text) is not None
+
+
 @dataclass
 class FunctionSpan:
     cls: str | None
