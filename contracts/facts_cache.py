@@ -6,11 +6,13 @@ file's function boundaries (``__spans__``), so a warm run parses nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from typing import Iterator
 
 from spectrace.atomic import atomic_write
 from spectrace.contracts.cache_warnings import warn_cache_unusable
@@ -75,6 +77,16 @@ class FactsCache:
         self._pool: ProcessPoolExecutor | None = None
         self._ahead: dict[str, Future] = {}  # file -> the task parsing it ahead
         self._parsed_ahead: set[tuple[str, str]] = set()  # (file, span key) not counted yet
+
+    @contextlib.contextmanager
+    def parsing_ahead(self, rels: list[str], mentions: Mentions) -> Iterator[None]:
+        """A block during which the functions ``mentions`` picks in ``rels`` are parsed in worker
+        processes (``parse_ahead``); the workers stop when it ends, also on an error."""
+        self.parse_ahead(rels, mentions)
+        try:
+            yield
+        finally:
+            self.close()
 
     def parse_ahead(self, rels: list[str], mentions: Mentions) -> None:
         """Start parsing, in worker processes, the functions that ``mentions`` picks in the files of
