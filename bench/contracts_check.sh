@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # `spectrace contracts check` over an SGLang release (default 0.5.23), cold (an empty spectrace
-# cache: index, libcst facts and reports; the release's source already unpacked), warm (the same
+# cache: index, function facts and reports; the release's source already unpacked), warm (the same
 # command again: the cached report, contracts/result_cache.py) and warm without the report cache
 # (`--no-result-cache`: index and facts cached, the analysis run), whole process, against a floor
 # measured in the same run: plain `ast.parse` of every .py file of the same release, read and
-# parsed in one process pinned to one core. Prints wall time, peak memory and the ratio of each
-# run to the floor.
+# parsed in one process pinned to one core. Prints wall time, CPU time (user + system, all
+# processes), peak memory and the ratio of each run's wall time to the floor.
 # Usage: bash bench/contracts_check.sh [VERSION] [WARM_RUNS]
 set -euo pipefail
 version="${1:-0.5.23}"
@@ -37,8 +37,8 @@ for _ in range(3):
 print(f"{best:.3f} {len(files)}")
 PY
 }
-run() {  # wall seconds and peak KiB of one check (extra options: "$@")
-    /usr/bin/time -f "%e %M" -o "$work/time" env SPECTRACE_CACHE_DIR="$work/c" \
+run() {  # wall seconds, peak KiB and CPU seconds of one check (extra options: "$@")
+    /usr/bin/time -f "%e %M %U %S" -o "$work/time" env SPECTRACE_CACHE_DIR="$work/c" \
         "$spectrace" -q contracts check --sglang "$version" -o /dev/null "$@" >/dev/null 2>"$work/err" || true
     if grep -q rror "$work/err"; then cat "$work/err" >&2; exit 1; fi
     cat "$work/time"
@@ -47,9 +47,9 @@ read -r floor_s nfiles < <(floor)
 echo "SGLang $version, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "floor: ast.parse of $nfiles files on one core: ${floor_s} s"
 report() {
-    read -r wall kib
-    awk -v n="$1" -v w="$wall" -v k="$kib" -v f="$floor_s" \
-        'BEGIN { printf "%-10s %6.2f s wall, %4d MiB peak RSS, %.3f of the floor\n", n, w, k / 1024, w / f }'
+    read -r wall kib user sys
+    awk -v n="$1" -v w="$wall" -v k="$kib" -v u="$user" -v s="$sys" -v f="$floor_s" \
+        'BEGIN { printf "%-10s %6.2f s wall, %6.2f s CPU, %4d MiB peak RSS, %.3f of the floor\n", n, w, u + s, k / 1024, w / f }'
 }
 run | report cold
 for i in $(seq "$warm_runs"); do run | report "warm $i"; done

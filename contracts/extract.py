@@ -10,7 +10,7 @@ Pipeline (``extract(source)``), passes over one shared ``Analysis`` (``analysis.
    side, everything else the scheduler side (``Analysis.side_of``).
 3. **Scope** (``scope.py``): the files of the scheduler and speculative packages, the modules of
    the worker classes and of the Scheduler, and every file that names the owner.
-4. **Facts** (``facts.py``, ``facts_visitors.py``): libcst over the functions that mention a field
+4. **Facts** (``facts.py``, ``facts_visitors.py``): the stdlib ``ast`` over the functions that mention a field
    or the owner, cached per file content hash (``facts_cache.py``) and indexed with the tracer's
    Project (``symbols.py``).
 5. **Holders** (``holders.py``): per function, the names that hold an owner instance.
@@ -26,7 +26,6 @@ Pipeline (``extract(source)``), passes over one shared ``Analysis`` (``analysis.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.cache_warnings import warn_cache_unusable
 from spectrace.contracts.complements import complements_in
+from spectrace.contracts.facts import Mentions
 from spectrace.contracts.facts_cache import FactsCache
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.producers import fields_set_on_worker_results, producers_in
@@ -85,69 +85,69 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
     owner = roles.owner
     symbols = _symbols(source, project, use_cache, jobs)
     a = Analysis(symbols, find_owner(symbols, owner, source.describe()), roles)
+    mentions = Mentions(list(a.fields), owner)
+    # the functions of the files in scope whatever the workers turn out to be are parsed in the
+    # background while the index answers who the workers are
+    with symbols.facts.parsing_ahead(scope_files(symbols, owner, [], roles.scope_packages), mentions):
+        # workers and sides
+        selection = WorkerSelection(a)
+        a.scheduler_qn = scheduler_class(symbols, roles)
+        if a.scheduler_qn is None:
+            a.notes.append(f"no {roles.consumer} class found: the worker side falls back to the worker packages")
+            targets = []
+        else:
+            targets = selection.targets()
+        a.worker_modules = {qn.rsplit(".", 1)[0] for t in targets for qn in symbols.mro(t)}
 
-    # workers and sides
-    selection = WorkerSelection(a)
-    a.scheduler_qn = scheduler_class(symbols, roles)
-    if a.scheduler_qn is None:
-        a.notes.append(f"no {roles.consumer} class found: the worker side falls back to the worker packages")
-        targets = []
-    else:
-        targets = selection.targets()
-    a.worker_modules = {qn.rsplit(".", 1)[0] for t in targets for qn in symbols.mro(t)}
+        # scope and facts
+        files = scope_files(symbols, owner, targets + ([a.scheduler_qn] if a.scheduler_qn else []), roles.scope_packages)
+        wanted = {rel: [s for s in symbols.facts.spans(rel) if mentions.search(s.text)] for rel in files}
+        scanned = symbols.facts.facts_many({rel: spans for rel, spans in wanted.items() if spans})
+        a.complements = complements_in([s for rel in files for s in symbols.facts.spans(rel)])
+        for rel, flist in scanned.items():
+            symbols.add(rel, flist)
 
-    # scope and facts
-    files = scope_files(symbols, owner, targets + ([a.scheduler_qn] if a.scheduler_qn else []), roles.scope_packages)
-    names = "|".join(map(re.escape, a.fields))
-    # attribute reads and writes of a field, the owner's name, and a field named in a string (setattr)
-    mentions = re.compile(rf"\.(?:{names})\b|\b{re.escape(owner)}\b|[\"'](?:{names})[\"']")
-    wanted = {rel: [s for s in symbols.facts.spans(rel) if mentions.search(s.text)] for rel in files}
-    scanned = symbols.facts.facts_many({rel: spans for rel, spans in wanted.items() if spans})
-    a.complements = complements_in([s for rel in files for s in symbols.facts.spans(rel)])
-    for rel, flist in scanned.items():
-        symbols.add(rel, flist)
+        # reads and producers
+        holder_finder = HolderFinder(a, scanned)
+        holder_finder.propagate([(symbols.module_of_file(rel), rel, f) for rel, flist in sorted(scanned.items())
+                                 if a.side_of(symbols.module_of_file(rel)) == SCHEDULER for f in flist],
+                                roles.worker_call_prefix)
+        reads, found_producers, scheduler_writes, worker_calls = [], [], set(), set()
+        undeclared = UndeclaredFinder(a)
+        for rel, flist in sorted(scanned.items()):
+            module = symbols.module_of_file(rel)
+            side = a.side_of(module)
+            for f in flist:
+                holders = holder_finder.of(module, f)
+                worker_calls |= {c for c in holders.calls if c.startswith(f"self.{roles.worker_attr}.")}
+                reads.extend(field_reads(a, rel, module, side, f, holders))
+                undeclared.scan(rel, side, f, holders)
+                found_producers.extend(producers_in(a, rel, module, side, f, holders))
+                if side == SCHEDULER:
+                    scheduler_writes |= fields_set_on_worker_results(a, f, holders)
+        for r in reads:
+            for inbound in holder_finder.inbound.get((r.module, r.consumer), {}).values():
+                if r.holder == inbound.why:
+                    r.caller, r.caller_site, r.call_condition = inbound.caller, inbound.site, C.render(inbound.conds)
+        dedupe_ids(reads)
+        dedupe_ids(found_producers)
 
-    # reads and producers
-    holder_finder = HolderFinder(a, scanned)
-    holder_finder.propagate([(symbols.module_of_file(rel), rel, f) for rel, flist in sorted(scanned.items())
-                             if a.side_of(symbols.module_of_file(rel)) == SCHEDULER for f in flist],
-                            roles.worker_call_prefix)
-    reads, found_producers, scheduler_writes, worker_calls = [], [], set(), set()
-    undeclared = UndeclaredFinder(a)
-    for rel, flist in sorted(scanned.items()):
-        module = symbols.module_of_file(rel)
-        side = a.side_of(module)
-        for f in flist:
-            holders = holder_finder.of(module, f)
-            worker_calls |= {c for c in holders.calls if c.startswith(f"self.{roles.worker_attr}.")}
-            reads.extend(field_reads(a, rel, module, side, f, holders))
-            undeclared.scan(rel, side, f, holders)
-            found_producers.extend(producers_in(a, rel, module, side, f, holders))
-            if side == SCHEDULER:
-                scheduler_writes |= fields_set_on_worker_results(a, f, holders)
-    for r in reads:
-        for inbound in holder_finder.inbound.get((r.module, r.consumer), {}).values():
-            if r.holder == inbound.why:
-                r.caller, r.caller_site, r.call_condition = inbound.caller, inbound.site, C.render(inbound.conds)
-    dedupe_ids(reads)
-    dedupe_ids(found_producers)
-
-    # worker return paths and violations
-    methods = sorted({c.split(".")[2] for c in worker_calls}) or [roles.worker_method]
-    conditions = selection.conditions(targets)
-    violation_finder = ViolationFinder(a, holder_finder, applicable(load_assumptions() if assumptions is None else assumptions,
-                                                                    source.version))
-    checked = violation_finder.checked(reads, scheduler_writes)
-    paths = worker_return_paths(a, targets, methods, deep_wants(checked), {r.field for r in checked})
-    violations = violation_finder.find(reads, paths, conditions, scheduler_writes)
-    producer_paths = named_producer_paths(a, dict(producers or {}))
-    if violation_finder.assumptions_used:
-        a.notes.append("assumptions used to rule out violations: " + ", ".join(sorted(violation_finder.assumptions_used))
-                       + " (contracts/catalog/assumptions.toml)")
-    if scheduler_writes:
-        a.notes.append("fields the scheduler side sets itself on a result (not checked against workers): "
-                       + ", ".join(sorted(scheduler_writes)))
-    _save_caches(symbols)
+        # worker return paths and violations
+        methods = sorted({c.split(".")[2] for c in worker_calls}) or [roles.worker_method]
+        conditions = selection.conditions(targets)
+        violation_finder = ViolationFinder(a, holder_finder, applicable(load_assumptions() if assumptions is None else assumptions,
+                                                                        source.version))
+        checked = violation_finder.checked(reads, scheduler_writes)
+        paths = worker_return_paths(a, targets, methods, deep_wants(checked), {r.field for r in checked})
+        violations = violation_finder.find(reads, paths, conditions, scheduler_writes)
+        producer_paths = named_producer_paths(a, dict(producers or {}))
+        if violation_finder.assumptions_used:
+            a.notes.append("assumptions used to rule out violations: " + ", ".join(sorted(violation_finder.assumptions_used))
+                           + " (contracts/catalog/assumptions.toml)")
+        if scheduler_writes:
+            a.notes.append("fields the scheduler side sets itself on a result (not checked against workers): "
+                           + ", ".join(sorted(scheduler_writes)))
+        _save_caches(symbols)
     _fail_on_unparsed(symbols)
     extraction = Extraction(
         source=source.describe(),

@@ -1,4 +1,4 @@
-"""Per-function facts from libcst: attribute reads, writes, bindings, calls and returns.
+"""Per-function facts: attribute reads, writes, bindings, calls and returns.
 
 This module holds the fact records and the expression descriptors; ``facts_visitors.py`` collects
 them and ``node_context.py`` says where each node sits (conditions, blocks, guards).
@@ -7,10 +7,10 @@ The facts are independent of which dataclass is being traced, so that they can b
 function source (``facts_cache.py``) and re-used by every analysis (the passes of ``extract.py``
 decide which names hold a ``GenerationBatchResult`` and which reads are contract sites).
 
-Only functions that can matter are parsed with libcst: ``function_spans`` cuts a file into its
-functions with the stdlib ``ast`` (cheap), and each one is parsed alone from its source segment
-(libcst's PositionProvider costs ~0.3 ms per line, too much for whole 6,000-line modules), with its
-line numbers shifted back to the file's.
+Only functions that can matter are looked at: ``function_spans`` cuts a file into its functions,
+and each one is parsed alone from its source segment with the stdlib ``ast`` (``snippet.py`` gives
+its nodes parents and their texts as written), with its line numbers shifted back to the file's.
+libcst gave the same facts ten times slower (its position metadata costs ~0.3 ms per line).
 
 Every read carries:
 - ``conds``: the enclosing if/elif/else/while/ternary/short-circuit conditions, innermost last,
@@ -127,6 +127,24 @@ class FunctionFacts:
 
 
 # ------------------------------------------------------------ function selection
+
+
+class Mentions:
+    """Does a function's text name a field (``.field``, or ``"field"`` for setattr) or the owner?"""
+
+    def __init__(self, fields: list[str], owner: str):
+        names = "|".join(map(re.escape, fields))
+        # one pattern that starts with a character class: the scan skips to the next . or quote
+        self._field = re.compile(rf"[.\"'](?:{names})\b")
+        self._owner = owner
+        self._owner_word = re.compile(rf"\b{re.escape(owner)}\b")
+
+    def search(self, text: str) -> bool:
+        for m in self._field.finditer(text):
+            end = m.end()
+            if m.group(0)[0] == "." or text[end : end + 1] in ("'", '"'):
+                return True
+        return self._owner in text and self._owner_word.search(text) is not None
 
 
 @dataclass

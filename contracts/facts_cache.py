@@ -1,19 +1,22 @@
-"""The per-file cache of function facts: libcst runs only on functions it has not seen.
+"""The per-file cache of function facts: only functions it has not seen are parsed.
 
 Entries are keyed by the file's content hash and hold ``{span_key: [FunctionFacts]}`` plus the
-file's function boundaries (``__spans__``), so a warm run needs neither ast nor libcst.
+file's function boundaries (``__spans__``), so a warm run parses nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from typing import Iterator
 
 from spectrace.atomic import atomic_write
 from spectrace.contracts.cache_warnings import warn_cache_unusable
-from spectrace.contracts.facts import FACTS_VERSION, FunctionFacts, FunctionSpan, function_spans, span_key
+from spectrace.contracts.facts import FACTS_VERSION, FunctionFacts, FunctionSpan, Mentions, function_spans, span_key
 from spectrace.errors import SpectraceError
 from spectrace.interrupts import process_pool
 from spectrace.source import cache_dir
@@ -24,13 +27,41 @@ def facts_cache_dir() -> Path:
 
 
 def _parse_spans(spans: list[FunctionSpan]) -> list[tuple[str, list[FunctionFacts]]]:
-    from spectrace.contracts.facts_visitors import facts_for_span  # libcst: only when parsing
+    from spectrace.contracts.facts_visitors import facts_for_span  # only when parsing
 
     return [(span_key(s), facts_for_span(s)) for s in spans]
 
 
+# files parsed ahead per task: small enough that the first results come back early
+AHEAD_CHUNK = 4
+# (file, content hash, its function boundaries, [(span key, facts)] of the functions picked)
+Ahead = tuple[str, str, list, list]
+
+
+def _parse_files(root: str, rels: list[str], mentions: Mentions) -> list[Ahead]:
+    """In a worker process: the facts of the functions of ``rels`` that ``mentions`` picks."""
+    from spectrace.contracts.facts_visitors import facts_for_span
+
+    out = []
+    for rel in rels:
+        try:
+            data = (Path(root) / rel).read_bytes()
+            spans = function_spans(data.decode("utf-8", errors="replace"))
+        except (OSError, SyntaxError, ValueError):
+            continue  # the process that asks for it reads it again and says what is wrong
+        parsed = []
+        for s in spans:
+            if mentions.search(s.text):
+                try:
+                    parsed.append((span_key(s), facts_for_span(s)))
+                except SpectraceError:
+                    pass  # raised again where it is asked for
+        out.append((rel, hashlib.sha1(data).hexdigest(), [(s.cls, s.name, s.start, s.end) for s in spans], parsed))
+    return out
+
+
 class FactsCache:
-    """libcst facts per function, parsed on demand, cached per file content hash."""
+    """Facts per function, parsed on demand, cached per file content hash."""
 
     def __init__(self, root: Path, use_cache: bool = True, jobs: int | None = None):
         self.root = root
@@ -43,6 +74,62 @@ class FactsCache:
         self._hash: dict[str, str] = {}
         self.parsed = 0
         self.reused = 0
+        self._pool: ProcessPoolExecutor | None = None
+        self._ahead: dict[str, Future] = {}  # file -> the task parsing it ahead
+        self._parsed_ahead: set[tuple[str, str]] = set()  # (file, span key) not counted yet
+
+    @contextlib.contextmanager
+    def parsing_ahead(self, rels: list[str], mentions: Mentions) -> Iterator[None]:
+        """A block during which the functions ``mentions`` picks in ``rels`` are parsed in worker
+        processes (``parse_ahead``); the workers stop when it ends, also on an error."""
+        self.parse_ahead(rels, mentions)
+        try:
+            yield
+        finally:
+            self.close()
+
+    def parse_ahead(self, rels: list[str], mentions: Mentions) -> None:
+        """Start parsing, in worker processes, the functions that ``mentions`` picks in the files of
+        ``rels`` that have nothing cached; ``spans`` and ``facts_many`` take the results."""
+        jobs = self.jobs if self.jobs is not None else min(os.cpu_count() or 1, 8)
+        todo = [rel for rel in rels if rel not in self._ahead and not self._entry(rel)]
+        if jobs <= 1 or len(todo) < 2 * AHEAD_CHUNK:
+            return
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=jobs)
+        for i in range(0, len(todo), AHEAD_CHUNK):
+            chunk = todo[i : i + AHEAD_CHUNK]
+            task = self._pool.submit(_parse_files, str(self.root), chunk, mentions)
+            self._ahead.update(dict.fromkeys(chunk, task))
+
+    def _settle(self, rel: str) -> None:
+        """Take what was parsed ahead for ``rel`` (waiting for it), and for the files of its task."""
+        task = self._ahead.get(rel)
+        if task is None:
+            return
+        try:
+            results = task.result()
+        except Exception:  # noqa: BLE001 (a worker lost: the asker parses the file itself)
+            results = []
+        for name in [r for r, t in self._ahead.items() if t is task]:
+            del self._ahead[name]
+        for name, digest, bounds, parsed in results:
+            entry = self._entry(name)
+            if digest != self._hash[name]:
+                continue  # changed since: parsed again on demand
+            entry.setdefault("__spans__", bounds)
+            for key, facts in parsed:
+                if key not in entry:
+                    entry[key] = facts
+                    self._parsed_ahead.add((name, key))
+            self._dirty.add(name)
+
+    def close(self) -> None:
+        """Stop the workers (what they did not finish is parsed on demand)."""
+        pool, self._pool = self._pool, None
+        self._ahead.clear()
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def text(self, rel: str) -> str:
         if rel not in self._text:
@@ -57,6 +144,7 @@ class FactsCache:
     def spans(self, rel: str) -> list[FunctionSpan]:
         """Function spans of a file; their boundaries are cached with the facts (no ast parse when warm)."""
         if rel not in self._spans:
+            self._settle(rel)
             entry = self._entry(rel)
             bounds = entry.get("__spans__")
             text = self.text(rel)
@@ -103,6 +191,7 @@ class FactsCache:
     def facts_many(self, wanted: dict[str, list[FunctionSpan]]) -> dict[str, list[FunctionFacts]]:
         todo: list[tuple[str, FunctionSpan]] = []
         for rel, spans in wanted.items():
+            self._settle(rel)
             entry = self._entry(rel)
             todo.extend((rel, s) for s in spans if span_key(s) not in entry)
         if todo:
@@ -120,11 +209,17 @@ class FactsCache:
                     self._entries[rel][key] = facts
                     self._dirty.add(rel)
             self.parsed += len(todo)
-        self.reused += sum(len(v) for v in wanted.values()) - len(todo)
+        ahead = {(rel, span_key(s)) for rel, spans in wanted.items() for s in spans} & self._parsed_ahead
+        self._parsed_ahead -= ahead
+        self.parsed += len(ahead)
+        self.reused += sum(len(v) for v in wanted.values()) - len(todo) - len(ahead)
         return {rel: [f for s in spans for f in self._entries[rel].get(span_key(s), [])]
                 for rel, spans in wanted.items()}
 
     def save(self) -> None:
+        for rel in list(self._ahead):
+            self._settle(rel)
+        self.close()
         if not self.use_cache or not self._dirty:
             return
         d = facts_cache_dir()

@@ -1,5 +1,5 @@
-"""The libcst visitors that collect one function snippet's facts, one job each, run in one
-batched pass (``facts_for_span``).
+"""The collectors of one function snippet's facts, one job each, run in one pass over its stdlib
+``ast`` in source order (``facts_for_span``).
 
 ``FunctionScope`` opens a ``FunctionFacts`` per (nested) function; the collectors append to the
 innermost one, each its own lists:
@@ -13,10 +13,10 @@ innermost one, each its own lists:
 
 from __future__ import annotations
 
-import libcst as cst
-import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+import ast
+from collections.abc import Iterator
 
+from spectrace.contracts.expr_values import call_args, chain_of, describe
 from spectrace.contracts.facts import (
     AttrWrite,
     Binding,
@@ -27,20 +27,18 @@ from spectrace.contracts.facts import (
     Guard,
     Return,
 )
-from spectrace.contracts.cst_values import chain_of, code, describe
 from spectrace.contracts.node_context import Context, ContextFinder, tested_names
+from spectrace.contracts.snippet import FUNCTIONS, DottedName, Snippet
 from spectrace.errors import SpectraceError
 
 
-class FunctionScope(cst.BatchableCSTVisitor):
+class FunctionScope:
     """The function being visited: a ``FunctionFacts`` per def, nested ones as ``outer.<locals>.inner``."""
 
-    METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider)
-
-    def __init__(self, cls: str | None, line_offset: int):
-        super().__init__()
+    def __init__(self, src: Snippet, cls: str | None):
+        self.src = src
         self.cls = cls
-        self.where = ContextFinder(self.get_metadata, line_offset)
+        self.where = ContextFinder(src)
         self.functions: list[FunctionFacts] = []
         self._stack: list[FunctionFacts] = []
 
@@ -48,80 +46,90 @@ class FunctionScope(cst.BatchableCSTVisitor):
     def current(self) -> FunctionFacts | None:
         return self._stack[-1] if self._stack else None
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        name = node.name.value
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        src = self.src
+        name = node.name
         if self._stack:
             qual = f"{self._stack[-1].qualname}.<locals>.{name}"
             cls = self._stack[-1].cls
         else:
             qual = f"{self.cls}.{name}" if self.cls else name
             cls = self.cls
-        every = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
-        params = [(p.name.value, code(p.annotation.annotation) if p.annotation else None) for p in every]
+        a = node.args
+        params = [(p.arg, src.code(p.annotation) if p.annotation else None) for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+        # ast aligns positional defaults with the last positional parameters, keyword-only ones one to one
+        positional = [*a.posonlyargs, *a.args]
+        with_defaults = [*zip(positional[len(positional) - len(a.defaults):], a.defaults), *zip(a.kwonlyargs, a.kw_defaults)]
         facts = FunctionFacts(
             qualname=qual,
             cls=cls,
             name=name,
-            line=self.where.line(node),
-            end_line=self.where.end_line(node),
+            line=src.line(node),
+            end_line=src.end_line(node),
             params=params,
-            returns_annotation=code(node.returns.annotation) if node.returns else None,
-            decorators=[code(d.decorator) for d in node.decorators],
-            defaults={p.name.value: describe(p.default) for p in every if p.default is not None},
+            returns_annotation=src.code(node.returns) if node.returns else None,
+            decorators=[src.code(d) for d in node.decorator_list],
+            defaults={p.arg: describe(src, d) for p, d in with_defaults if d is not None},
         )
         self._stack.append(facts)
         self.functions.append(facts)
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def leave_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self._stack.pop()
 
+    leave_AsyncFunctionDef = leave_FunctionDef
 
-class _Collector(cst.BatchableCSTVisitor):
+
+class _Collector:
     def __init__(self, scope: FunctionScope):
-        super().__init__()
         self.scope = scope
+        self.src = scope.src
         self.where = scope.where
 
 
 class ChainReads(_Collector):
-    def visit_Attribute(self, node: cst.Attribute) -> None:
+    def visit_Attribute(self, node: ast.Attribute | DottedName) -> None:
         if self.scope.current is None:
             return
-        parent = self.where.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.value is node:
+        src = self.src
+        parent = src.parent(node)
+        if isinstance(parent, ast.Attribute) and src.field(node) == "value":
             return  # only the outermost attribute of a chain is a read record
         ch = chain_of(node)
         if ch is None or self._is_store_target(node):
             return  # stores are Assignments' job
-        self._record(node, ch[0], ch[1], called=isinstance(parent, cst.Call) and parent.func is node)
+        self._record(node, ch[0], ch[1], called=isinstance(parent, ast.Call) and src.field(node) == "func")
 
-    def visit_Call(self, node: cst.Call) -> None:
+    visit_DottedName = visit_Attribute
+
+    def visit_Call(self, node: ast.Call) -> None:
         if self.scope.current is None:
             return
         # getattr(x, "name", default) reads x.name where it exists; getattr(x, "name") is x.name
-        if code(node.func) == "getattr" and len(node.args) in (2, 3) and m.matches(node.args[1].value, m.SimpleString()):
-            ch = chain_of(node.args[0].value)
+        args = call_args(node)
+        if self.src.code(node.func) == "getattr" and len(args) in (2, 3) and self.src.is_simple_string(args[1].value):
+            ch = chain_of(args[0].value)
             if ch is not None:
-                attr = node.args[1].value.evaluated_value
-                self._record(node, ch[0], [*ch[1], attr], called=False, via_getattr=len(node.args) == 3)
+                self._record(node, ch[0], [*ch[1], args[1].value.value], called=False, via_getattr=len(args) == 3)
 
-    def _is_store_target(self, node: cst.CSTNode) -> bool:
-        parent = self.where.parent(node)
-        if isinstance(parent, (cst.AssignTarget, cst.AnnAssign)) and parent.target is node:
+    def _is_store_target(self, node: ast.AST) -> bool:
+        src = self.src
+        parent, where = src.parent(node), src.field(node)
+        if (isinstance(parent, ast.Assign) and where == "targets") or (isinstance(parent, ast.AnnAssign) and where == "target"):
             return True
-        if isinstance(parent, cst.Element):
-            grand = self.where.parent(parent)
-            if isinstance(grand, (cst.Tuple, cst.List)):
-                return self._is_store_target(grand)
+        if isinstance(parent, (ast.Tuple, ast.List)) and where == "elts":
+            return self._is_store_target(parent)
         return False
 
-    def _record(self, node: cst.CSTNode, root: str, attrs: list[str], called: bool, via_getattr: bool = False):
+    def _record(self, node: ast.AST, root: str, attrs: list[str], called: bool, via_getattr: bool = False):
         ctx = self.where.of(node)
         read = ChainRead(
             root=root,
             attrs=attrs,
-            line=self.where.line(node),
-            col=self.where.col(node),
+            line=self.src.line(node),
+            col=self.src.col(node),
             shape=self.where.statement_shape(node, ctx),
             conds=ctx.conds,
             blocks=ctx.blocks,
@@ -137,171 +145,284 @@ class ChainReads(_Collector):
         self._bind_targets(node, read)
         self.scope.current.reads.append(read)
 
-    def _bind_targets(self, node: cst.CSTNode, read: ChainRead) -> None:
+    def _bind_targets(self, node: ast.AST, read: ChainRead) -> None:
         """`v = root.a`, `a, b = (root.a, root.b)`, `obj.x = root.a`: where the value goes."""
-        parent = self.where.parent(node)
+        src = self.src
+        parent = src.parent(node)
         element_index = None
-        if isinstance(parent, cst.Element):
-            tup = self.where.parent(parent)
-            if isinstance(tup, cst.Tuple):
-                element_index = list(tup.elements).index(parent)
-                node, parent = tup, self.where.parent(tup)
-        if isinstance(parent, cst.Assign) and parent.value is node:
-            for t in parent.targets:
-                target = t.target
-                if element_index is not None and isinstance(target, (cst.Tuple, cst.List)):
-                    if element_index >= len(target.elements):
+        if isinstance(parent, ast.Tuple) and src.field(node) == "elts":
+            element_index = parent.elts.index(node)
+            node, parent = parent, src.parent(parent)
+        if isinstance(parent, ast.Assign) and src.field(node) == "value":
+            for target in parent.targets:
+                if element_index is not None and isinstance(target, (ast.Tuple, ast.List)):
+                    if element_index >= len(target.elts):
                         continue
-                    target = target.elements[element_index].value
-                if isinstance(target, cst.Name):
-                    read.bound_to.append(target.value)
-                elif isinstance(target, (cst.Attribute, cst.Subscript)):
-                    read.stored_to = code(target)
-        elif isinstance(parent, cst.AnnAssign) and parent.value is node and isinstance(parent.target, cst.Name):
-            read.bound_to.append(parent.target.value)
+                    target = _element(target.elts[element_index])
+                if isinstance(target, ast.Name):
+                    read.bound_to.append(target.id)
+                elif isinstance(target, (ast.Attribute, ast.Subscript)):
+                    read.stored_to = src.code(target)
+        elif isinstance(parent, ast.AnnAssign) and src.field(node) == "value" and isinstance(parent.target, ast.Name):
+            read.bound_to.append(parent.target.id)
+
+
+def _element(node: ast.expr) -> ast.expr:
+    """An element of a tuple or list as written, without its star."""
+    return node.value if isinstance(node, ast.Starred) else node
 
 
 class CallSites(_Collector):
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Call(self, node: ast.Call) -> None:
         if self.scope.current is None:
             return
+        src = self.src
         ctx = self.where.of(node)
-        kws = {a.keyword.value: describe(a.value) for a in node.args if a.keyword is not None}
+        args = call_args(node)
+        kws = {a.keyword: describe(src, a.value) for a in args if a.keyword is not None}
         self.scope.current.calls.append(
-            CallSite(code(node.func), kws, sum(1 for a in node.args if a.keyword is None), self.where.line(node),
-                     ctx.conds, ctx.blocks, [describe(a.value) for a in node.args if a.keyword is None and not a.star])
+            CallSite(src.code(node.func), kws, sum(1 for a in args if a.keyword is None), src.line(node),
+                     ctx.conds, ctx.blocks, [describe(src, a.value) for a in args if a.keyword is None and not a.star])
         )
 
 
 class Assignments(_Collector):
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         """``(name := value)``: a binding where the expression is evaluated."""
-        if self.scope.current is None or not isinstance(node.target, cst.Name):
+        if self.scope.current is None or not isinstance(node.target, ast.Name):
             return
         ctx = self.where.of(node)
         self.scope.current.bindings.append(
-            Binding(node.target.value, describe(node.value), self.where.line(node), ctx.conds, ctx.blocks, exits=ctx.exits))
+            Binding(node.target.id, describe(self.src, node.value), self.src.line(node), ctx.conds, ctx.blocks,
+                    exits=ctx.exits))
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def visit_Assign(self, node: ast.Assign) -> None:
         if self.scope.current is None:
             return
         ctx = self.where.of(node)
         for t in node.targets:
-            self._record_target(t.target, node.value, node, ctx)
+            self._record_target(t, node.value, node, ctx)
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if self.scope.current is None:
             return
         ctx = self.where.of(node)
-        if isinstance(node.target, cst.Name):
+        if isinstance(node.target, ast.Name):
             self.scope.current.bindings.append(
-                Binding(node.target.value, describe(node.value), self.where.line(node), ctx.conds, ctx.blocks,
-                        annotation=code(node.annotation.annotation), exits=ctx.exits)
+                Binding(node.target.id, describe(self.src, node.value), self.src.line(node), ctx.conds, ctx.blocks,
+                        annotation=self.src.code(node.annotation), exits=ctx.exits)
             )
         elif node.value is not None:
             self._record_target(node.target, node.value, node, ctx)
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Call(self, node: ast.Call) -> None:
         """``setattr(x.y, "name", value)``, and ``setattr(x, name, value)`` in a loop over a literal
         tuple or list of names: a write of each name, as ``x.y.name = value`` would be."""
-        if self.scope.current is None or code(node.func) != "setattr" or len(node.args) != 3:
+        src = self.src
+        if self.scope.current is None or src.code(node.func) != "setattr":
             return
-        ch = chain_of(node.args[0].value)
+        args = call_args(node)
+        if len(args) != 3:
+            return
+        ch = chain_of(args[0].value)
         if ch is None:
             return
         ctx = self.where.of(node)
-        shape = self.where.statement_shape(node, ctx) or code(node)
-        names = self._literal_names(node, node.args[1].value)
+        shape = self.where.statement_shape(node, ctx) or src.code(node)
+        names = self._literal_names(node, args[1].value)
         for name in names:
             self.scope.current.writes.append(
-                AttrWrite(ch[0], [*ch[1], name], describe(node.args[2].value), self.where.line(node), shape,
+                AttrWrite(ch[0], [*ch[1], name], describe(src, args[2].value), src.line(node), shape,
                           ctx.conds, ctx.blocks, ctx.exits))
         if not names:
             self.scope.current.computed_writes.append(
-                AttrWrite(ch[0], list(ch[1]), describe(node.args[2].value), self.where.line(node), shape,
+                AttrWrite(ch[0], list(ch[1]), describe(src, args[2].value), src.line(node), shape,
                           ctx.conds, ctx.blocks, ctx.exits))
 
-    def _literal_names(self, node: cst.CSTNode, name: cst.BaseExpression) -> list[str]:
-        if isinstance(name, cst.SimpleString):
-            return [name.evaluated_value]
-        if not isinstance(name, cst.Name):
+    def _literal_names(self, node: ast.AST, name: ast.expr) -> list[str]:
+        src = self.src
+        if src.is_simple_string(name):
+            return [name.value]
+        if not isinstance(name, ast.Name):
             return []
-        cur = self.where.parent(node)
-        while cur is not None and not isinstance(cur, cst.FunctionDef):
-            if isinstance(cur, cst.For) and isinstance(cur.target, cst.Name) and cur.target.value == name.value:
-                items = cur.iter.elements if isinstance(cur.iter, (cst.Tuple, cst.List)) else None
-                if items and all(isinstance(e.value, cst.SimpleString) for e in items):
-                    return [e.value.evaluated_value for e in items]
+        cur = src.parent(node)
+        while cur is not None and not isinstance(cur, FUNCTIONS):
+            if isinstance(cur, (ast.For, ast.AsyncFor)) and isinstance(cur.target, ast.Name) and cur.target.id == name.id:
+                items = cur.iter.elts if isinstance(cur.iter, (ast.Tuple, ast.List)) else None
+                if items and all(src.is_simple_string(_element(e)) and not isinstance(e, ast.Starred) for e in items):
+                    return [e.value for e in items]
                 return []
-            cur = self.where.parent(cur)
+            cur = src.parent(cur)
         return []
 
     def _record_target(self, target, value, stmt, ctx: Context, index: int | None = None):
+        src = self.src
         facts = self.scope.current
-        desc = describe(value) if index is None else {"kind": "item", "index": index, "of": describe(value)}
-        if isinstance(target, cst.Name):
-            facts.bindings.append(Binding(target.value, desc, self.where.line(stmt), ctx.conds, ctx.blocks, exits=ctx.exits))
-        elif isinstance(target, cst.Attribute):
+        desc = describe(src, value) if index is None else {"kind": "item", "index": index, "of": describe(src, value)}
+        if isinstance(target, ast.Name):
+            facts.bindings.append(Binding(target.id, desc, src.line(stmt), ctx.conds, ctx.blocks, exits=ctx.exits))
+        elif isinstance(target, ast.Attribute):
             ch = chain_of(target)
             if ch is not None:
                 facts.writes.append(
-                    AttrWrite(ch[0], ch[1], desc, self.where.line(stmt), self.where.statement_shape(stmt, ctx) or code(stmt),
+                    AttrWrite(ch[0], ch[1], desc, src.line(stmt), self.where.statement_shape(stmt, ctx) or src.code(stmt),
                               ctx.conds, ctx.blocks, ctx.exits)
                 )
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) else None
-            for i, el in enumerate(target.elements):
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+            for i, el in enumerate(target.elts):
                 if values is not None:
-                    self._record_target(el.value, values[i].value, stmt, ctx)
+                    self._record_target(_element(el), _element(values[i]), stmt, ctx)
                 else:
-                    self._record_target(el.value, value, stmt, ctx, index=i)
+                    self._record_target(_element(el), value, stmt, ctx, index=i)
 
 
 class Returns(_Collector):
-    def visit_Return(self, node: cst.Return) -> None:
+    def visit_Return(self, node: ast.Return) -> None:
         if self.scope.current is None:
             return
         ctx = self.where.of(node)
         self.scope.current.returns.append(
-            Return(describe(node.value), self.where.line(node), self.where.statement_shape(node, ctx), ctx.conds,
+            Return(describe(self.src, node.value), self.src.line(node), self.where.statement_shape(node, ctx), ctx.conds,
                    ctx.blocks, ctx.exits)
         )
 
 
 class TestedNames(_Collector):
-    def _note(self, expr: cst.BaseExpression) -> None:
+    def _note(self, expr: ast.expr) -> None:
         if self.scope.current is not None:
             self.scope.current.none_tested.extend(tested_names(expr))
 
-    def visit_If(self, node: cst.If) -> None:
+    def visit_If(self, node: ast.If) -> None:
         self._note(node.test)
 
-    def visit_IfExp(self, node: cst.IfExp) -> None:
+    def visit_IfExp(self, node: ast.IfExp) -> None:
         self._note(node.test)
 
-    def visit_While(self, node: cst.While) -> None:
+    def visit_While(self, node: ast.While) -> None:
         self._note(node.test)
 
-    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        self._note(node.left)
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        # a and b and c is (a and b) and c: the left operand of each binary step, outermost first
+        for n in range(len(node.values) - 1, 0, -1):
+            self._note(self.src.prefix(node, n))
 
-    def visit_Assert(self, node: cst.Assert) -> None:
+    def visit_Assert(self, node: ast.Assert) -> None:
         self._note(node.test)
+
+
+# ------------------------------------------------------------------ the walk
+
+
+def _arguments(a: ast.arguments) -> Iterator[ast.AST]:
+    """A signature's parts as written: each parameter's annotation, then its default."""
+    positional = [*a.posonlyargs, *a.args]
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    for p, d in zip(positional, defaults):
+        yield p
+        if d is not None:
+            yield d
+    if a.vararg:
+        yield a.vararg
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        yield p
+        if d is not None:
+            yield d
+    if a.kwarg:
+        yield a.kwarg
+
+
+def _by_position(nodes: list[ast.AST]) -> list[ast.AST]:
+    return sorted(nodes, key=lambda n: (n.lineno, n.col_offset))
+
+
+def children(src: Snippet, node: ast.AST) -> Iterator[ast.AST]:
+    """The children of ``node`` in source order (ast's fields are not, for a few kinds)."""
+    if isinstance(node, FUNCTIONS):
+        yield from node.decorator_list
+        yield node.args
+        if node.returns:
+            yield node.returns
+        yield from node.body
+    elif isinstance(node, ast.ClassDef):
+        yield from node.decorator_list
+        yield from _by_position([*node.bases, *node.keywords])
+        yield from node.body
+    elif isinstance(node, ast.arguments):
+        yield from _arguments(node)
+    elif isinstance(node, ast.Call):
+        yield node.func
+        parts = [*node.args, *node.keywords]
+        yield from _by_position(parts) if node.args and node.keywords else parts
+    elif isinstance(node, ast.Dict):
+        for k, v in zip(node.keys, node.values):
+            if k is not None:
+                yield k
+            yield v
+    elif isinstance(node, ast.IfExp):
+        yield node.body
+        yield node.test
+        yield node.orelse
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        yield from _dotted_names(src, node)
+    else:
+        yield from ast.iter_child_nodes(node)
+
+
+def _dotted_names(src: Snippet, node: ast.Import | ast.ImportFrom) -> Iterator[DottedName]:
+    """The dotted module names an import statement spells (``import a.b``, ``from a.b import c``)."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if "." in alias.name:
+                root, *attrs = alias.name.split(".")
+                yield _adopted(src, DottedName(root, attrs, alias.lineno, alias.col_offset, alias.name), node)
+    elif node.module and "." in node.module:
+        start = src.span(node)[0] + len("from")
+        text = src.text
+        while text[start] in " \t\\\n.":
+            start += 1
+        line = text.count("\n", 0, start) + 1
+        col = start - (text.rfind("\n", 0, start) + 1)
+        root, *attrs = node.module.split(".")
+        byte_col = len(src.text[start - col : start].encode())
+        yield _adopted(src, DottedName(root, attrs, line, byte_col, node.module), node)
+
+
+def _adopted(src: Snippet, name: DottedName, stmt: ast.stmt) -> DottedName:
+    src.adopt(name, stmt, "names")
+    return name
+
+
+def _walk(src: Snippet, node: ast.AST, visitors: dict[str, list], leavers: dict[str, list]) -> None:
+    kind = type(node).__name__
+    for visit in visitors.get(kind, ()):
+        visit(node)
+    for child in children(src, node):
+        _walk(src, child, visitors, leavers)
+    for leave in leavers.get(kind, ()):
+        leave(node)
 
 
 def facts_for_span(span: FunctionSpan) -> list[FunctionFacts]:
-    """libcst over one function's source, positions shifted back to the file's lines."""
+    """One function's source parsed alone, positions shifted back to the file's lines."""
     # a method is parsed under a stand-in class header, so its indentation (and any
     # less-indented multi-line string inside it) stays as it is in the file
     text = f"class _Owner:\n{span.text}" if span.cls else span.text
     offset = span.start - 2 if span.cls else span.start - 1
     try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        # ast accepted the file: libcst lags behind a newer syntax; missing facts would hide contracts
+        src = Snippet(text, offset)
+    except SyntaxError as exc:
         name = f"{span.cls}.{span.name}" if span.cls else span.name
-        raise SpectraceError(f"libcst cannot parse {name} (line {span.start}): {exc.message}") from exc
-    scope = FunctionScope(span.cls, offset)
-    collectors = [ChainReads(scope), CallSites(scope), Assignments(scope), Returns(scope), TestedNames(scope)]
-    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([scope, *collectors])
+        raise SpectraceError(f"cannot parse {name} (line {span.start}): {exc.msg}") from exc
+    scope = FunctionScope(src, span.cls)
+    collectors = [scope, ChainReads(scope), CallSites(scope), Assignments(scope), Returns(scope), TestedNames(scope)]
+    visitors: dict[str, list] = {}
+    leavers: dict[str, list] = {}
+    for c in collectors:
+        for attr in dir(type(c)):
+            if attr.startswith("visit_"):
+                visitors.setdefault(attr[6:], []).append(getattr(c, attr))
+            elif attr.startswith("leave_"):
+                leavers.setdefault(attr[6:], []).append(getattr(c, attr))
+    _walk(src, src.tree, visitors, leavers)
     return scope.functions

@@ -1,73 +1,73 @@
 """Where a node sits in its function: the conditions that hold there, its block path, its
 statement, and the guards that establish a chain prefix is not None.
 
-``ContextFinder`` walks the parent links (libcst's ParentNodeProvider) from a node up to its
+``ContextFinder`` walks the parent links of the snippet (``snippet.py``) from a node up to its
 function; the fact collectors in ``facts_visitors.py`` ask it for every record they make.
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Iterable
 
-import libcst as cst
-import libcst.matchers as m
-from libcst.metadata import ParentNodeProvider, PositionProvider
-
-from spectrace.contracts.cst_values import chain_of, code
+from spectrace.contracts.expr_values import call_args, chain_of, is_none
 from spectrace.contracts.facts import Guard
+from spectrace.contracts.snippet import COMPOUND, FUNCTIONS, Snippet
 
-_EXIT_STMTS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+_EXIT_STMTS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _CATCHES_ATTRIBUTE = {"AttributeError", "TypeError", "Exception", "BaseException"}
+_TRIES = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
 
 @dataclass
 class Context:
     conds: list[tuple[str, bool]]  # enclosing conditions as text, outermost first (if a and b: a, b)
-    cond_nodes: list[tuple[cst.BaseExpression, bool]]  # the same, as whole test nodes
+    cond_nodes: list[tuple[ast.expr, bool]]  # the same, as whole test nodes
     blocks: list[str]  # enclosing block ids, outermost first, for dominance
-    statement: cst.CSTNode | None  # the enclosing simple statement, or the if/while whose test holds the node
+    statement: list[ast.stmt] | ast.stmt | None  # the statement line, or the if/while whose test holds the node
     in_test: bool  # the node is (part of) a condition
     handlers: list[tuple[str, int]] = field(default_factory=list)  # enclosing try handlers that catch AttributeError
-    exits_before: list[tuple[cst.BaseExpression, int]] = field(default_factory=list)  # earlier `if test: <exit>`
-    asserts_before: list[tuple[cst.BaseExpression, int]] = field(default_factory=list)
-
-    @property
-    def exits(self) -> list[str]:
-        return [code(t) for t, _ in self.exits_before]
+    exits_before: list[tuple[ast.expr, int]] = field(default_factory=list)  # earlier `if test: <exit>`
+    asserts_before: list[tuple[ast.expr, int]] = field(default_factory=list)
+    exits: list[str] = field(default_factory=list)  # the texts of exits_before
 
 
 # ------------------------------------------------------------- guard detection
 
 
-def split_and(node: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
-        return split_and(node.left) + split_and(node.right)
+def split_and(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return [p for v in node.values for p in split_and(v)]
     return [node]
 
 
-def split_or(node: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
-        return split_or(node.left) + split_or(node.right)
+def split_or(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        return [p for v in node.values for p in split_or(v)]
     return [node]
 
 
-def _is_prefix(node: cst.BaseExpression, prefix: str) -> bool:
+def _is_prefix(node: ast.expr, prefix: str) -> bool:
     ch = chain_of(node)
     return ch is not None and ".".join([ch[0], *ch[1]]) == prefix
 
 
-def asserts_present(test: cst.BaseExpression, positive: bool, prefix: str) -> str | None:
+def _is_not(node: ast.expr) -> bool:
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+
+
+def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -> str | None:
     """Does ``test`` (taken as true when ``positive``, else as false) imply ``prefix`` is not None?
 
     Returns the guard kind or None.
     """
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return asserts_present(test.expression, not positive, prefix)
+    if _is_not(test):
+        return asserts_present(src, test.operand, not positive, prefix)
     parts = split_and(test) if positive else split_or(test)
     if len(parts) > 1:
         for p in parts:
-            kind = asserts_present(p, positive, prefix)
+            kind = asserts_present(src, p, positive, prefix)
             if kind:
                 return kind
         return None
@@ -78,62 +78,60 @@ def asserts_present(test: cst.BaseExpression, positive: bool, prefix: str) -> st
         ch = chain_of(test)
         if ch and ".".join([ch[0], *ch[1]]).startswith(prefix + "."):
             return "truthiness"
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        comp = test.comparisons[0]
-        rhs_none = m.matches(comp.comparator, m.Name("None"))
+    if isinstance(test, ast.Compare) and len(test.comparators) == 1:
+        op = test.ops[0]
+        rhs_none = is_none(test.comparators[0])
         if rhs_none and _is_prefix(test.left, prefix):
-            if isinstance(comp.operator, cst.IsNot) and positive:
+            if isinstance(op, ast.IsNot) and positive:
                 return "not-none-check"
-            if isinstance(comp.operator, cst.Is) and not positive:
+            if isinstance(op, ast.Is) and not positive:
                 return "not-none-check"
-        if isinstance(comp.operator, (cst.NotEqual,)) and rhs_none and positive and _is_prefix(test.left, prefix):
+        if isinstance(op, ast.NotEq) and rhs_none and positive and _is_prefix(test.left, prefix):
             return "not-none-check"
-    if positive and isinstance(test, cst.Call):
-        fn = code(test.func)
-        if fn == "hasattr" and len(test.args) >= 2:
+    if positive and isinstance(test, ast.Call):
+        fn = src.code(test.func)
+        args = call_args(test)
+        if fn == "hasattr" and len(args) >= 2:
             root, _, attr = prefix.rpartition(".")
-            if code(test.args[0].value) == root and m.matches(test.args[1].value, m.SimpleString()):
-                if test.args[1].value.evaluated_value == attr:
+            if src.code(args[0].value) == root and src.is_simple_string(args[1].value):
+                if args[1].value.value == attr:
                     return "hasattr"
-        if fn == "isinstance" and test.args and _is_prefix(test.args[0].value, prefix):
+        if fn == "isinstance" and args and _is_prefix(args[0].value, prefix):
             return "isinstance"
     return None
 
 
-def tested_names(test: cst.BaseExpression) -> Iterable[str]:
+def tested_names(test: ast.expr) -> Iterable[str]:
     """Names and chains a condition checks for None/truthiness (for alias guards)."""
     for p in split_and(test) + split_or(test):
-        if isinstance(p, cst.UnaryOperation) and isinstance(p.operator, cst.Not):
-            p = p.expression
+        if _is_not(p):
+            p = p.operand
         ch = chain_of(p)
         if ch:
             yield ".".join([ch[0], *ch[1]])
-        if isinstance(p, cst.Comparison) and len(p.comparisons) == 1:
-            if m.matches(p.comparisons[0].comparator, m.Name("None")):
+        if isinstance(p, ast.Compare) and len(p.comparators) == 1:
+            if is_none(p.comparators[0]):
                 ch = chain_of(p.left)
                 if ch:
                     yield ".".join([ch[0], *ch[1]])
 
 
-def _handler_names(h: cst.ExceptHandler) -> set[str]:
+def _handler_names(src: Snippet, h: ast.ExceptHandler) -> set[str]:
     if h.type is None:
         return set()
-    if isinstance(h.type, cst.Tuple):
-        return {code(e.value).split(".")[-1] for e in h.type.elements}
-    return {code(h.type).split(".")[-1]}
+    if isinstance(h.type, ast.Tuple):
+        return {src.code(e.value if isinstance(e, ast.Starred) else e).split(".")[-1] for e in h.type.elts}
+    return {src.code(h.type).split(".")[-1]}
 
 
-def _exits(block: cst.BaseSuite) -> bool:
-    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
-    if not body:
+def exits(src: Snippet, block: list[ast.stmt]) -> bool:
+    """The block's last statement line returns, raises, breaks or continues."""
+    if isinstance(block[-1], COMPOUND):
         return False
-    last = body[-1]
-    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        return any(isinstance(s, _EXIT_STMTS) for s in last.body)
-    return False
+    return any(isinstance(s, _EXIT_STMTS) for s in src.line_group(block, len(block) - 1))
 
 
-def try_block(node: cst.Try | cst.TryStar, child: cst.CSTNode, line: Callable) -> str:
+def try_block(src: Snippet, node: ast.Try, child: ast.AST, where: str | None) -> str:
     """The block id of ``child`` (the body, a handler, ``else`` or ``finally``) of a try statement.
 
     An exception can leave the body at any statement, so nothing in the body dominates a handler:
@@ -142,147 +140,140 @@ def try_block(node: cst.Try | cst.TryStar, child: cst.CSTNode, line: Callable) -
     which dominates what comes after the statement (``blocks.dominates``). ``finally`` always runs:
     ``<line>y``, dominating what follows as well.
     """
-    at = line(node)
-    for h in node.handlers:
-        if child is h:
-            return f"{at}h{line(h)}"
-    if node.finalbody is not None and child is node.finalbody:
+    at = src.line(node)
+    if where == "handlers":
+        return f"{at}h{src.line(child)}"
+    if where == "finalbody":
         return f"{at}y"
-    return f"{at}T" if all(_exits(h.body) for h in node.handlers) else f"{at}t"
+    return f"{at}T" if all(exits(src, h.body) for h in node.handlers) else f"{at}t"
 
 
 # ------------------------------------------------------------------ the finder
 
 
 class ContextFinder:
-    """Positions and contexts of the nodes of one function snippet.
+    """Positions and contexts of the nodes of one function snippet."""
 
-    ``get_metadata`` is a resolved visitor's (it must depend on PositionProvider and
-    ParentNodeProvider); ``line_offset`` shifts the snippet's lines back to the file's.
-    """
+    def __init__(self, src: Snippet):
+        self.src = src
 
-    def __init__(self, get_metadata: Callable, line_offset: int):
-        self._meta = get_metadata
-        self.line_offset = line_offset
+    def line(self, node: ast.AST) -> int:
+        return self.src.line(node)
 
-    def line(self, node: cst.CSTNode) -> int:
-        return self._meta(PositionProvider, node).start.line + self.line_offset
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self.src.parent(node)
 
-    def end_line(self, node: cst.CSTNode) -> int:
-        return self._meta(PositionProvider, node).end.line + self.line_offset
-
-    def col(self, node: cst.CSTNode) -> int:
-        return self._meta(PositionProvider, node).start.column
-
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self._meta(ParentNodeProvider, node, None)
-
-    def of(self, node: cst.CSTNode) -> Context:
+    def of(self, node: ast.AST) -> Context:
         """Walk up to the function: conditions, block ids, the statement, in-test flag, try handlers."""
-        cond_nodes: list[tuple[cst.BaseExpression, bool]] = []
+        src = self.src
+        cond_nodes: list[tuple[ast.expr, bool]] = []
         case_conds: list[tuple[str, bool]] = []  # `case "v":` of `match x`: x == "v"
         blocks: list[str] = []
-        statement: cst.CSTNode | None = None
+        statement = None
         in_test = False
         handlers: list[tuple[str, int]] = []
-        exits_before: list[tuple[cst.BaseExpression, int]] = []
-        asserts_before: list[tuple[cst.BaseExpression, int]] = []
-        child, cur = node, self.parent(node)
-        while cur is not None and not isinstance(cur, cst.FunctionDef):
-            if statement is None and isinstance(cur, cst.SimpleStatementLine):
-                statement = cur
-            if isinstance(cur, (cst.If, cst.While)):
-                if child is cur.test:
+        exits_before: list[tuple[ast.expr, int]] = []
+        asserts_before: list[tuple[ast.expr, int]] = []
+        child, cur = node, src.parent(node)
+        while True:
+            if isinstance(child, ast.stmt):
+                block, index = src.block_of(child)
+                if not src.is_suite(block):
+                    if statement is None and not isinstance(child, COMPOUND):
+                        statement = src.line_group(block, index)
+                    # statements before `child` in this block: early exits and asserts
+                    for group in src.groups_before(block, index):
+                        stmt = group[0]
+                        if isinstance(stmt, ast.If) and exits(src, stmt.body) and not stmt.orelse:
+                            exits_before.append((stmt.test, src.line(stmt)))
+                        for small in group:
+                            if isinstance(small, ast.Assert):
+                                asserts_before.append((small.test, src.line(stmt)))
+            if cur is None or isinstance(cur, FUNCTIONS):
+                break
+            where = src.field(child)
+            if isinstance(cur, (ast.If, ast.While)):
+                if where == "test":
                     in_test = True
                     if statement is None:
                         statement = cur
-                elif child is cur.body:
+                elif where == "body":
                     cond_nodes.append((cur.test, True))
-                    blocks.append(f"{self.line(cur)}b")
-                else:  # orelse: Else or an elif If
+                    blocks.append(f"{src.line(cur)}b")
+                else:  # orelse: else or elif
                     cond_nodes.append((cur.test, False))
-                    blocks.append(f"{self.line(cur)}e")
-            elif isinstance(cur, cst.IfExp):
-                if child is cur.body:
+                    blocks.append(f"{src.line(cur)}e")
+            elif isinstance(cur, ast.IfExp):
+                if where == "body":
                     cond_nodes.append((cur.test, True))
-                elif child is cur.orelse:
+                elif where == "orelse":
                     cond_nodes.append((cur.test, False))
                 else:
                     in_test = True
-            elif isinstance(cur, cst.BooleanOperation):
-                if child is cur.right:
-                    cond_nodes.append((cur.left, isinstance(cur.operator, cst.And)))
+            elif isinstance(cur, ast.BoolOp):
+                i = next(k for k, v in enumerate(cur.values) if v is child)
+                if i:
+                    cond_nodes.append((src.prefix(cur, i), isinstance(cur.op, ast.And)))
                 in_test = in_test or self._is_test_position(cur)
-            elif isinstance(cur, (cst.Try, cst.TryStar)):
-                blocks.append(try_block(cur, child, self.line))
-                if child is cur.body:
+            elif isinstance(cur, _TRIES):
+                blocks.append(try_block(src, cur, child, where))
+                if where == "body":
                     for h in cur.handlers:
-                        names = _handler_names(h)
+                        names = _handler_names(src, h)
                         if not names or names & _CATCHES_ATTRIBUTE:
-                            handlers.append((f"except {', '.join(sorted(names)) or '(bare)'}", self.line(h)))
-            elif isinstance(cur, cst.MatchCase) and child is cur.body:
+                            handlers.append((f"except {', '.join(sorted(names)) or '(bare)'}", src.line(h)))
+            elif isinstance(cur, ast.match_case) and where == "body":
                 # one case's body runs only when its pattern matches: a block of its own
-                match = self.parent(cur)
-                blocks.append(f"{self.line(match)}c{self.line(cur)}")
-                if isinstance(cur.pattern, cst.MatchValue) and cur.guard is None:
-                    case_conds.append((f"{code(match.subject)} == {code(cur.pattern.value)}", True))
+                match = src.parent(cur)
+                blocks.append(f"{src.line(match)}c{src.line(cur)}")
+                if isinstance(cur.pattern, ast.MatchValue) and cur.guard is None:
+                    case_conds.append((f"{src.code(match.subject)} == {src.code(cur.pattern.value)}", True))
                 elif cur.guard is not None:
                     cond_nodes.append((cur.guard, True))
-            elif isinstance(cur, cst.For) and child is cur.body:
-                blocks.append(f"{self.line(cur)}f")  # a with-body always runs: no block of its own
-            elif isinstance(cur, cst.For) and child is cur.orelse:
-                blocks.append(f"{self.line(cur)}F")  # skipped when the loop breaks
-            if isinstance(cur, (cst.IndentedBlock, cst.Module)):
-                # statements before `child` in this block: early exits and asserts
-                for stmt in cur.body:
-                    if stmt is child:
-                        break
-                    if isinstance(stmt, cst.If) and _exits(stmt.body) and not stmt.orelse:
-                        exits_before.append((stmt.test, self.line(stmt)))
-                    if isinstance(stmt, cst.SimpleStatementLine):
-                        for small in stmt.body:
-                            if isinstance(small, cst.Assert):
-                                asserts_before.append((small.test, self.line(stmt)))
-            child, cur = cur, self.parent(cur)
+            elif isinstance(cur, (ast.For, ast.AsyncFor)) and where == "body":
+                blocks.append(f"{src.line(cur)}f")  # a with-body always runs: no block of its own
+            elif isinstance(cur, (ast.For, ast.AsyncFor)) and where == "orelse":
+                blocks.append(f"{src.line(cur)}F")  # skipped when the loop breaks
+            child, cur = cur, src.parent(cur)
         cond_nodes.reverse()
         blocks.reverse()
         conds = []
         for t, pos in cond_nodes:  # `if a and b` contributes a, b; `else` of `a or b`: not a, not b
             parts = split_and(t) if pos else split_or(t)
-            conds.extend((code(p), pos) for p in parts)
+            conds.extend((src.code(p), pos) for p in parts)
         conds.extend(reversed(case_conds))
         return Context(conds=conds, cond_nodes=cond_nodes, blocks=blocks, statement=statement, in_test=in_test,
-                       handlers=handlers, exits_before=exits_before, asserts_before=asserts_before)
+                       handlers=handlers, exits_before=exits_before, asserts_before=asserts_before,
+                       exits=[src.code(t) for t, _ in exits_before])
 
-    def _is_test_position(self, node: cst.CSTNode) -> bool:
-        parent = self.parent(node)
-        while isinstance(parent, (cst.BooleanOperation, cst.UnaryOperation)):
-            node, parent = parent, self.parent(parent)
-        return isinstance(parent, (cst.If, cst.While, cst.IfExp)) and getattr(parent, "test", None) is node
+    def _is_test_position(self, node: ast.AST) -> bool:
+        parent = self.src.parent(node)
+        while isinstance(parent, (ast.BoolOp, ast.UnaryOp)):
+            node, parent = parent, self.src.parent(parent)
+        return isinstance(parent, (ast.If, ast.While, ast.IfExp)) and self.src.field(node) == "test"
 
     def guards_for(self, prefix: str, ctx: Context) -> list[Guard]:
+        src = self.src
         guards: list[Guard] = []
         for test, positive in ctx.cond_nodes:
-            kind = asserts_present(test, positive, prefix)
+            kind = asserts_present(src, test, positive, prefix)
             if kind:
-                guards.append(Guard(kind, code(test) if positive else f"not ({code(test)})", self.line(test)))
+                guards.append(Guard(kind, src.code(test) if positive else f"not ({src.code(test)})", src.line(test)))
         for test, line in ctx.exits_before:
-            if asserts_present(test, False, prefix):
-                guards.append(Guard("early-exit", f"if {code(test)}: <exit>", line))
+            if asserts_present(src, test, False, prefix):
+                guards.append(Guard("early-exit", f"if {src.code(test)}: <exit>", line))
         for test, line in ctx.asserts_before:
-            if asserts_present(test, True, prefix):
-                guards.append(Guard("assert", f"assert {code(test)}", line))
+            if asserts_present(src, test, True, prefix):
+                guards.append(Guard("assert", f"assert {src.code(test)}", line))
         for text, line in ctx.handlers:
             guards.append(Guard("try-except", text, line))
         return guards
 
-    @staticmethod
-    def statement_shape(node: cst.CSTNode, ctx: Context) -> str:
+    def statement_shape(self, node: ast.AST, ctx: Context) -> str:
         stmt = ctx.statement
+        src = self.src
         if stmt is None:
-            return code(node) if isinstance(node, cst.BaseExpression) else ""
-        if isinstance(stmt, cst.SimpleStatementLine):
-            return "; ".join(code(s) for s in stmt.body)
-        if isinstance(stmt, (cst.If, cst.While)):
-            return f"{'if' if isinstance(stmt, cst.If) else 'while'} {code(stmt.test)}:"
-        return code(stmt)
+            return src.code(node) if isinstance(node, ast.expr) else ""
+        if isinstance(stmt, list):
+            return "; ".join(src.code(s) for s in stmt)
+        return f"{'if' if isinstance(stmt, ast.If) else 'while'} {src.code(stmt.test)}:"

@@ -53,9 +53,13 @@ def find_successors(project, shape: str, attribute_path: list[str], exclude_shap
     if not target or not last:
         return []
     found = []
+    # every kind of successor names `last` (a read of it, a store named after it): a text scan,
+    # cached with the tree's, leaves unparsed the modules that cannot hold one
+    word = last.encode()
+    holding = set(project.cached_scan(f"modules-holding-{last}", lambda: project.texts.grep(re.escape(word), word)))
     for module in sorted(project.files):
         side = side_of(module)
-        if side == "other":
+        if side == "other" or module not in holding:
             continue
         summary = project.module(module)
         for qn, f in summary.functions.items():

@@ -1,5 +1,5 @@
 """The symbol table every extraction pass reads: the tracer's index of the tree (``Project``:
-files, classes, MROs, attribute types, symbol resolution) joined with the libcst facts of the
+files, classes, MROs, attribute types, symbol resolution) joined with the facts of the
 functions (``FactsCache``), parsed on demand and indexed by qualified name."""
 
 from __future__ import annotations
@@ -78,12 +78,13 @@ class Symbols:
     def attr_writes(self, class_qn: str, attr: str) -> Iterator[tuple[str, FunctionFacts, AttrWrite]]:
         """(module, function, write) for every ``self.attr = ...`` in the class and its bases."""
         pat = re.compile(rf"\bself\.{re.escape(attr)}\s*(?::[^=]*)?=[^=]")
+        literal = f"self.{attr}"
         for c in self.mro(class_qn):
             mod, _, cls = c.rpartition(".")
             rel = self.file_of_module(mod)
             if rel is None:
                 continue
-            spans = [s for s in self.facts.spans(rel) if s.cls == cls and pat.search(s.text)]
+            spans = [s for s in self.facts.spans(rel) if s.cls == cls and literal in s.text and pat.search(s.text)]
             for f in self.facts.facts(rel, spans):
                 for w in f.writes:
                     if w.root == "self" and w.attrs == [attr]:

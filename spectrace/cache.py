@@ -5,7 +5,7 @@ The cache holds three things, each rebuilt on demand (docs/cli.md):
 * ``sglang/<version>/``: releases fetched from PyPI (``--sglang 0.5.9``), unpacked;
 * ``index/v<format>-py<python>/``: module summaries, ``bundles/`` by file content and one
   ``packs/`` file per source tree (a tree since deleted, such as a temporary copy, leaves its pack);
-* ``contracts/facts-v<format>/``: libcst facts per file content.
+* ``contracts/facts-v<format>/``: contract facts per file content.
 
 Entries of another format are written by other spectrace versions and never read by this one.
 """

@@ -7,9 +7,7 @@ module's imports. Expressions are kept as a tiny tuple IR (see ``expr_ir``) so t
 summary pickles small and loads fast.
 
 Why ``ast`` and not libcst here: the whole-package index must cover 4,700 files of SGLang
-0.5.23 in under a minute on two cores; libcst needs 257 s on one core for that. The
-contract extractor uses libcst on the handful of files that hold contract sites, where
-concrete syntax and its metadata (positions, parents) matter.
+0.5.23 in under a minute on two cores; libcst needs 257 s on one core for that.
 
 Caching the summaries is ``summary_cache``'s job; the classes here are what it pickles, so they
 stay in this module (moving one would orphan every cached entry).

@@ -20,7 +20,7 @@ SGLang's spawned scheduler included. The work is done by its neighbours:
 
 The whole package imports only the standard library (and ``spectrace.contracts.catalog``,
 ``spectrace.sides``, ``spectrace.errors``, which do too), so that it runs in an SGLang environment
-where spectrace's analysis dependencies (libcst, ...) are not installed.
+where spectrace's analysis dependencies (networkx, ...) are not installed.
 """
 
 from __future__ import annotations
