@@ -114,8 +114,8 @@ PATCHED_EDITS = {
         Edit(DISABLED, NDI, "        out.next_draft_input = None if draft_input.topk_p is None else EagleDraftInput(\n"),)),
     # the worker aliased, and the publish guard rewritten
     "disabled step refactored": (False, (
-        Edit(DISABLED, "        w, draft_input = self.worker, batch.spec_info\n",
-             "        worker, draft_input = self.worker, batch.spec_info\n        w = worker\n"),
+        Edit(DISABLED, "        worker = self.worker\n        draft_input = batch.spec_info\n",
+             "        w = self.worker\n        worker = w\n        draft_input = batch.spec_info\n"),
         Edit(DISABLED, "        if on_publish is not None:\n            on_publish(new_seq_lens)\n",
              "        if on_publish:\n            on_publish(new_seq_lens)\n"),
     )),
