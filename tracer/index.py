@@ -265,9 +265,11 @@ class _Extractor(ast.NodeVisitor):
         self.module_func = FuncInfo(qualname=MODULE_FUNC, name=MODULE_FUNC, line=1, end=1, cls=None,
                                     params=[], returns=None, decorators=[])
 
-    # A faster walk than NodeVisitor's: one handler lookup per node type, no visits of the leaves
-    # that hold nothing (names, constants, load/store contexts, operators) and no look at the fields
-    # that hold no node; parsing a cold tree's modules is most of a cold map's time.
+    # The walk is written by hand rather than driven by NodeVisitor's generic dispatch: a statement's
+    # or expression's children are visited field by field in the order ``_fields`` lists them (the
+    # order of the facts recorded depends on it), and the leaves that hold nothing (names,
+    # constants, contexts, operators) are never called. Walking the trees into summaries costs
+    # as much as parsing them otherwise; parsing is most of a cold map and a cold index.
     _SKIP = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Constant, ast.Name,
              ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.alias)
     _LEAF_FIELDS = frozenset({"ctx", "op", "id", "attr", "arg", "name", "names", "level", "module",
@@ -296,27 +298,128 @@ class _Extractor(ast.NodeVisitor):
     def _skip(self, node):
         pass
 
+    def _expr(self, node):
+        """Visit one optional child; a leaf or None costs one type test."""
+        t = type(node)
+        if t is not ast.Name and t is not ast.Constant and node is not None:
+            handler = self._handlers.get(t)
+            if handler is None:
+                handler = self._handler(t)
+            handler(self, node)
+
+    def _each(self, nodes):
+        """Visit a list of children in order."""
+        handlers = self._handlers
+        for node in nodes:
+            t = type(node)
+            if t is not ast.Name and t is not ast.Constant and node is not None:
+                handler = handlers.get(t)
+                if handler is None:
+                    handler = self._handler(t)
+                handler(self, node)
+
     def generic_visit(self, node):
+        """The kinds of node no handler is written for (rare ones: match statements, type aliases...)."""
         t = type(node)
         fields = self._fields.get(t)
         if fields is None:
             fields = self._fields[t] = tuple(f for f in t._fields if f not in self._LEAF_FIELDS)
-        handlers, skip = self._handlers, _Extractor._skip
         for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
-                for item in value:
-                    handler = handlers.get(type(item))
-                    if handler is None:
-                        handler = self._handler(type(item))
-                    if handler is not skip:
-                        handler(self, item)
-            elif value is not None:
-                handler = handlers.get(type(value))
-                if handler is None:
-                    handler = self._handler(type(value))
-                if handler is not skip:
-                    handler(self, value)
+                self._each(value)
+            elif isinstance(value, ast.AST):
+                self._expr(value)
+
+    # -- containers: nothing recorded, their children visited
+    def visit_Expr(self, node):
+        self._expr(node.value)
+
+    visit_Await = visit_Starred = visit_Expr
+
+    def visit_FormattedValue(self, node):
+        self._expr(node.value)
+        self._expr(node.format_spec)
+
+    def visit_keyword(self, node):
+        self._expr(node.value)
+
+    def visit_Subscript(self, node):
+        self._expr(node.value)
+        self._expr(node.slice)
+
+    def visit_BinOp(self, node):
+        self._expr(node.left)
+        self._expr(node.right)
+
+    def visit_Compare(self, node):
+        self._expr(node.left)
+        self._each(node.comparators)
+
+    def visit_BoolOp(self, node):
+        self._each(node.values)
+
+    def visit_UnaryOp(self, node):
+        self._expr(node.operand)
+
+    def visit_Tuple(self, node):
+        self._each(node.elts)
+
+    visit_List = visit_Set = visit_Tuple
+
+    def visit_Dict(self, node):
+        self._each(node.keys)
+        self._each(node.values)
+
+    def visit_JoinedStr(self, node):
+        self._each(node.values)
+
+    def visit_IfExp(self, node):
+        self._expr(node.test)
+        self._expr(node.body)
+        self._expr(node.orelse)
+
+    def visit_Slice(self, node):
+        self._expr(node.lower)
+        self._expr(node.upper)
+        self._expr(node.step)
+
+    def visit_If(self, node):
+        self._expr(node.test)
+        self._each(node.body)
+        self._each(node.orelse)
+
+    visit_While = visit_If
+
+    def visit_Try(self, node):
+        self._each(node.body)
+        self._each(node.handlers)
+        self._each(node.orelse)
+        self._each(node.finalbody)
+
+    visit_TryStar = visit_Try
+
+    def visit_ExceptHandler(self, node):
+        self._expr(node.type)
+        self._each(node.body)
+
+    def visit_Assert(self, node):
+        self._expr(node.test)
+        self._expr(node.msg)
+
+    def visit_Delete(self, node):
+        self._each(node.targets)
+
+    def visit_AugAssign(self, node):
+        self._expr(node.target)
+        self._expr(node.value)
+
+    def visit_NamedExpr(self, node):
+        self._expr(node.target)
+        self._expr(node.value)
+
+    def visit_Module(self, node):
+        self._each(node.body)
 
     def scope(self) -> FuncInfo | None:
         """The function whose calls the current statement makes (the module's pseudo-function at top level)."""
@@ -505,12 +608,15 @@ class _Extractor(ast.NodeVisitor):
                 tuple((k.arg, expr_ir(k.value)) if k.arg else ("**", expr_ir(k.value)) for k in node.keywords))
         self.add_call(node, expr_ir(node.func), tuple(k.arg for k in node.keywords if k.arg), args)
         self.callee = node.func  # `x.m()` calls m: no property use (the walk meets func first)
-        self.generic_visit(node)
+        self._expr(f)
+        self._each(node.args)
+        self._each(node.keywords)
 
     def visit_Raise(self, node: ast.Raise):
         if type(node.exc) in (ast.Name, ast.Attribute):  # `raise E` instantiates E
             self.add_call(node.exc, expr_ir(node.exc), implicit=True)
-        self.generic_visit(node)
+        self._expr(node.exc)
+        self._expr(node.cause)
 
     def _protocol(self, node, kind: str, value):
         f = self.scope()
@@ -520,7 +626,10 @@ class _Extractor(ast.NodeVisitor):
     def visit_For(self, node):
         self._record_assign(node.target, ("it", expr_ir(node.iter)), None, node.lineno)
         self._protocol(node.iter, "aiter" if type(node) is ast.AsyncFor else "iter", node.iter)
-        self.generic_visit(node)
+        self._expr(node.target)
+        self._expr(node.iter)
+        self._each(node.body)
+        self._each(node.orelse)
 
     visit_AsyncFor = visit_For
 
@@ -529,9 +638,19 @@ class _Extractor(ast.NodeVisitor):
             for gen in node.generators:
                 self._record_assign(gen.target, ("it", expr_ir(gen.iter)), None, node.lineno)
                 self._protocol(gen.iter, "aiter" if gen.is_async else "iter", gen.iter)
-        self.generic_visit(node)
+        if type(node) is ast.DictComp:
+            self._expr(node.key)
+            self._expr(node.value)
+        else:
+            self._expr(node.elt)
+        self._each(node.generators)
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def visit_comprehension(self, node):
+        self._expr(node.target)
+        self._expr(node.iter)
+        self._each(node.ifs)
 
     def _record_assign(self, target, value_ir, annotation_ir, line):
         if (type(target) is ast.Subscript and type(target.value) is ast.Name and type(target.slice) is ast.Constant
@@ -565,34 +684,42 @@ class _Extractor(ast.NodeVisitor):
         value = expr_ir(node.value)
         for t in node.targets:
             self._record_assign(t, value, None, node.lineno)
-        self.generic_visit(node)
+        self._each(node.targets)
+        self._expr(node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign):
         if self.func_stack or not self.class_stack:
             self._record_assign(node.target, expr_ir(node.value) if node.value else UNKNOWN,
                                 annotation_ir(node.annotation), node.lineno)
-        self.generic_visit(node)
+        self._expr(node.target)
+        self._expr(node.annotation)
+        self._expr(node.value)
 
     def visit_With(self, node):
         for item in node.items:
             self._protocol(item.context_expr, "awith" if type(node) is ast.AsyncWith else "with", item.context_expr)
             if item.optional_vars is not None:
                 self._record_assign(item.optional_vars, UNKNOWN, None, node.lineno)
-        self.generic_visit(node)
+        self._each(node.items)
+        self._each(node.body)
 
     visit_AsyncWith = visit_With
+
+    def visit_withitem(self, node):
+        self._expr(node.context_expr)
+        self._expr(node.optional_vars)
 
     def visit_Return(self, node: ast.Return):
         if self.func_stack and node.value is not None:
             self.func_stack[-1].return_exprs.append(expr_ir(node.value))
-        self.generic_visit(node)
+        self._expr(node.value)
 
     def visit_Yield(self, node):
         # a generator returns an iterator over what it yields: the yielded values' sequence
         if self.func_stack and node.value is not None:
             yielded = expr_ir(node.value)
             self.func_stack[-1].return_exprs.append(("lc", yielded if type(node) is ast.Yield else ("it", yielded)))
-        self.generic_visit(node)
+        self._expr(node.value)
 
     visit_YieldFrom = visit_Yield
 
