@@ -59,69 +59,73 @@ _INTERNED: dict = {}
 
 
 def expr_ir(node: ast.AST | None, depth: int = 0):
-    """The IR of an expression; equal IRs are one shared object (smaller, faster pickles)."""
-    ir = ("n", node.id) if type(node) is ast.Name and depth <= 12 else _expr_ir(node, depth)  # names: most
+    """The IR of an expression; equal IRs are one shared object (smaller, faster pickles). One
+    function, most frequent kinds first: it runs for most expression nodes of a tree."""
+    t = type(node)
+    if depth > 12:
+        return UNKNOWN
+    if t is ast.Name:
+        ir = ("n", node.id)
+    elif t is ast.Attribute:
+        ir = ("a", expr_ir(node.value, depth + 1), node.attr)
+    elif t is ast.Call:
+        ir = _call_ir(node, depth)
+    elif t is ast.Constant:
+        v = node.value
+        if type(v) is bool:  # a tag of its own: ("k", True) == ("k", 1), and equal IRs are shared
+            ir = ("kb", v)
+        else:
+            ir = ("k", v if v is None or isinstance(v, (str, int)) else None)
+    elif t is ast.Subscript:
+        sl = node.slice
+        items = sl.elts if type(sl) is ast.Tuple else [sl]
+        ir = ("s", expr_ir(node.value, depth + 1), tuple([expr_ir(i, depth + 1) for i in items]))
+    elif t is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant \
+            and type(node.operand.value) is int:  # a negative index
+        ir = ("k", -node.operand.value)
+    elif t is ast.BinOp and type(node.op) is ast.BitOr:
+        ir = ("|", expr_ir(node.left, depth + 1), expr_ir(node.right, depth + 1))
+    elif t is ast.Tuple:
+        ir = ("t", tuple([expr_ir(e, depth + 1) for e in node.elts]))
+    elif t is ast.List or t is ast.Set:
+        ir = ("l", tuple([expr_ir(e, depth + 1) for e in node.elts]))
+    elif t is ast.Dict:
+        ir = ("d", tuple([expr_ir(k, depth + 1) for k in node.keys]),
+              tuple([expr_ir(v, depth + 1) for v in node.values]))
+    elif t is ast.ListComp or t is ast.SetComp or t is ast.GeneratorExp:
+        ir = ("lc", expr_ir(node.elt, depth + 1))
+    elif t is ast.DictComp:
+        ir = ("dc", expr_ir(node.key, depth + 1), expr_ir(node.value, depth + 1))
+    elif t is ast.IfExp:  # a if c else b: either value
+        ir = ("t|", (expr_ir(node.body, depth + 1), expr_ir(node.orelse, depth + 1)))
+    elif t is ast.BoolOp and type(node.op) is ast.Or:  # x or Default(): either value
+        ir = ("t|", tuple([expr_ir(v, depth + 1) for v in node.values]))
+    elif t is ast.Await:
+        return expr_ir(node.value, depth + 1)
+    elif t is ast.Lambda:
+        a = node.args
+        names = tuple(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x)
+        ir = ("lam", expr_ir(node.body, depth + 1), names, (node.lineno, node.col_offset))
+    elif t is ast.Starred:
+        ir = ("*", expr_ir(node.value, depth + 1))
+    else:
+        return UNKNOWN
     return _INTERNED.setdefault(ir, ir)
 
 
-def _expr_ir(node: ast.AST | None, depth: int = 0):
-    if node is None or depth > 12:
-        return UNKNOWN
-    t = type(node)
-    if t is ast.Name:
-        return ("n", node.id)
-    if t is ast.Attribute:
-        return ("a", expr_ir(node.value, depth + 1), node.attr)
-    if t is ast.Call:
-        f = node.func
-        if type(f) is ast.Name and f.id in ITER_BUILTINS and not node.keywords:
-            return ("bi", f.id, tuple(expr_ir(a, depth + 1) for a in node.args))
-        if (node.args and type(node.args[0]) is not ast.Starred
-                and (f.id if type(f) is ast.Name else f.attr if type(f) is ast.Attribute else None) == "partial"):
-            return ("pa", expr_ir(f, depth + 1), expr_ir(node.args[0], depth + 1))
-        if type(f) is ast.Name and f.id == "dict" and not node.args and all(k.arg for k in node.keywords):
-            # `dict(a=x, b=y)` is the display `{"a": x, "b": y}`
-            return ("d", tuple(("k", k.arg) for k in node.keywords),
-                    tuple(expr_ir(k.value, depth + 1) for k in node.keywords))
-        kw = tuple(k.arg for k in node.keywords if k.arg)
-        return ("c", expr_ir(node.func, depth + 1), kw)
-    if t is ast.Subscript:
-        sl = node.slice
-        items = sl.elts if type(sl) is ast.Tuple else [sl]
-        return ("s", expr_ir(node.value, depth + 1), tuple(expr_ir(i, depth + 1) for i in items))
-    if t is ast.Constant:
-        v = node.value
-        if type(v) is bool:  # a tag of its own: ("k", True) == ("k", 1), and equal IRs are shared
-            return ("kb", v)
-        return ("k", v if v is None or isinstance(v, (str, int)) else None)
-    if t is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant \
-            and type(node.operand.value) is int:  # a negative index
-        return ("k", -node.operand.value)
-    if t is ast.BinOp and type(node.op) is ast.BitOr:
-        return ("|", expr_ir(node.left, depth + 1), expr_ir(node.right, depth + 1))
-    if t is ast.Tuple:
-        return ("t", tuple(expr_ir(e, depth + 1) for e in node.elts))
-    if t is ast.List or t is ast.Set:
-        return ("l", tuple(expr_ir(e, depth + 1) for e in node.elts))
-    if t is ast.Dict:
-        return ("d", tuple(expr_ir(k, depth + 1) for k in node.keys), tuple(expr_ir(v, depth + 1) for v in node.values))
-    if t is ast.ListComp or t is ast.SetComp or t is ast.GeneratorExp:
-        return ("lc", expr_ir(node.elt, depth + 1))
-    if t is ast.DictComp:
-        return ("dc", expr_ir(node.key, depth + 1), expr_ir(node.value, depth + 1))
-    if t is ast.IfExp:  # a if c else b: either value
-        return ("t|", (expr_ir(node.body, depth + 1), expr_ir(node.orelse, depth + 1)))
-    if t is ast.BoolOp and type(node.op) is ast.Or:  # x or Default(): either value
-        return ("t|", tuple(expr_ir(v, depth + 1) for v in node.values))
-    if t is ast.Await:
-        return expr_ir(node.value, depth + 1)
-    if t is ast.Lambda:
-        a = node.args
-        names = tuple(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x)
-        return ("lam", expr_ir(node.body, depth + 1), names, (node.lineno, node.col_offset))
-    if t is ast.Starred:
-        return ("*", expr_ir(node.value, depth + 1))
-    return UNKNOWN
+def _call_ir(node: ast.Call, depth: int):
+    f = node.func
+    tf = type(f)
+    if tf is ast.Name and f.id in ITER_BUILTINS and not node.keywords:
+        return ("bi", f.id, tuple([expr_ir(a, depth + 1) for a in node.args]))
+    if (node.args and type(node.args[0]) is not ast.Starred
+            and (f.id if tf is ast.Name else f.attr if tf is ast.Attribute else None) == "partial"):
+        return ("pa", expr_ir(f, depth + 1), expr_ir(node.args[0], depth + 1))
+    if tf is ast.Name and f.id == "dict" and not node.args and all(k.arg for k in node.keywords):
+        # `dict(a=x, b=y)` is the display `{"a": x, "b": y}`
+        return ("d", tuple([("k", k.arg) for k in node.keywords]),
+                tuple([expr_ir(k.value, depth + 1) for k in node.keywords]))
+    return ("c", expr_ir(f, depth + 1), tuple([k.arg for k in node.keywords if k.arg]))
 
 
 def annotation_ir(node: ast.AST):
@@ -434,7 +438,7 @@ class _Extractor(ast.NodeVisitor):
         root = func_ir
         while root[0] in ("a", "c", "s"):
             root = root[1]
-        if root[0] == "n" and any(root[1] in names for names in self.lambda_params):
+        if self.lambda_params and root[0] == "n" and any(root[1] in names for names in self.lambda_params):
             # a call of a lambda's parameter: the lambda's own, nothing the enclosing function can resolve
             lam = self.lambda_stack[-1] if self.lambda_stack else None
             if lam is not None and any(p == root[1] for p, _a in lam.params):
@@ -604,9 +608,10 @@ class _Extractor(ast.NodeVisitor):
         if (not self.func_stack and not self.class_stack and type(f) is ast.Attribute and f.attr == "update"
                 and type(f.value) is ast.Name and len(node.args) == 1 and type(node.args[0]) is ast.Dict):
             self._bind_global(f.value.id, expr_ir(node.args[0]))  # a global dict's new entries
-        args = (tuple(expr_ir(a) for a in node.args),
-                tuple((k.arg, expr_ir(k.value)) if k.arg else ("**", expr_ir(k.value)) for k in node.keywords))
-        self.add_call(node, expr_ir(node.func), tuple(k.arg for k in node.keywords if k.arg), args)
+        keywords = node.keywords
+        args = (tuple([expr_ir(a) for a in node.args]),
+                tuple([(k.arg or "**", expr_ir(k.value)) for k in keywords]) if keywords else ())
+        self.add_call(node, expr_ir(f), tuple([k.arg for k in keywords if k.arg]) if keywords else (), args)
         self.callee = node.func  # `x.m()` calls m: no property use (the walk meets func first)
         self._expr(f)
         self._each(node.args)
