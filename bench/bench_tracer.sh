@@ -4,7 +4,10 @@
 # ratio to the floor measured in the same run: plain `ast.parse` of every file of the tree on one
 # core, as the interpreter runs it by default (the files read beforehand, the parse alone timed; the
 # least of ROUNDS rounds, default 1).
-# Usage: bash bench/bench_tracer.sh [VERSION [ROUNDS]]
+# With SUMMARIES_BASE=<commit>, first checks that tracer/index.py of that commit and of the
+# working tree summarise every module of the tree into the same pickles (a faster walk must not
+# change what it records); it stops if one differs.
+# Usage: [SUMMARIES_BASE=<commit>] bash bench/bench_tracer.sh [VERSION [ROUNDS]]
 set -euo pipefail
 version="${1:-0.5.23}"
 rounds="${2:-1}"
@@ -15,6 +18,28 @@ tree="$src_cache/sglang/$version"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cold_cache() { rm -rf "$work/c"; mkdir -p "$work/c"; ln -s "$src_cache/sglang" "$work/c/sglang"; }
+if [ -n "${SUMMARIES_BASE:-}" ]; then
+  mkdir -p "$work/base"
+  git -C "$(dirname "$0")/.." show "$SUMMARIES_BASE:tracer/index.py" >"$work/base/base_index.py"
+  python3 - "$tree" "$work/base" <<'PY'
+import gc, pickle, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+import base_index
+from spectrace.tracer import index
+gc.disable()
+root = Path(sys.argv[1])
+rels = sorted(str(p.relative_to(root)) for p in (root / "sglang").rglob("*.py"))
+differ = []
+for rel in rels:
+    data = (root / rel).read_bytes()
+    old, new = (pickle.dumps(m.summarize_source(data, rel), protocol=pickle.HIGHEST_PROTOCOL) for m in (base_index, index))
+    if old != new:
+        differ.append(rel)
+print(f"summaries: {len(rels) - len(differ)} of {len(rels)} modules pickle the same as at the base", *differ[:10])
+sys.exit(1 if differ else 0)
+PY
+fi
 floor=$(python3 - "$tree" "$rounds" <<'PY'
 import ast, pathlib, sys, time
 files = sorted(pathlib.Path(sys.argv[1]).rglob("*.py"))
