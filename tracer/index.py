@@ -56,6 +56,7 @@ MODULE_FUNC = "<module>"
 
 
 _INTERNED: dict = {}
+_NAME_IRS: dict = {}  # name -> its interned ("n", name)
 
 
 def expr_ir(node: ast.AST | None, depth: int = 0):
@@ -64,9 +65,13 @@ def expr_ir(node: ast.AST | None, depth: int = 0):
     t = type(node)
     if depth > 12:
         return UNKNOWN
-    if t is ast.Name:
-        ir = ("n", node.id)
-    elif t is ast.Attribute:
+    if t is ast.Name:  # most of them: one lookup, no tuple made
+        ir = _NAME_IRS.get(node.id)
+        if ir is None:
+            ir = ("n", node.id)
+            ir = _NAME_IRS[node.id] = _INTERNED.setdefault(ir, ir)
+        return ir
+    if t is ast.Attribute:
         ir = ("a", expr_ir(node.value, depth + 1), node.attr)
     elif t is ast.Call:
         ir = _call_ir(node, depth)
@@ -615,7 +620,8 @@ class _Extractor(ast.NodeVisitor):
         self.callee = node.func  # `x.m()` calls m: no property use (the walk meets func first)
         self._expr(f)
         self._each(node.args)
-        self._each(node.keywords)
+        for k in keywords:  # (a keyword node itself holds nothing)
+            self._expr(k.value)
 
     def visit_Raise(self, node: ast.Raise):
         if type(node.exc) in (ast.Name, ast.Attribute):  # `raise E` instantiates E
