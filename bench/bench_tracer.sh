@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Times spectrace's own index and map on an SGLang version (default 0.5.23), whole process,
-# cold (empty index cache, the wheel already unpacked) and warm, with peak memory, each as a
-# ratio to the floor measured in the same run: plain `ast.parse` of every file of the tree on one
-# core, as the interpreter runs it by default (the files read beforehand, the parse alone timed; the
-# least of ROUNDS rounds, default 1).
+# cold (empty index cache, the wheel already unpacked) and warm, with the CPU time of the process
+# and its workers (what other work on a shared machine moves least) and peak memory; the wall time
+# also as a ratio to the floor measured in the same run: plain `ast.parse` of every file of the tree
+# on one core, as the interpreter runs it by default (the files read beforehand, the parse alone
+# timed; the least of ROUNDS rounds, default 1; its CPU time printed beside).
 # With SUMMARIES_BASE=<commit>, first checks that tracer/index.py of that commit and of the
 # working tree summarise every module of the tree into the same pickles (a faster walk must not
 # change what it records); it stops if one differs.
@@ -57,30 +58,32 @@ floor=$(python3 - "$tree" "$rounds" <<'PY'
 import ast, pathlib, sys, time
 files = sorted(pathlib.Path(sys.argv[1]).rglob("*.py"))
 texts = [p.read_bytes() for p in files]
-best = None
+best = best_cpu = None
 for _ in range(int(sys.argv[2])):
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for text in texts:
         try:
             ast.parse(text)
         except (SyntaxError, ValueError):
             pass
-    spent = time.perf_counter() - t0
+    spent, cpu = time.perf_counter() - t0, time.process_time() - c0
     best = spent if best is None else min(best, spent)
-print(f"{best:.2f} {len(files)}")
+    best_cpu = cpu if best_cpu is None else min(best_cpu, cpu)
+print(f"{best:.2f} {len(files)} {best_cpu:.2f}")
 PY
 )
-read -r floor_s nfiles <<<"$floor"
+read -r floor_s nfiles floor_cpu <<<"$floor"
 timed() {  # label, command...
   local label=$1; shift
-  /usr/bin/time -f "%e %M" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
-  read -r secs kb <"$work/t"
-  printf '| %s | %.3f | %s s | %d MiB |\n' "$label" "$(echo "$secs / $floor_s" | bc -l)" "$secs" $((kb / 1024))
+  /usr/bin/time -f "%e %M %U %S" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
+  read -r secs kb user sys <"$work/t"
+  printf '| %s | %.3f | %s s | %.2f s | %d MiB |\n' "$label" "$(echo "$secs / $floor_s" | bc -l)" "$secs" \
+    "$(echo "$user + $sys" | bc -l)" $((kb / 1024))
 }
 echo "SGLang $version, $(nproc) cores, $(python3 --version 2>&1), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "floor: ast.parse of the $nfiles files on one core, $floor_s s"
-echo "| run | ratio to the floor | wall | peak RSS |"
-echo "|---|---|---|---|"
+echo "floor: ast.parse of the $nfiles files on one core, $floor_s s (CPU $floor_cpu s)"
+echo "| run | ratio to the floor | wall | CPU (user+sys, all processes) | peak RSS |"
+echo "|---|---|---|---|---|"
 export SPECTRACE_CACHE_DIR="$work/c"
 cold_cache
 timed "map Scheduler.run_batch --depth 2, cold" "$spectrace" map --sglang "$version" Scheduler.run_batch --depth 2 --format json

@@ -344,14 +344,11 @@ class _Extractor(ast.NodeVisitor):
     def visit_Expr(self, node):
         self._expr(node.value)
 
-    visit_Await = visit_Starred = visit_Expr
+    visit_Await = visit_Starred = visit_keyword = visit_Expr
 
     def visit_FormattedValue(self, node):
         self._expr(node.value)
         self._expr(node.format_spec)
-
-    def visit_keyword(self, node):
-        self._expr(node.value)
 
     def visit_Subscript(self, node):
         self._expr(node.value)
@@ -423,9 +420,7 @@ class _Extractor(ast.NodeVisitor):
         self._expr(node.target)
         self._expr(node.value)
 
-    def visit_NamedExpr(self, node):
-        self._expr(node.target)
-        self._expr(node.value)
+    visit_NamedExpr = visit_AugAssign
 
     def visit_Module(self, node):
         self._each(node.body)
