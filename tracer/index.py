@@ -432,20 +432,21 @@ class _Extractor(ast.NodeVisitor):
         return None if self.hidden else self.module_func
 
     def add_call(self, node, func_ir, kwnames=(), args=None, implicit=False):
-        f = self.scope()
+        f = self.func_stack[-1] if self.func_stack else (None if self.hidden else self.module_func)  # scope()
         if implicit and f is not None:
             f.implicit_sites.add((node.lineno, node.col_offset))
-        root = func_ir
-        while root[0] in ("a", "c", "s"):
-            root = root[1]
-        if self.lambda_params and root[0] == "n" and any(root[1] in names for names in self.lambda_params):
-            # a call of a lambda's parameter: the lambda's own, nothing the enclosing function can resolve
-            lam = self.lambda_stack[-1] if self.lambda_stack else None
-            if lam is not None and any(p == root[1] for p, _a in lam.params):
-                lam.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
-                if args is not None and (args[0] or args[1]):
-                    lam.args[(node.lineno, node.col_offset)] = args
-            return
+        if self.lambda_params:
+            root = func_ir
+            while root[0] in ("a", "c", "s"):
+                root = root[1]
+            if root[0] == "n" and any(root[1] in names for names in self.lambda_params):
+                # a call of a lambda's parameter: the lambda's own, nothing the enclosing function can resolve
+                lam = self.lambda_stack[-1] if self.lambda_stack else None
+                if lam is not None and any(p == root[1] for p, _a in lam.params):
+                    lam.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
+                    if args is not None and (args[0] or args[1]):
+                        lam.args[(node.lineno, node.col_offset)] = args
+                return
         if self.lambda_stack:  # the lambda's call, and (unless lambdas are nodes) its scope's
             lam = self.lambda_stack[-1]
             lam.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
@@ -741,8 +742,7 @@ class _Extractor(ast.NodeVisitor):
                 lines.append(node.lineno)
             if type(node.value) is ast.Name and node is not self.callee:
                 f.uses.setdefault((node.value.id, node.attr, store), (node.lineno, node.col_offset))
-        if type(node.value) is not ast.Name:  # (the only field that may hold a node; a name holds nothing)
-            self.visit(node.value)
+        self._expr(node.value)  # (the only field that may hold a node)
 
     def visit_Lambda(self, node):
         a = node.args
