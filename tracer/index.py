@@ -277,8 +277,8 @@ class _Extractor(ast.NodeVisitor):
     # The walk is written by hand rather than driven by NodeVisitor's generic dispatch: a statement's
     # or expression's children are visited field by field in the order ``_fields`` lists them (the
     # order of the facts recorded depends on it), and the leaves that hold nothing (names,
-    # constants, contexts, operators) are never called. Walking the trees into summaries costs
-    # as much as parsing them otherwise; parsing is most of a cold map and a cold index.
+    # constants, contexts, operators) are never called. Parsing and walking the trees into
+    # summaries are most of a cold map and a cold index.
     _SKIP = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Constant, ast.Name,
              ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.alias)
     _LEAF_FIELDS = frozenset({"ctx", "op", "id", "attr", "arg", "name", "names", "level", "module",
