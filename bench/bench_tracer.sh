@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Times spectrace's own index and map on an SGLang version (default 0.5.23), whole process,
-# cold (empty index cache, the wheel already unpacked) and warm, with peak memory, each as a
-# ratio to the floor measured in the same run: plain `ast.parse` of every file of the tree on one
-# core, as the interpreter runs it by default (the files read beforehand, the parse alone timed; the
-# least of ROUNDS rounds, default 1).
-# Usage: bash bench/bench_tracer.sh [VERSION [ROUNDS]]
+# cold (empty index cache, the wheel already unpacked) and warm, with the CPU time of the process
+# and its workers (what other work on a shared machine moves least) and peak memory; the wall time
+# also as a ratio to the floor measured in the same run: plain `ast.parse` of every file of the tree
+# on one core, as the interpreter runs it by default (the files read beforehand, the parse alone
+# timed; the least of ROUNDS rounds, default 1; its CPU time printed beside).
+# With SUMMARIES_BASE=<commit>, first checks that tracer/index.py of that commit and of the
+# working tree summarise every module of the tree into the same pickles (a faster walk must not
+# change what it records); it stops if one differs.
+# Usage: [SUMMARIES_BASE=<commit>] bash bench/bench_tracer.sh [VERSION [ROUNDS]]
 set -euo pipefail
 version="${1:-0.5.23}"
 rounds="${2:-1}"
@@ -15,34 +19,71 @@ tree="$src_cache/sglang/$version"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cold_cache() { rm -rf "$work/c"; mkdir -p "$work/c"; ln -s "$src_cache/sglang" "$work/c/sglang"; }
+if [ -n "${SUMMARIES_BASE:-}" ]; then
+  mkdir -p "$work/base"
+  git -C "$(dirname "$0")/.." show "$SUMMARIES_BASE:tracer/index.py" >"$work/base/base_index.py"
+  python3 - "$tree" "$work/base" <<'PY'
+import gc, pickle, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+import base_index
+from spectrace.tracer import index
+gc.disable()
+root = Path(sys.argv[1])
+rels = sorted(str(p.relative_to(root)) for p in (root / "sglang").rglob("*.py"))
+
+
+def as_current(summary):
+    """The base's summary as instances of the current classes, which pickle under their names."""
+    summary.__class__ = index.ModuleSummary
+    for f in summary.functions.values():
+        f.__class__ = index.FuncInfo
+    for c in summary.classes.values():
+        c.__class__ = index.ClassInfo
+    return summary
+
+
+differ = []
+for rel in rels:
+    data = (root / rel).read_bytes()
+    old = pickle.dumps(as_current(base_index.summarize_source(data, rel)), protocol=pickle.HIGHEST_PROTOCOL)
+    new = pickle.dumps(index.summarize_source(data, rel), protocol=pickle.HIGHEST_PROTOCOL)
+    if old != new:
+        differ.append(rel)
+print(f"summaries: {len(rels) - len(differ)} of {len(rels)} modules pickle the same as at the base", *differ[:10])
+sys.exit(1 if differ else 0)
+PY
+fi
 floor=$(python3 - "$tree" "$rounds" <<'PY'
 import ast, pathlib, sys, time
 files = sorted(pathlib.Path(sys.argv[1]).rglob("*.py"))
 texts = [p.read_bytes() for p in files]
-best = None
+best = best_cpu = None
 for _ in range(int(sys.argv[2])):
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for text in texts:
         try:
             ast.parse(text)
         except (SyntaxError, ValueError):
             pass
-    spent = time.perf_counter() - t0
+    spent, cpu = time.perf_counter() - t0, time.process_time() - c0
     best = spent if best is None else min(best, spent)
-print(f"{best:.2f} {len(files)}")
+    best_cpu = cpu if best_cpu is None else min(best_cpu, cpu)
+print(f"{best:.2f} {len(files)} {best_cpu:.2f}")
 PY
 )
-read -r floor_s nfiles <<<"$floor"
+read -r floor_s nfiles floor_cpu <<<"$floor"
 timed() {  # label, command...
   local label=$1; shift
-  /usr/bin/time -f "%e %M" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
-  read -r secs kb <"$work/t"
-  printf '| %s | %.3f | %s s | %d MiB |\n' "$label" "$(echo "$secs / $floor_s" | bc -l)" "$secs" $((kb / 1024))
+  /usr/bin/time -f "%e %M %U %S" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
+  read -r secs kb user sys <"$work/t"
+  printf '| %s | %.3f | %s s | %.2f s | %d MiB |\n' "$label" "$(echo "$secs / $floor_s" | bc -l)" "$secs" \
+    "$(echo "$user + $sys" | bc -l)" $((kb / 1024))
 }
 echo "SGLang $version, $(nproc) cores, $(python3 --version 2>&1), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "floor: ast.parse of the $nfiles files on one core, $floor_s s"
-echo "| run | ratio to the floor | wall | peak RSS |"
-echo "|---|---|---|---|"
+echo "floor: ast.parse of the $nfiles files on one core, $floor_s s (CPU $floor_cpu s)"
+echo "| run | ratio to the floor | wall | CPU (user+sys, all processes) | peak RSS |"
+echo "|---|---|---|---|---|"
 export SPECTRACE_CACHE_DIR="$work/c"
 cold_cache
 timed "map Scheduler.run_batch --depth 2, cold" "$spectrace" map --sglang "$version" Scheduler.run_batch --depth 2 --format json

@@ -54,72 +54,81 @@ MODULE_FUNC = "<module>"
 
 
 _INTERNED: dict = {}
+_NAME_IRS: dict = {}  # name -> its interned ("n", name)
 
 
 def expr_ir(node: ast.AST | None, depth: int = 0):
-    """The IR of an expression; equal IRs are one shared object (smaller, faster pickles)."""
-    ir = ("n", node.id) if type(node) is ast.Name and depth <= 12 else _expr_ir(node, depth)  # names: most
+    """The IR of an expression; equal IRs are one shared object (smaller, faster pickles). One
+    function, most frequent kinds first: it runs for most expression nodes of a tree."""
+    t = type(node)
+    if depth > 12:
+        return UNKNOWN
+    if t is ast.Name:  # most of them: one lookup, no tuple made
+        ir = _NAME_IRS.get(node.id)
+        if ir is None:
+            ir = ("n", node.id)
+            ir = _NAME_IRS[node.id] = _INTERNED.setdefault(ir, ir)
+        return ir
+    if t is ast.Attribute:
+        ir = ("a", expr_ir(node.value, depth + 1), node.attr)
+    elif t is ast.Call:
+        ir = _call_ir(node, depth)
+    elif t is ast.Constant:
+        v = node.value
+        if type(v) is bool:  # a tag of its own: ("k", True) == ("k", 1), and equal IRs are shared
+            ir = ("kb", v)
+        else:
+            ir = ("k", v if v is None or isinstance(v, (str, int)) else None)
+    elif t is ast.Subscript:
+        sl = node.slice
+        items = sl.elts if type(sl) is ast.Tuple else [sl]
+        ir = ("s", expr_ir(node.value, depth + 1), tuple([expr_ir(i, depth + 1) for i in items]))
+    elif t is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant \
+            and type(node.operand.value) is int:  # a negative index
+        ir = ("k", -node.operand.value)
+    elif t is ast.BinOp and type(node.op) is ast.BitOr:
+        ir = ("|", expr_ir(node.left, depth + 1), expr_ir(node.right, depth + 1))
+    elif t is ast.Tuple:
+        ir = ("t", tuple([expr_ir(e, depth + 1) for e in node.elts]))
+    elif t is ast.List or t is ast.Set:
+        ir = ("l", tuple([expr_ir(e, depth + 1) for e in node.elts]))
+    elif t is ast.Dict:
+        ir = ("d", tuple([expr_ir(k, depth + 1) for k in node.keys]),
+              tuple([expr_ir(v, depth + 1) for v in node.values]))
+    elif t is ast.ListComp or t is ast.SetComp or t is ast.GeneratorExp:
+        ir = ("lc", expr_ir(node.elt, depth + 1))
+    elif t is ast.DictComp:
+        ir = ("dc", expr_ir(node.key, depth + 1), expr_ir(node.value, depth + 1))
+    elif t is ast.IfExp:  # a if c else b: either value
+        ir = ("t|", (expr_ir(node.body, depth + 1), expr_ir(node.orelse, depth + 1)))
+    elif t is ast.BoolOp and type(node.op) is ast.Or:  # x or Default(): either value
+        ir = ("t|", tuple([expr_ir(v, depth + 1) for v in node.values]))
+    elif t is ast.Await:
+        return expr_ir(node.value, depth + 1)
+    elif t is ast.Lambda:
+        a = node.args
+        names = tuple(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x)
+        ir = ("lam", expr_ir(node.body, depth + 1), names, (node.lineno, node.col_offset))
+    elif t is ast.Starred:
+        ir = ("*", expr_ir(node.value, depth + 1))
+    else:
+        return UNKNOWN
     return _INTERNED.setdefault(ir, ir)
 
 
-def _expr_ir(node: ast.AST | None, depth: int = 0):
-    if node is None or depth > 12:
-        return UNKNOWN
-    t = type(node)
-    if t is ast.Name:
-        return ("n", node.id)
-    if t is ast.Attribute:
-        return ("a", expr_ir(node.value, depth + 1), node.attr)
-    if t is ast.Call:
-        f = node.func
-        if type(f) is ast.Name and f.id in ITER_BUILTINS and not node.keywords:
-            return ("bi", f.id, tuple(expr_ir(a, depth + 1) for a in node.args))
-        if (node.args and type(node.args[0]) is not ast.Starred
-                and (f.id if type(f) is ast.Name else f.attr if type(f) is ast.Attribute else None) == "partial"):
-            return ("pa", expr_ir(f, depth + 1), expr_ir(node.args[0], depth + 1))
-        if type(f) is ast.Name and f.id == "dict" and not node.args and all(k.arg for k in node.keywords):
-            # `dict(a=x, b=y)` is the display `{"a": x, "b": y}`
-            return ("d", tuple(("k", k.arg) for k in node.keywords),
-                    tuple(expr_ir(k.value, depth + 1) for k in node.keywords))
-        kw = tuple(k.arg for k in node.keywords if k.arg)
-        return ("c", expr_ir(node.func, depth + 1), kw)
-    if t is ast.Subscript:
-        sl = node.slice
-        items = sl.elts if type(sl) is ast.Tuple else [sl]
-        return ("s", expr_ir(node.value, depth + 1), tuple(expr_ir(i, depth + 1) for i in items))
-    if t is ast.Constant:
-        v = node.value
-        if type(v) is bool:  # a tag of its own: ("k", True) == ("k", 1), and equal IRs are shared
-            return ("kb", v)
-        return ("k", v if v is None or isinstance(v, (str, int)) else None)
-    if t is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant \
-            and type(node.operand.value) is int:  # a negative index
-        return ("k", -node.operand.value)
-    if t is ast.BinOp and type(node.op) is ast.BitOr:
-        return ("|", expr_ir(node.left, depth + 1), expr_ir(node.right, depth + 1))
-    if t is ast.Tuple:
-        return ("t", tuple(expr_ir(e, depth + 1) for e in node.elts))
-    if t is ast.List or t is ast.Set:
-        return ("l", tuple(expr_ir(e, depth + 1) for e in node.elts))
-    if t is ast.Dict:
-        return ("d", tuple(expr_ir(k, depth + 1) for k in node.keys), tuple(expr_ir(v, depth + 1) for v in node.values))
-    if t is ast.ListComp or t is ast.SetComp or t is ast.GeneratorExp:
-        return ("lc", expr_ir(node.elt, depth + 1))
-    if t is ast.DictComp:
-        return ("dc", expr_ir(node.key, depth + 1), expr_ir(node.value, depth + 1))
-    if t is ast.IfExp:  # a if c else b: either value
-        return ("t|", (expr_ir(node.body, depth + 1), expr_ir(node.orelse, depth + 1)))
-    if t is ast.BoolOp and type(node.op) is ast.Or:  # x or Default(): either value
-        return ("t|", tuple(expr_ir(v, depth + 1) for v in node.values))
-    if t is ast.Await:
-        return expr_ir(node.value, depth + 1)
-    if t is ast.Lambda:
-        a = node.args
-        names = tuple(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x)
-        return ("lam", expr_ir(node.body, depth + 1), names, (node.lineno, node.col_offset))
-    if t is ast.Starred:
-        return ("*", expr_ir(node.value, depth + 1))
-    return UNKNOWN
+def _call_ir(node: ast.Call, depth: int):
+    f = node.func
+    tf = type(f)
+    if tf is ast.Name and f.id in ITER_BUILTINS and not node.keywords:
+        return ("bi", f.id, tuple([expr_ir(a, depth + 1) for a in node.args]))
+    if (node.args and type(node.args[0]) is not ast.Starred
+            and (f.id if tf is ast.Name else f.attr if tf is ast.Attribute else None) == "partial"):
+        return ("pa", expr_ir(f, depth + 1), expr_ir(node.args[0], depth + 1))
+    if tf is ast.Name and f.id == "dict" and not node.args and all(k.arg for k in node.keywords):
+        # `dict(a=x, b=y)` is the display `{"a": x, "b": y}`
+        return ("d", tuple([("k", k.arg) for k in node.keywords]),
+                tuple([expr_ir(k.value, depth + 1) for k in node.keywords]))
+    return ("c", expr_ir(f, depth + 1), tuple([k.arg for k in node.keywords if k.arg]))
 
 
 def annotation_ir(node: ast.AST):
@@ -263,9 +272,11 @@ class _Extractor(ast.NodeVisitor):
         self.module_func = FuncInfo(qualname=MODULE_FUNC, name=MODULE_FUNC, line=1, end=1, cls=None,
                                     params=[], returns=None, decorators=[])
 
-    # A faster walk than NodeVisitor's: one handler lookup per node type, no visits of the leaves
-    # that hold nothing (names, constants, load/store contexts, operators) and no look at the fields
-    # that hold no node; parsing a cold tree's modules is most of a cold map's time.
+    # The walk is written by hand rather than driven by NodeVisitor's generic dispatch: a statement's
+    # or expression's children are visited field by field in the order ``_fields`` lists them (the
+    # order of the facts recorded depends on it), and the leaves that hold nothing (names,
+    # constants, contexts, operators) are never called. Parsing and walking the trees into
+    # summaries are most of a cold map and a cold index.
     _SKIP = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.Constant, ast.Name,
              ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.alias)
     _LEAF_FIELDS = frozenset({"ctx", "op", "id", "attr", "arg", "name", "names", "level", "module",
@@ -294,27 +305,123 @@ class _Extractor(ast.NodeVisitor):
     def _skip(self, node):
         pass
 
+    def _expr(self, node):
+        """Visit one optional child; a leaf or None costs one type test."""
+        t = type(node)
+        if t is not ast.Name and t is not ast.Constant and node is not None:
+            handler = self._handlers.get(t)
+            if handler is None:
+                handler = self._handler(t)
+            handler(self, node)
+
+    def _each(self, nodes):
+        """Visit a list of children in order."""
+        handlers = self._handlers
+        for node in nodes:
+            t = type(node)
+            if t is not ast.Name and t is not ast.Constant and node is not None:
+                handler = handlers.get(t)
+                if handler is None:
+                    handler = self._handler(t)
+                handler(self, node)
+
     def generic_visit(self, node):
+        """The kinds of node no handler is written for (rare ones: match statements, type aliases...)."""
         t = type(node)
         fields = self._fields.get(t)
         if fields is None:
             fields = self._fields[t] = tuple(f for f in t._fields if f not in self._LEAF_FIELDS)
-        handlers, skip = self._handlers, _Extractor._skip
         for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
-                for item in value:
-                    handler = handlers.get(type(item))
-                    if handler is None:
-                        handler = self._handler(type(item))
-                    if handler is not skip:
-                        handler(self, item)
-            elif value is not None:
-                handler = handlers.get(type(value))
-                if handler is None:
-                    handler = self._handler(type(value))
-                if handler is not skip:
-                    handler(self, value)
+                self._each(value)
+            elif isinstance(value, ast.AST):
+                self._expr(value)
+
+    # -- containers: nothing recorded, their children visited
+    def visit_Expr(self, node):
+        self._expr(node.value)
+
+    visit_Await = visit_Starred = visit_keyword = visit_Expr
+
+    def visit_FormattedValue(self, node):
+        self._expr(node.value)
+        self._expr(node.format_spec)
+
+    def visit_Subscript(self, node):
+        self._expr(node.value)
+        self._expr(node.slice)
+
+    def visit_BinOp(self, node):
+        self._expr(node.left)
+        self._expr(node.right)
+
+    def visit_Compare(self, node):
+        self._expr(node.left)
+        self._each(node.comparators)
+
+    def visit_BoolOp(self, node):
+        self._each(node.values)
+
+    def visit_UnaryOp(self, node):
+        self._expr(node.operand)
+
+    def visit_Tuple(self, node):
+        self._each(node.elts)
+
+    visit_List = visit_Set = visit_Tuple
+
+    def visit_Dict(self, node):
+        self._each(node.keys)
+        self._each(node.values)
+
+    def visit_JoinedStr(self, node):
+        self._each(node.values)
+
+    def visit_IfExp(self, node):
+        self._expr(node.test)
+        self._expr(node.body)
+        self._expr(node.orelse)
+
+    def visit_Slice(self, node):
+        self._expr(node.lower)
+        self._expr(node.upper)
+        self._expr(node.step)
+
+    def visit_If(self, node):
+        self._expr(node.test)
+        self._each(node.body)
+        self._each(node.orelse)
+
+    visit_While = visit_If
+
+    def visit_Try(self, node):
+        self._each(node.body)
+        self._each(node.handlers)
+        self._each(node.orelse)
+        self._each(node.finalbody)
+
+    visit_TryStar = visit_Try
+
+    def visit_ExceptHandler(self, node):
+        self._expr(node.type)
+        self._each(node.body)
+
+    def visit_Assert(self, node):
+        self._expr(node.test)
+        self._expr(node.msg)
+
+    def visit_Delete(self, node):
+        self._each(node.targets)
+
+    def visit_AugAssign(self, node):
+        self._expr(node.target)
+        self._expr(node.value)
+
+    visit_NamedExpr = visit_AugAssign
+
+    def visit_Module(self, node):
+        self._each(node.body)
 
     def scope(self) -> FuncInfo | None:
         """The function whose calls the current statement makes (the module's pseudo-function at top level)."""
@@ -323,20 +430,21 @@ class _Extractor(ast.NodeVisitor):
         return None if self.hidden else self.module_func
 
     def add_call(self, node, func_ir, kwnames=(), args=None, implicit=False):
-        f = self.scope()
+        f = self.func_stack[-1] if self.func_stack else (None if self.hidden else self.module_func)  # scope()
         if implicit and f is not None:
             f.implicit_sites.add((node.lineno, node.col_offset))
-        root = func_ir
-        while root[0] in ("a", "c", "s"):
-            root = root[1]
-        if root[0] == "n" and any(root[1] in names for names in self.lambda_params):
-            # a call of a lambda's parameter: the lambda's own, nothing the enclosing function can resolve
-            lam = self.lambda_stack[-1] if self.lambda_stack else None
-            if lam is not None and any(p == root[1] for p, _a in lam.params):
-                lam.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
-                if args is not None and (args[0] or args[1]):
-                    lam.args[(node.lineno, node.col_offset)] = args
-            return
+        if self.lambda_params:
+            root = func_ir
+            while root[0] in ("a", "c", "s"):
+                root = root[1]
+            if root[0] == "n" and any(root[1] in names for names in self.lambda_params):
+                # a call of a lambda's parameter: the lambda's own, nothing the enclosing function can resolve
+                lam = self.lambda_stack[-1] if self.lambda_stack else None
+                if lam is not None and any(p == root[1] for p, _a in lam.params):
+                    lam.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
+                    if args is not None and (args[0] or args[1]):
+                        lam.args[(node.lineno, node.col_offset)] = args
+                return
         if self.lambda_stack:  # the lambda's call, and (unless lambdas are nodes) its scope's
             lam = self.lambda_stack[-1]
             lam.calls.append((node.lineno, node.col_offset, func_ir, kwnames))
@@ -499,16 +607,21 @@ class _Extractor(ast.NodeVisitor):
         if (not self.func_stack and not self.class_stack and type(f) is ast.Attribute and f.attr == "update"
                 and type(f.value) is ast.Name and len(node.args) == 1 and type(node.args[0]) is ast.Dict):
             self._bind_global(f.value.id, expr_ir(node.args[0]))  # a global dict's new entries
-        args = (tuple(expr_ir(a) for a in node.args),
-                tuple((k.arg, expr_ir(k.value)) if k.arg else ("**", expr_ir(k.value)) for k in node.keywords))
-        self.add_call(node, expr_ir(node.func), tuple(k.arg for k in node.keywords if k.arg), args)
+        keywords = node.keywords
+        args = (tuple([expr_ir(a) for a in node.args]),
+                tuple([(k.arg or "**", expr_ir(k.value)) for k in keywords]) if keywords else ())
+        self.add_call(node, expr_ir(f), tuple([k.arg for k in keywords if k.arg]) if keywords else (), args)
         self.callee = node.func  # `x.m()` calls m: no property use (the walk meets func first)
-        self.generic_visit(node)
+        self._expr(f)
+        self._each(node.args)
+        for k in keywords:  # (a keyword node itself holds nothing)
+            self._expr(k.value)
 
     def visit_Raise(self, node: ast.Raise):
         if type(node.exc) in (ast.Name, ast.Attribute):  # `raise E` instantiates E
             self.add_call(node.exc, expr_ir(node.exc), implicit=True)
-        self.generic_visit(node)
+        self._expr(node.exc)
+        self._expr(node.cause)
 
     def _protocol(self, node, kind: str, value):
         f = self.scope()
@@ -518,7 +631,10 @@ class _Extractor(ast.NodeVisitor):
     def visit_For(self, node):
         self._record_assign(node.target, ("it", expr_ir(node.iter)), None, node.lineno)
         self._protocol(node.iter, "aiter" if type(node) is ast.AsyncFor else "iter", node.iter)
-        self.generic_visit(node)
+        self._expr(node.target)
+        self._expr(node.iter)
+        self._each(node.body)
+        self._each(node.orelse)
 
     visit_AsyncFor = visit_For
 
@@ -527,9 +643,19 @@ class _Extractor(ast.NodeVisitor):
             for gen in node.generators:
                 self._record_assign(gen.target, ("it", expr_ir(gen.iter)), None, node.lineno)
                 self._protocol(gen.iter, "aiter" if gen.is_async else "iter", gen.iter)
-        self.generic_visit(node)
+        if type(node) is ast.DictComp:
+            self._expr(node.key)
+            self._expr(node.value)
+        else:
+            self._expr(node.elt)
+        self._each(node.generators)
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def visit_comprehension(self, node):
+        self._expr(node.target)
+        self._expr(node.iter)
+        self._each(node.ifs)
 
     def _record_assign(self, target, value_ir, annotation_ir, line):
         if (type(target) is ast.Subscript and type(target.value) is ast.Name and type(target.slice) is ast.Constant
@@ -563,34 +689,42 @@ class _Extractor(ast.NodeVisitor):
         value = expr_ir(node.value)
         for t in node.targets:
             self._record_assign(t, value, None, node.lineno)
-        self.generic_visit(node)
+        self._each(node.targets)
+        self._expr(node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign):
         if self.func_stack or not self.class_stack:
             self._record_assign(node.target, expr_ir(node.value) if node.value else UNKNOWN,
                                 annotation_ir(node.annotation), node.lineno)
-        self.generic_visit(node)
+        self._expr(node.target)
+        self._expr(node.annotation)
+        self._expr(node.value)
 
     def visit_With(self, node):
         for item in node.items:
             self._protocol(item.context_expr, "awith" if type(node) is ast.AsyncWith else "with", item.context_expr)
             if item.optional_vars is not None:
                 self._record_assign(item.optional_vars, UNKNOWN, None, node.lineno)
-        self.generic_visit(node)
+        self._each(node.items)
+        self._each(node.body)
 
     visit_AsyncWith = visit_With
+
+    def visit_withitem(self, node):
+        self._expr(node.context_expr)
+        self._expr(node.optional_vars)
 
     def visit_Return(self, node: ast.Return):
         if self.func_stack and node.value is not None:
             self.func_stack[-1].return_exprs.append(expr_ir(node.value))
-        self.generic_visit(node)
+        self._expr(node.value)
 
     def visit_Yield(self, node):
         # a generator returns an iterator over what it yields: the yielded values' sequence
         if self.func_stack and node.value is not None:
             yielded = expr_ir(node.value)
             self.func_stack[-1].return_exprs.append(("lc", yielded if type(node) is ast.Yield else ("it", yielded)))
-        self.generic_visit(node)
+        self._expr(node.value)
 
     visit_YieldFrom = visit_Yield
 
@@ -606,8 +740,7 @@ class _Extractor(ast.NodeVisitor):
                 lines.append(node.lineno)
             if type(node.value) is ast.Name and node is not self.callee:
                 f.uses.setdefault((node.value.id, node.attr, store), (node.lineno, node.col_offset))
-        if type(node.value) is not ast.Name:  # (the only field that may hold a node; a name holds nothing)
-            self.visit(node.value)
+        self._expr(node.value)  # (the only field that may hold a node)
 
     def visit_Lambda(self, node):
         a = node.args

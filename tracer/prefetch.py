@@ -16,7 +16,7 @@ import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
-from spectrace.tracer.summary_cache import SummaryCache, read_or_parse
+from spectrace.tracer.summary_cache import read_or_parse, worker_cache
 
 # (pack entry, parsed anew): the entry is ``summarize_file``'s
 Parsed = tuple
@@ -26,7 +26,7 @@ def parse_for_pack(args: tuple[str, str, bool]) -> Parsed:
     """In the worker: one file's summary, pickled as the pack keeps it. The parent stores the
     bytes, and keeps them for the cache where they were parsed anew."""
     root, rel, enabled = args
-    _summary, entry, fresh = read_or_parse(Path(root), rel, SummaryCache(enabled))
+    _summary, entry, fresh = read_or_parse(Path(root), rel, worker_cache(enabled))
     return entry, fresh
 
 

@@ -190,9 +190,22 @@ def read_or_parse(root: Path, relpath: str, cache: SummaryCache | None = None) -
     return summary, (st.st_size, st.st_mtime_ns, key, blob, module_stats(summary)), fresh
 
 
+_worker_caches: dict[bool, SummaryCache] = {}
+
+
+def worker_cache(enabled: bool) -> SummaryCache:
+    """The cache a worker process reads through, one per process: a new one per file would read
+    the headers of every bundle again for each file (most of an index of a tree whose files were
+    touched but not changed, where every summary comes from the bundles)."""
+    cache = _worker_caches.get(enabled)
+    if cache is None:
+        cache = _worker_caches[enabled] = SummaryCache(enabled)
+    return cache
+
+
 def summarize_in_worker(args: tuple[str, str, bool]) -> tuple[str, tuple, bool]:
     """``read_or_parse`` in a pool process: the pack entry alone comes back (the summary travels
     pickled once), with whether it was parsed anew (the parent writes those)."""
     root, relpath, enabled = args
-    _summary, entry, fresh = read_or_parse(Path(root), relpath, SummaryCache(enabled))
+    _summary, entry, fresh = read_or_parse(Path(root), relpath, worker_cache(enabled))
     return relpath, entry, fresh
