@@ -1,6 +1,6 @@
 """Path conditions as propositional formulas, and whether two of them can hold together.
 
-A condition's text (as libcst printed it) is read back with the stdlib ``ast`` into and/or/not
+A condition's text (as the fact collectors write it, the way libcst printed it) is read back with the stdlib ``ast`` into and/or/not
 over atoms. Atoms are compared *receiver-free*: ``self.enable_overlap`` in the scheduler,
 ``enable_overlap`` in ``SpeculativeAlgorithm.create_worker`` and ``batch.spec_algorithm.is_none()``
 / ``self.spec_algorithm.is_none()`` name the same server configuration (the batch's
