@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import click
+import jsonschema
 import pytest
 from click.testing import CliRunner
 
@@ -24,6 +25,8 @@ from spectrace.errors import SpectraceError
 
 from bench_fakes import fake_sglang
 from http_standin import StandInApi
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_prompts_are_the_same_for_every_configuration():
@@ -75,6 +78,7 @@ def test_bench_against_a_running_server(server, tmp_path):
                                     "--seq-reps", "2", "--vocab-size", "500", "-o", str(out)])
     assert res.exit_code == 0, res.output
     data = json.loads((out / "bench.json").read_text())
+    jsonschema.validate(data, json.loads((ROOT / "docs" / "schemas" / "bench.schema.json").read_text()))
     a, b = data["results"]
     runs = {r["concurrency"]: r for r in a["runs"]}
     assert runs[1]["requests"] == 2 and runs[4]["requests"] == 4

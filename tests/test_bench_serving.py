@@ -97,9 +97,11 @@ def test_the_kinds_edit_gives_each_set_its_own_draft_acceptance(monkeypatch):
 
 import json
 import random
+from pathlib import Path
 import statistics
 import textwrap
 
+import jsonschema
 from click.testing import CliRunner
 
 from spectrace.bench import serving_metrics, workload as wl
@@ -251,7 +253,10 @@ def test_a_windows_goodput_and_throughput():
 
 def served_results(out) -> list[dict]:
     """Each configuration's result: bench.json points to its result-NAME.json for the request records."""
-    results = json.loads((out / "bench.json").read_text())["results"]
+    data = json.loads((out / "bench.json").read_text())
+    jsonschema.validate(data, json.loads((Path(__file__).resolve().parent.parent / "docs" / "schemas"
+                                          / "bench.schema.json").read_text()))
+    results = data["results"]
     assert all("requests" not in r["serving"] for r in results)
     return [json.loads((out / r["serving"]["requests_in"]).read_text()) for r in results]
 

@@ -9,6 +9,8 @@ import statistics
 from spectrace.bench.steady import median_rate
 from spectrace.bench.worker import WARM_AFTER_FLUSH_TOKENS
 
+BENCH_SCHEMA_VERSION = 1  # bench.json's layout (docs/schemas/bench.schema.json)
+
 
 def timed_runs(result: dict) -> dict[int, dict[int, dict]]:
     """{concurrency: {rep: run}} of a configuration."""
@@ -286,7 +288,8 @@ def summarize(results: list[dict], common: dict, reference: str | None, better: 
               mean: list[str], pending: list[str], markdown: str | None = None) -> tuple[dict, str]:
     """bench.json's content and bench.md (``markdown``, else the concurrency sweep's tables) for the
     configurations run so far; ``pending`` names those still to run."""
-    summary = {"common": {k: v for k, v in common.items() if k != "models"}, "results": results}
+    summary = {"schema": "spectrace-bench", "schema_version": BENCH_SCHEMA_VERSION,
+               "common": {k: v for k, v in common.items() if k != "models"}, "results": results}
     md = markdown if markdown is not None else render_markdown(results, common, reference, better, mean)
     if pending:
         summary["pending"] = pending
