@@ -41,7 +41,7 @@ from spectrace.contracts.catalog import CatalogContract, load_catalog
 from spectrace.contracts.cache_warnings import warn_cache_unusable
 from spectrace.contracts.extract import extract, follow_producers, follow_relay, roles_of
 from spectrace.contracts.kinds import ContractKind, ReadKind, Status, plain
-from spectrace.contracts.records import SCHEMA_VERSION, Extraction, FieldRead
+from spectrace.contracts.records import SCHEMA_VERSION, Extraction, FieldRead, ProducerFunction, ReturnPath, UndeclaredRead
 from spectrace.contracts.undeclared import failing
 from spectrace.source import SglangSource
 
@@ -72,7 +72,7 @@ class CheckReport:
     extraction: Extraction | None = None
     unknowns: list = field(default_factory=list)  # obligations not decided (unresolved producer calls)
     strict: bool = False  # an unknown fails the check
-    undeclared: list = field(default_factory=list)  # reads of attributes the owner does not declare
+    undeclared: list[UndeclaredRead] = field(default_factory=list)  # reads of attributes the owner does not declare
 
     @property
     def ok(self) -> bool:
@@ -108,7 +108,7 @@ class CheckReport:
             "results": plain([asdict(r) for r in self.results]),
             "violations": plain([asdict(v) for v in self.violations]),
             "unknowns": plain([asdict(u) for u in self.unknowns]),
-            "undeclared": self.undeclared,
+            "undeclared": [asdict(u) for u in self.undeclared],
             "strict": self.strict,
             "counts": self.counts,
         }
@@ -142,7 +142,7 @@ def _read_conjuncts(r: FieldRead) -> set[str]:
 
 
 def _site(read: FieldRead) -> str:
-    return f"{read['file']}:{read['line']}"
+    return f"{read.file}:{read.line}"
 
 
 def check_contract(contract: CatalogContract, extraction: Extraction, projects: dict | None = None) -> ContractResult:
@@ -176,40 +176,48 @@ def _check_producer(contract: CatalogContract, extraction: Extraction, strict: b
     wanted = contract.fields_for(version)
     problems, unknowns = [], []
     for func in found:
-        if not func["paths"]:
-            problems.append((f"{contract.producer} ({func['file']}:{func['line']}) has no return that yields a {contract.owner}",
-                             {"file": func["file"], "line": func["line"], "shape": f"def {contract.producer.split('.')[1]}", "path_condition": ""}))
-        for path in func["paths"]:
-            site = f"{path['file']}:{path['line']}"
-            if path["sets"] is None:
-                unknowns.append((f"{contract.producer} returns at {site} (`{path['shape']}`) a value not followed: {path['unresolved']}", path))
+        if not func.paths:
+            problems.append((f"{contract.producer} ({func.file}:{func.line}) has no return that yields a {contract.owner}",
+                             _definition_found(contract, func)))
+        for path in func.paths:
+            site = f"{path.file}:{path.line}"
+            if path.sets is None:
+                unknowns.append((f"{contract.producer} returns at {site} (`{path.shape}`) a value not followed: {path.unresolved}",
+                                 _return_found(contract, path)))
                 continue
-            missing = [f for f in wanted if f not in path["sets"]]
+            missing = [f for f in wanted if f not in path.sets]
             if missing:
-                via = f" via {' -> '.join(path['via'])}" if path["via"] else ""
-                when = f" when {path['path_condition']}" if path["path_condition"] else ""
-                problems.append((f"{contract.producer} returns at {site} (`{path['shape']}`){via}{when} without setting "
-                                 + ", ".join(missing), path))
+                via = f" via {' -> '.join(path.via)}" if path.via else ""
+                when = f" when {path.path_condition}" if path.path_condition else ""
+                problems.append((f"{contract.producer} returns at {site} (`{path.shape}`){via}{when} without setting "
+                                 + ", ".join(missing), _return_found(contract, path)))
     if problems:
-        message, path = problems[0]
+        message, at = problems[0]
         if len(problems) > 1:
             message += f" (+{len(problems) - 1} more)"
-        return ContractResult(status=Status.BROKEN, ok=False, message=message, found=_return_found(contract, path), **base)
+        return ContractResult(status=Status.BROKEN, ok=False, message=message, found=at, **base)
     if unknowns:
-        message, path = unknowns[0]
+        message, at = unknowns[0]
         if len(unknowns) > 1:
             message += f" (+{len(unknowns) - 1} more)"
-        return ContractResult(status=Status.UNKNOWN, ok=not strict, message=message, found=_return_found(contract, path), **base)
-    sites = ", ".join(f"{p['file']}:{p['line']}" for func in found for p in func["paths"])
-    first = found[0]["paths"][0]
+        return ContractResult(status=Status.UNKNOWN, ok=not strict, message=message, found=at, **base)
+    sites = ", ".join(f"{p.file}:{p.line}" for func in found for p in func.paths)
+    first = found[0].paths[0]
     return ContractResult(status=Status.PRESENT, ok=True, found=_return_found(contract, first), **base,
                           message=f"every return of {contract.producer} sets {', '.join(wanted)} ({sites})")
 
 
-def _return_found(contract: CatalogContract, path: dict) -> dict:
-    return {"file": path["file"], "line": path["line"], "consumer": contract.producer, "shape": path.get("shape", ""),
-            "path_condition": path.get("path_condition", ""), "guards": [], "read_id": "", "kind": "return",
-            "sets": path.get("sets")}
+def _return_found(contract: CatalogContract, path: ReturnPath) -> dict:
+    return {"file": path.file, "line": path.line, "consumer": contract.producer, "shape": path.shape,
+            "path_condition": path.path_condition, "guards": [], "read_id": "", "kind": "return",
+            "sets": path.sets}
+
+
+def _definition_found(contract: CatalogContract, func: ProducerFunction) -> dict:
+    """A producer with no return that yields the owner: its ``def`` line."""
+    return {"file": func.file, "line": func.line, "consumer": contract.producer,
+            "shape": f"def {contract.producer.split('.')[1]}", "path_condition": "", "guards": [], "read_id": "",
+            "kind": "return", "sets": None}
 
 
 _CALL_SHAPE = re.compile(r"^\s*([A-Za-z_]\w*)\((.*)\)\s*$")
@@ -336,7 +344,7 @@ def _check_contract(contract: CatalogContract, extraction: Extraction, projects:
         typo = _typo(contract, extraction)
         if typo:  # the read under the catalog's condition now names a misspelt attribute
             return ContractResult(status=Status.GONE, ok=False, found=found, **base,
-                                  message=f"{typo[0]['message']}; the same statement under another condition at {_site(r)}")
+                                  message=f"{typo[0].message}; the same statement under another condition at {_site(r)}")
         return ContractResult(status=Status.CONDITION_CHANGED, ok=False, found=found,
                               message=f"path condition is now `{_read_condition(r)}` (catalog: `{contract.path_condition}`) at {_site(r)}",
                               **base)
@@ -354,25 +362,25 @@ def _check_contract(contract: CatalogContract, extraction: Extraction, projects:
 def _drift_message(contract: CatalogContract, extraction: Extraction) -> str:
     """Why a read contract's statement is not found: the field left the dataclass, the consumer reads
     a name the owner does not declare, or the statement itself is gone."""
-    fields = {f["name"] for f in extraction.owner_fields}
+    fields = {f.name for f in extraction.owner_fields}
     mine = [u for u in extraction.undeclared
-            if _method(contract.consumer) == _method(u["consumer"]) and u["attribute"] == contract.field]
+            if _method(contract.consumer) == _method(u.consumer) and u.attribute == contract.field]
     typo = _typo(contract, extraction)
     if contract.field not in fields:
         msg = (f"field {contract.field} is gone from {contract.owner} "
                f"({extraction.owner_file}:{extraction.owner_line})")
         if mine:
-            msg += f"; {mine[0]['consumer']} still reads it at {mine[0]['file']}:{mine[0]['line']}"
+            msg += f"; {mine[0].consumer} still reads it at {mine[0].file}:{mine[0].line}"
         return msg
     if typo:
-        return typo[0]["message"]
+        return typo[0].message
     return f"{contract.consumer} no longer has `{contract.shape}`"
 
 
-def _typo(contract: CatalogContract, extraction: Extraction) -> list[dict]:
+def _typo(contract: CatalogContract, extraction: Extraction) -> list[UndeclaredRead]:
     """The consumer's undeclared reads that look like a misspelling of the contract's field."""
     return [u for u in extraction.undeclared
-            if _method(contract.consumer) == _method(u["consumer"]) and u.get("suggestion") == contract.field]
+            if _method(contract.consumer) == _method(u.consumer) and u.suggestion == contract.field]
 
 
 def _successors(contract: CatalogContract, extraction: Extraction, projects: dict) -> tuple[list, str]:

@@ -14,6 +14,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from spectrace.contracts.dataclasses_scan import FieldInfo
 from spectrace.contracts.facts import Guard
 from spectrace.contracts.keyed import Record
 from spectrace.contracts.kinds import ReadKind, plain
@@ -156,6 +157,40 @@ class Unknown(Record):
     message: str
 
 
+@dataclass(frozen=True)
+class WorkerDispatch:
+    """The consumer's attribute that holds the worker: the classes it may hold, the condition under
+    which each is chosen, and the worker methods the consumer calls on it."""
+    targets: list[str]
+    selection: dict[str, str]  # class -> rendered condition
+    methods: list[str]
+
+
+@dataclass(frozen=True)
+class UndeclaredRead:
+    """A consumer's read of an attribute that no class on its path declares."""
+    attribute: str
+    file: str
+    line: int
+    consumer: str
+    shape: str
+    holder: str  # the local the read goes through
+    id: str
+    owner: str
+    suggestion: str  # the closest declared field ("" when none is close)
+    declared_by_write: bool  # a worker-side write sets it: reported, not failing
+    message: str
+
+
+@dataclass(frozen=True)
+class ProducerFunction:
+    """One class's method of a producer named by a producer-sets contract, with its return paths."""
+    function: str
+    file: str
+    line: int
+    paths: list[ReturnPath]
+
+
 @dataclass
 class Extraction:
     source: str
@@ -164,20 +199,19 @@ class Extraction:
     owner: str
     owner_file: str
     owner_line: int
-    owner_fields: list  # [{"name", "annotation", "default", "line"}]
-    polymorphic: dict  # attr -> {"targets": [...], "selection": {class: condition}, "methods": [...]}
+    owner_fields: list[FieldInfo]
+    polymorphic: dict[str, WorkerDispatch]  # the consumer's worker attribute -> what it dispatches to
     reads: list[FieldRead] = field(default_factory=list)
     producers: list[Producer] = field(default_factory=list)
     return_paths: list[ReturnPath] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
     unknowns: list[Unknown] = field(default_factory=list)  # obligations not decided (an unresolved producer call)
-    # reads of an attribute the owner does not declare: {id, attribute, owner, file, line, consumer, shape, suggestion, message}
-    undeclared: list = field(default_factory=list)
+    undeclared: list[UndeclaredRead] = field(default_factory=list)
     notes: list = field(default_factory=list)
     stats: dict = field(default_factory=dict)
-    # "Class.method" asked for by ``producers=`` -> [{"function", "file", "line", "paths": [ReturnPath as a dict]}]
-    # (one entry per class of that name that has the method; [] when the tree has none)
-    producer_paths: dict = field(default_factory=dict)
+    # "Class.method" asked for by ``producers=`` -> one entry per class of that name that has the
+    # method ([] when the tree has none)
+    producer_paths: dict[str, list[ProducerFunction]] = field(default_factory=dict)
     origin: str = ""  # how the tree was found: "cache", "pypi", "path", "installed"
 
     @property

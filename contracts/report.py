@@ -20,10 +20,11 @@ def extraction_json(x: Extraction, cache_stats: bool = False) -> dict:
 
 def extraction_text(x: Extraction, verbose: bool = False) -> str:
     lines = [f"{x.source}", f"owner {x.owner} ({x.owner_file}:{x.owner_line}, {len(x.owner_fields)} fields)"]
-    attr, poly = next(iter(x.polymorphic.items()), ("worker", {}))
-    lines.append(f"{attr}: {len(poly.get('targets', []))} worker classes")
-    for t in poly.get("targets", []):
-        lines.append(f"  {t.rsplit('.', 1)[-1]:28} when {poly['selection'].get(t, '?')}")
+    attr, poly = next(iter(x.polymorphic.items()), ("worker", None))
+    targets = poly.targets if poly is not None else []
+    lines.append(f"{attr}: {len(targets)} worker classes")
+    for t in targets:
+        lines.append(f"  {t.rsplit('.', 1)[-1]:28} when {poly.selection.get(t, '?')}")
     sched = [r for r in x.reads if r.side == "scheduler" and r.kind != "check"]
     uncond = [r for r in sched if r.kind == "unconditional-read"]
     lines.append(f"\nscheduler-side reads: {len(sched)} ({len(uncond)} unconditional)")
@@ -42,7 +43,7 @@ def extraction_text(x: Extraction, verbose: bool = False) -> str:
     for u in unknowns:
         lines.append(f"  UNKNOWN {u['id']}: {u['message']}")
     for u in failing(getattr(x, "undeclared", [])):
-        lines.append(f"  UNDECLARED {u['id']}: {u['message']}")
+        lines.append(f"  UNDECLARED {u.id}: {u.message}")
     lines.append(f"\nviolations: {len(x.violations)}")
     for v in x.violations:
         lines.append(f"  VIOLATION {v.id}: {v.message}")
@@ -136,9 +137,9 @@ def sarif(x: Extraction, check=None) -> dict:
     for u in failing(getattr(x, "undeclared", [])):
         results.append({
             "ruleId": "spectrace/undeclared-attribute", "ruleIndex": 4, "level": "error",
-            "message": {"text": u["message"]},
-            "locations": [_location(u["file"], u["line"], "read")],
-            "partialFingerprints": {"spectraceId": u["id"]},
+            "message": {"text": u.message},
+            "locations": [_location(u.file, u.line, "read")],
+            "partialFingerprints": {"spectraceId": u.id},
         })
     if check is not None:
         for r in check.results:
@@ -204,7 +205,7 @@ def check_text(report) -> str:
         lines.append(f"       scheduler read:     {v.read.file}:{v.read.line}  {v.read.shape}")
         lines.append(f"       worker return path: {v.producer.file}:{v.producer.line}  {v.producer.shape}")
     for u in getattr(report, "undeclared", []):
-        lines.append(f"FAIL UNDECLARED {u['id']}: {u['message']}")
+        lines.append(f"FAIL UNDECLARED {u.id}: {u.message}")
     for u in getattr(report, "unknowns", []):
         mark = "FAIL" if report.strict else "??  "
         lines.append(f"{mark} UNKNOWN {u['id']}: {u['message']}")

@@ -62,7 +62,7 @@ def test_worker_side_producers_and_return_paths(extractions):
     tp = [p for p in x.return_paths if p["worker"].endswith(".TpModelWorker")]
     assert tp and all("next_draft_input" not in p["sets"] for p in tp)
     # ...but TpModelWorker is chosen only when spec_algorithm is none, which is_spec_v2 excludes
-    assert x.polymorphic["model_worker"]["selection"]["sglang.srt.managers.tp_worker.TpModelWorker"] == \
+    assert x.polymorphic["model_worker"].selection["sglang.srt.managers.tp_worker.TpModelWorker"] == \
         "self.spec_algorithm.is_none()"
 
 

@@ -34,7 +34,7 @@ def test_field_removed_from_the_dataclass(copy_0512):
         assert f"Scheduler.run_batch still reads it at {SCHED}:3061" in r.message
         assert "no longer has" not in r.message
     # the reads left behind are named too, each with its site (the worker still writes the attribute)
-    sites = {(u["file"], u["line"]) for u in report.extraction.undeclared if u["attribute"] == "next_draft_input"}
+    sites = {(u.file, u.line) for u in report.extraction.undeclared if u.attribute == "next_draft_input"}
     assert (SCHED, 3061) in sites and (SCHED, 3066) in sites
 
 
@@ -43,10 +43,10 @@ def test_consumer_reads_a_misspelt_attribute(copy_0512):
           "                    batch.spec_info = batch_result.next_draft_inptu\n")
     report = check(copy_0512)
     assert report.exit_code == 1 and not report.ok
-    [u] = [u for u in report.undeclared if u["attribute"] == "next_draft_inptu"]
-    assert (u["file"], u["line"], u["consumer"]) == (SCHED, 3061, "Scheduler.run_batch")
-    assert u["suggestion"] == "next_draft_input"
-    assert "batch_result.next_draft_inptu" in u["message"] and "no class on its path declares" in u["message"]
+    [u] = [u for u in report.undeclared if u.attribute == "next_draft_inptu"]
+    assert (u.file, u.line, u.consumer) == (SCHED, 3061, "Scheduler.run_batch")
+    assert u.suggestion == "next_draft_input"
+    assert "batch_result.next_draft_inptu" in u.message and "no class on its path declares" in u.message
     r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "gone" and r.message.startswith("Scheduler.run_batch reads `batch_result.next_draft_inptu`")
     assert f"{SCHED}:3061" in r.message and "typo of next_draft_input" in r.message

@@ -294,8 +294,8 @@ def test_matrix_misspelt_attribute_is_undeclared(release):
     edit(root, SCHED, RELAY + "\n", RELAY.replace("next_draft_input", "next_draft_inptu") + "\n")
     report = check(root)
     assert report.exit_code == 1
-    [u] = [u for u in report.undeclared if u["attribute"] == "next_draft_inptu"]
-    assert (u["file"], u["line"], u["consumer"], u["suggestion"]) == (SCHED, rel.relay_line, "Scheduler.run_batch",
+    [u] = [u for u in report.undeclared if u.attribute == "next_draft_inptu"]
+    assert (u.file, u.line, u.consumer, u.suggestion) == (SCHED, rel.relay_line, "Scheduler.run_batch",
                                                                       "next_draft_input")
     r = result(report, rel.relay_id)
     assert r.status == "gone" and "typo of next_draft_input" in r.message
