@@ -41,7 +41,8 @@ from spectrace.contracts.catalog import CatalogContract, load_catalog
 from spectrace.contracts.cache_warnings import warn_cache_unusable
 from spectrace.contracts.extract import extract, follow_producers, follow_relay, roles_of
 from spectrace.contracts.kinds import ContractKind, ReadKind, Status, plain
-from spectrace.contracts.records import SCHEMA_VERSION, Extraction, FieldRead, ProducerFunction, ReturnPath, UndeclaredRead
+from spectrace.contracts.records import (SCHEMA_VERSION, Extraction, FieldRead, ProducerFunction, ProducerReturn,
+                                         ReadSite, ReturnPath, Site, UndeclaredRead)
 from spectrace.contracts.undeclared import failing
 from spectrace.source import SglangSource
 
@@ -57,10 +58,15 @@ class ContractResult:
     consumer: str
     shape: str
     expected_condition: str
-    found: dict | None = None  # {"file", "line", "consumer", "shape", "path_condition", "guards", "read_id"}
+    found: Site | None = None
     old_site: str | None = None  # the catalog's recorded site for this version, when it moved
     rationale: str = ""
     successors: list = field(default_factory=list)  # where a vanished statement's job went (successors.py)
+
+    def to_json(self) -> dict:
+        data = plain(asdict(self))
+        data["found"] = self.found.to_json() if self.found is not None else None
+        return data
 
 
 @dataclass
@@ -105,7 +111,7 @@ class CheckReport:
             "source": x.portable_source if x is not None else self.source,
             "root": x.portable_root if x is not None else "",
             "ok": self.ok,
-            "results": plain([asdict(r) for r in self.results]),
+            "results": [r.to_json() for r in self.results],
             "violations": plain([asdict(v) for v in self.violations]),
             "unknowns": plain([asdict(u) for u in self.unknowns]),
             "undeclared": [asdict(u) for u in self.undeclared],
@@ -152,8 +158,8 @@ def check_contract(contract: CatalogContract, extraction: Extraction, projects: 
     version = extraction.version
     if not result.ok and expected and version not in expected and version != "unknown":
         # a version-scoped contract that does not hold where the catalog does not expect it
-        return ContractResult(**{**asdict(result), "status": Status.NOT_APPLICABLE, "ok": True,
-                                 "message": f"not expected on {version} (catalog: {', '.join(expected)}): {result.message}"})
+        return replace(result, status=Status.NOT_APPLICABLE, ok=True,
+                       message=f"not expected on {version} (catalog: {', '.join(expected)}): {result.message}")
     return result
 
 
@@ -207,17 +213,15 @@ def _check_producer(contract: CatalogContract, extraction: Extraction, strict: b
                           message=f"every return of {contract.producer} sets {', '.join(wanted)} ({sites})")
 
 
-def _return_found(contract: CatalogContract, path: ReturnPath) -> dict:
-    return {"file": path.file, "line": path.line, "consumer": contract.producer, "shape": path.shape,
-            "path_condition": path.path_condition, "guards": [], "read_id": "", "kind": "return",
-            "sets": path.sets}
+def _return_found(contract: CatalogContract, path: ReturnPath) -> ProducerReturn:
+    return ProducerReturn(file=path.file, line=path.line, consumer=contract.producer, shape=path.shape,
+                          path_condition=path.path_condition, kind="return", sets=path.sets)
 
 
-def _definition_found(contract: CatalogContract, func: ProducerFunction) -> dict:
+def _definition_found(contract: CatalogContract, func: ProducerFunction) -> ProducerReturn:
     """A producer with no return that yields the owner: its ``def`` line."""
-    return {"file": func.file, "line": func.line, "consumer": contract.producer,
-            "shape": f"def {contract.producer.split('.')[1]}", "path_condition": "", "guards": [], "read_id": "",
-            "kind": "return", "sets": None}
+    return ProducerReturn(file=func.file, line=func.line, consumer=contract.producer,
+                          shape=f"def {contract.producer.split('.')[1]}", path_condition="", kind="return")
 
 
 _CALL_SHAPE = re.compile(r"^\s*([A-Za-z_]\w*)\((.*)\)\s*$")
@@ -238,8 +242,8 @@ def _check_relay(contract: CatalogContract, extraction: Extraction, callback: st
     if not found["workers"]:
         return ContractResult(status=Status.GONE, ok=False, **base,
                               message=f"no worker's {method} takes {callback} (passed at {wire['file']}:{wire['line']})")
-    site = {"file": wire["file"], "line": wire["line"], "consumer": contract.consumer, "shape": wire["text"],
-            "path_condition": "", "guards": [], "read_id": "", "kind": "relay"}
+    site = Site(file=wire["file"], line=wire["line"], consumer=contract.consumer, shape=wire["text"],
+                path_condition="", kind="relay")
     for w in found["workers"]:
         for p in w["paths"]:
             if not p["relayed"]:
@@ -247,8 +251,8 @@ def _check_relay(contract: CatalogContract, extraction: Extraction, callback: st
                 when = f" when {p['branch']}" if p["branch"] else ""
                 return ContractResult(
                     status=Status.VIOLATED, ok=False, **base,
-                    found={**site, "file": p["file"], "line": p["line"], "consumer": f"{cls}.{method}", "shape": p["shape"],
-                           "path_condition": p["branch"], "kind": "return"},
+                    found=Site(file=p["file"], line=p["line"], consumer=f"{cls}.{method}", shape=p["shape"],
+                               path_condition=p["branch"], kind="return"),
                     message=(f"{cls}.{method} returns at {p['file']}:{p['line']} (`{p['shape']}`){when} without calling "
                              f"{callback}({contract.field}): {contract.consumer} relays {contract.field} through it "
                              f"({wire['file']}:{wire['line']})"))
@@ -260,8 +264,8 @@ def _check_relay(contract: CatalogContract, extraction: Extraction, callback: st
             for rp in extraction.return_paths:
                 if (rp.worker, rp.file, rp.line) != (w["worker"], p["file"], p["line"]):
                     continue
-                at = {**site, "file": p["file"], "line": p["line"], "consumer": f"{cls}.{method}", "shape": p["shape"],
-                      "path_condition": rp.path_condition, "kind": "return"}
+                at = Site(file=p["file"], line=p["line"], consumer=f"{cls}.{method}", shape=p["shape"],
+                          path_condition=rp.path_condition, kind="return")
                 when = f" when {rp.branch}" if rp.branch else ""
                 if rp.sets is None:
                     undecided.append((at, f"whether {cls}.{method} sets {contract.field} on its return at {p['file']}:"
@@ -407,15 +411,11 @@ def _successors(contract: CatalogContract, extraction: Extraction, projects: dic
     return found, describe(found, lhs, contract.attribute_path[-1])
 
 
-def _found(r: FieldRead | None) -> dict | None:
+def _found(r: FieldRead | None) -> ReadSite | None:
     if r is None:
         return None
-    found = {"file": r.file, "line": r.line, "consumer": r.consumer, "shape": r.shape,
-             "path_condition": _read_condition(r), "guards": [asdict(g) for g in r.guards], "read_id": r.id,
-             "kind": str(r.kind)}
-    if r.caller:
-        found.update(caller=r.caller, caller_site=r.caller_site)
-    return found
+    return ReadSite(file=r.file, line=r.line, consumer=r.consumer, shape=r.shape, path_condition=_read_condition(r),
+                    guards=list(r.guards), read_id=r.id, kind=str(r.kind), caller=r.caller, caller_site=r.caller_site)
 
 
 def catalog_producers(contracts: list[CatalogContract]) -> dict[str, list[str]]:
@@ -435,7 +435,7 @@ def _obligations(result: ContractResult, extraction: Extraction, strict: bool) -
         return replace(result, ok=not strict)
     if result.status not in (Status.PRESENT, Status.MOVED) or not result.found:
         return result
-    rid = result.found.get("read_id")
+    rid = result.found.read_id
     hits = [v for v in extraction.violations if v.read.id == rid]
     if hits:
         v = hits[0]

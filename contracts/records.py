@@ -191,6 +191,42 @@ class ProducerFunction:
     paths: list[ReturnPath]
 
 
+@dataclass(frozen=True)
+class Site:
+    """Where a check found a contract's statement: a scheduler read, a relay's call, a worker's or a
+    producer's return."""
+    file: str
+    line: int
+    consumer: str
+    shape: str
+    path_condition: str
+    guards: list[Guard] = field(default_factory=list)
+    read_id: str = ""  # the extracted read's id (a read site)
+    kind: str = ""  # the read's kind, or "relay", "return"
+
+    def to_json(self) -> dict:
+        return plain(asdict(self))
+
+
+@dataclass(frozen=True)
+class ReadSite(Site):
+    """A read site; one in a helper the consumer passes its result to names that caller."""
+    caller: str = ""
+    caller_site: str = ""
+
+    def to_json(self) -> dict:
+        data = plain(asdict(self))
+        if not self.caller:
+            del data["caller"], data["caller_site"]
+        return data
+
+
+@dataclass(frozen=True)
+class ProducerReturn(Site):
+    """A named producer's return (or its ``def`` when it has none) and the fields it sets there."""
+    sets: list | None = None  # None: the returned value was not followed
+
+
 @dataclass
 class Extraction:
     source: str

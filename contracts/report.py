@@ -145,11 +145,11 @@ def sarif(x: Extraction, check=None) -> dict:
         for r in check.results:
             if r.ok:
                 continue
-            site = r.found or {}
             results.append({
                 "ruleId": "spectrace/contract-broken", "ruleIndex": 1, "level": "error",
                 "message": {"text": f"{r.id} {r.status}: {r.message}"},
-                "locations": [_location(site.get("file", x.owner_file), site.get("line", x.owner_line))],
+                "locations": [_location(r.found.file if r.found else x.owner_file,
+                                        r.found.line if r.found else x.owner_line)],
                 "partialFingerprints": {"spectraceId": r.id},
             })
     for r in x.reads:
@@ -192,7 +192,7 @@ def check_text(report) -> str:
         lines.append(f"{mark} {r.id:{width}}  {r.status:17}  {r.message}")
         if not r.ok and r.found:
             lines.append(f"       catalog: {r.consumer}: `{r.shape}` when {r.expected_condition or 'always'}")
-            lines.append(f"       found:   {r.found['file']}:{r.found['line']} `{r.found['shape']}` when {r.found['path_condition'] or 'always'}")
+            lines.append(f"       found:   {r.found.file}:{r.found.line} `{r.found.shape}` when {r.found.path_condition or 'always'}")
         if r.old_site:
             lines.append(f"       old site {r.old_site}")
 

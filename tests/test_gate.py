@@ -183,8 +183,8 @@ def test_renamed_local_keeps_identity(copy_0512):
     for cid, line in (("SPEC2-NDI-SPECINFO", 3061), ("SPEC2-NDI-SEQLENS", 3066)):
         r = result(report, cid)
         assert r.status in ("present", "moved") and r.ok
-        assert r.found["consumer"] == "Scheduler.run_batch" and r.found["line"] == line
-        assert "worker_out.next_draft_input" in r.found["shape"]
+        assert r.found.consumer == "Scheduler.run_batch" and r.found.line == line
+        assert "worker_out.next_draft_input" in r.found.shape
 
 
 RELAY = ("                    batch.spec_info = batch_result.next_draft_input\n"
@@ -207,10 +207,10 @@ def test_relay_moved_into_a_helper_is_moved(copy_0512):
     assert report.exit_code == 0, check_text(report)
     r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "moved" and r.ok
-    assert r.found["consumer"] == "Scheduler._install_draft_input" and (r.found["file"], r.found["line"]) == (SCHED, line)
-    assert r.found["caller"] == "Scheduler.run_batch" and r.found["caller_site"].startswith(f"{SCHED}:")
+    assert r.found.consumer == "Scheduler._install_draft_input" and (r.found.file, r.found.line) == (SCHED, line)
+    assert r.found.caller == "Scheduler.run_batch" and r.found.caller_site.startswith(f"{SCHED}:")
     # the call's condition is part of the read's identity
-    assert "batch.is_spec_v2" in r.found["path_condition"] and "Scheduler.run_batch" in r.message
+    assert "batch.is_spec_v2" in r.found.path_condition and "Scheduler.run_batch" in r.message
     assert r.old_site == f"{SCHED}:3061"
 
 
@@ -234,7 +234,7 @@ def test_relay_in_a_helper_called_elsewhere_is_condition_changed(copy_0512):
           "                self._install_draft_input(batch, batch_result, future_indices)\n")
     report = check(copy_0512)
     r = result(report, "SPEC2-NDI-SPECINFO")
-    assert r.status == "condition-changed" and not r.ok and "batch.is_spec_v2" not in r.found["path_condition"]
+    assert r.status == "condition-changed" and not r.ok and "batch.is_spec_v2" not in r.found.path_condition
 
 
 # ---------------------------------------------------------------- the patch gate and unknowns

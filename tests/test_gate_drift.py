@@ -81,7 +81,7 @@ def test_relay_holds_on_0517(copy_0517):
     report = check(copy_0517, strict=True)
     r = result(report, "SPEC2-SEQ-LENS-PUBLISH")
     assert r.status == "present" and r.ok and report.exit_code == 0
-    assert (r.found["file"], r.found["line"]) == (SCHED, 3581) and "on_publish" in r.found["shape"]
+    assert (r.found.file, r.found.line) == (SCHED, 3581) and "on_publish" in r.found.shape
 
 
 def test_dropped_relay_on_the_decode_path_is_a_violation(copy_0517):
@@ -89,8 +89,8 @@ def test_dropped_relay_on_the_decode_path_is_a_violation(copy_0517):
     report = check(copy_0517)
     r = result(report, "SPEC2-SEQ-LENS-PUBLISH")
     assert r.status == "violated" and not r.ok and report.exit_code == 1
-    assert r.found["file"] == EAGLE2 and r.found["shape"] == "return batch_output"
-    assert r.found["consumer"] in ("EAGLEWorkerV2.forward_batch_generation", "StandaloneWorkerV2.forward_batch_generation")
+    assert r.found.file == EAGLE2 and r.found.shape == "return batch_output"
+    assert r.found.consumer in ("EAGLEWorkerV2.forward_batch_generation", "StandaloneWorkerV2.forward_batch_generation")
     assert "without calling on_publish(new_seq_lens)" in r.message and f"{SCHED}:3581" in r.message
     assert f"{EAGLE2}:1195 (`return batch_output`) when not (batch.forward_mode.is_extend()) and not (batch.is_extend_in_batch)" in r.message  # the decode branch
 

@@ -41,7 +41,7 @@ def test_none_guard_added(copy_059):
     r = result(report, "SPEC2-NDI-SPECINFO")
     # a None check added by the consumer is drift to note, not a break of the gate
     assert r.status == "relaxed" and r.ok and report.exit_code == 0
-    assert r.found["file"] == SCHED and r.found["line"] == 2348
+    assert r.found.file == SCHED and r.found.line == 2348
     assert "is not None" in r.message
 
 
@@ -64,7 +64,7 @@ kind = "guarded-read"
           "        result.copy_done.synchronize()\n\n        logits_output, next_token_ids, can_run_cuda_graph")
     report = check(copy_059, load_catalog(catalog))
     r = result(report, "OUT-COPY-DONE-GUARDED")
-    assert r.status == "unguarded" and r.found["line"] == 422
+    assert r.status == "unguarded" and r.found.line == 422
 
 
 def test_seq_lens_update_moved_out_of_its_branch(copy_059):
@@ -73,8 +73,8 @@ def test_seq_lens_update_moved_out_of_its_branch(copy_059):
           "                    pass\n                batch.seq_lens = batch_result.next_draft_input.new_seq_lens\n")
     report = check(copy_059)
     r = result(report, "SPEC2-NDI-SEQLENS")
-    assert r.status == "condition-changed" and r.found["line"] == 2358
-    assert "batch.is_spec_v2" not in r.found["path_condition"]
+    assert r.status == "condition-changed" and r.found.line == 2358
+    assert "batch.is_spec_v2" not in r.found.path_condition
     # and now the plain TpModelWorker (no next_draft_input) can reach it: a violation with both sites
     tp = [v for v in report.violations if v["producer"]["worker"].endswith("TpModelWorker")]
     assert tp and tp[0]["read"]["line"] == 2358 and tp[0]["producer"]["file"] == "sglang/srt/managers/tp_worker.py"
@@ -180,8 +180,8 @@ def test_matrix_dropped_new_seq_lens_keyword_of_the_relayed_result(release):
     report = check(root)
     r = result(report, "SPEC2-SEQ-LENS-PUBLISH")
     assert r.status == "violated" and not r.ok and report.exit_code == 1
-    assert (r.found["file"], r.found["line"]) == (EAGLE2, rel.decode_return)
-    assert r.found["consumer"] in ("EAGLEWorkerV2.forward_batch_generation", "StandaloneWorkerV2.forward_batch_generation")
+    assert (r.found.file, r.found.line) == (EAGLE2, rel.decode_return)
+    assert r.found.consumer in ("EAGLEWorkerV2.forward_batch_generation", "StandaloneWorkerV2.forward_batch_generation")
     assert "with new_seq_lens unset, so on_publish(new_seq_lens) relays None" in r.message
     assert f"{SCHED}:3581" in r.message
 
@@ -234,7 +234,7 @@ def test_matrix_consumer_in_parentheses_holds(release):
     edit(root, SCHED, RELAY + "\n", RELAY.replace("= batch_result.next_draft_input", "= (batch_result.next_draft_input)\n"))
     report = check(root, strict=True)
     r = result(report, rel.relay_id)
-    assert report.exit_code == 0 and r.status in ("present", "moved") and r.found["line"] == rel.relay_line
+    assert report.exit_code == 0 and r.status in ("present", "moved") and r.found.line == rel.relay_line
 
 
 @pytest.mark.parametrize("release", ["0.5.9", "0.5.17"], indirect=True)
@@ -245,8 +245,8 @@ def test_matrix_renamed_local_keeps_identity(release):
     report = check(root, strict=True)
     assert report.exit_code == 0, check_text(report)
     r = result(report, rel.relay_id)
-    assert r.status in ("present", "moved") and r.found["line"] == rel.relay_line
-    assert r.found["consumer"] == "Scheduler.run_batch" and "worker_out.next_draft_input" in r.found["shape"]
+    assert r.status in ("present", "moved") and r.found.line == rel.relay_line
+    assert r.found.consumer == "Scheduler.run_batch" and "worker_out.next_draft_input" in r.found.shape
 
 
 HELPER = "    def _install_draft_input(self, batch, batch_result, future_indices):\n"
@@ -262,8 +262,8 @@ def test_matrix_relay_moved_into_a_helper(release):
     report = check(root, strict=True)
     assert report.exit_code == 0, check_text(report)
     r = result(report, rel.relay_id)
-    assert r.status == "moved" and r.found["consumer"] == "Scheduler._install_draft_input"
-    assert (r.found["file"], r.found["line"]) == (SCHED, line) and r.found["caller"] == "Scheduler.run_batch"
+    assert r.status == "moved" and r.found.consumer == "Scheduler._install_draft_input"
+    assert (r.found.file, r.found.line) == (SCHED, line) and r.found.caller == "Scheduler.run_batch"
     assert r.old_site == f"{SCHED}:{rel.relay_line}"
 
 
@@ -274,7 +274,7 @@ def test_matrix_guard_added_is_relaxed(release):
     report = check(root, strict=True)
     r = result(report, rel.relay_id)
     assert r.status == "relaxed" and r.ok and report.exit_code == 0
-    assert r.found["line"] == rel.relay_line + 1 and "drift" in r.message
+    assert r.found.line == rel.relay_line + 1 and "drift" in r.message
 
 
 @pytest.mark.parametrize("release", ["0.5.9", "0.5.17"], indirect=True)
