@@ -2,8 +2,7 @@
 
 The passes build these typed records and ``Extraction`` holds them as they are; ``check``,
 ``diff`` and the renderings read their attributes. ``to_json`` writes them as JSON objects with the
-same names. A record also answers ``record["name"]`` and ``record.get("name")``, for callers written
-against the JSON form.
+same names; JSON is made only there, at the edge.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from pathlib import Path
 
 from spectrace.contracts.dataclasses_scan import FieldInfo
 from spectrace.contracts.facts import Guard
-from spectrace.contracts.keyed import Record
 from spectrace.contracts.kinds import ReadKind, plain
 
 # the version of the JSON that extract, check and diff write (docs/schemas/contracts-*.json):
@@ -45,7 +43,7 @@ def portable_source(describe: str, root: str, version: str, origin: str) -> str:
 
 
 @dataclass
-class FieldRead(Record):
+class FieldRead:
     id: str
     field: str
     owner: str
@@ -75,7 +73,7 @@ class FieldRead(Record):
 
 
 @dataclass
-class Producer(Record):
+class Producer:
     id: str
     kind: str  # "construct" or "assign"
     owner: str
@@ -91,7 +89,7 @@ class Producer(Record):
 
 
 @dataclass
-class ReturnPath(Record):
+class ReturnPath:
     worker: str  # class qualname
     method: str  # Class.method (module-free)
     file: str
@@ -109,7 +107,7 @@ class ReturnPath(Record):
 
 
 @dataclass
-class ViolatingRead(Record):
+class ViolatingRead:
     id: str
     file: str
     line: int
@@ -120,7 +118,7 @@ class ViolatingRead(Record):
 
 
 @dataclass
-class ViolatingPath(Record):
+class ViolatingPath:
     worker: str
     method: str
     file: str
@@ -133,7 +131,7 @@ class ViolatingPath(Record):
 
 
 @dataclass
-class Violation(Record):
+class Violation:
     id: str
     field: str
     owner: str
@@ -145,7 +143,7 @@ class Violation(Record):
 
 
 @dataclass
-class Unknown(Record):
+class Unknown:
     """A scheduler read whose obligation a worker path could not be followed far enough to decide."""
     id: str
     field: str

@@ -41,7 +41,7 @@ def extraction_text(x: Extraction, verbose: bool = False) -> str:
     unknowns = getattr(x, "unknowns", [])
     lines.append(f"\nunknown: {len(unknowns)}")
     for u in unknowns:
-        lines.append(f"  UNKNOWN {u['id']}: {u['message']}")
+        lines.append(f"  UNKNOWN {u.id}: {u.message}")
     for u in failing(getattr(x, "undeclared", [])):
         lines.append(f"  UNDECLARED {u.id}: {u.message}")
     lines.append(f"\nviolations: {len(x.violations)}")
@@ -208,9 +208,9 @@ def check_text(report) -> str:
         lines.append(f"FAIL UNDECLARED {u.id}: {u.message}")
     for u in getattr(report, "unknowns", []):
         mark = "FAIL" if report.strict else "??  "
-        lines.append(f"{mark} UNKNOWN {u['id']}: {u['message']}")
-        lines.append(f"       scheduler read:     {u['read']['file']}:{u['read']['line']}  {u['read']['shape']}")
-        lines.append(f"       worker return path: {u['producer']['file']}:{u['producer']['line']}  {u['producer']['shape']}")
+        lines.append(f"{mark} UNKNOWN {u.id}: {u.message}")
+        lines.append(f"       scheduler read:     {u.read.file}:{u.read.line}  {u.read.shape}")
+        lines.append(f"       worker return path: {u.producer.file}:{u.producer.line}  {u.producer.shape}")
     if absent:
         lines.append(f"not applicable to {report.version}:")
         for r in absent:

@@ -92,8 +92,8 @@ def test_unresolved_producer_call_is_unknown(copy_0512):
     report = check(copy_0512)
     assert report.unknowns and not report.violations
     u = report.unknowns[0]
-    assert u["producer"]["file"] == EAGLE2 and "dataclasses.replace" in u["why"]
-    assert u["read"]["file"] == SCHED
+    assert u.producer.file == EAGLE2 and "dataclasses.replace" in u.why
+    assert u.read.file == SCHED
     r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "unknown" and r.ok and report.exit_code == 0
     assert "unknown" in check_text(report) and f"{EAGLE2}:" in check_text(report)
@@ -114,11 +114,11 @@ def test_none_written_on_a_branch_before_the_return(copy_0512):
     for cid in ("SPEC2-NDI-SPECINFO", "SPEC2-NDI-SEQLENS"):
         r = result(report, cid)
         assert r.status == "violated" and not r.ok
-    v = [v for v in report.violations if v["producer"]["worker"].endswith(".EAGLEWorkerV2")]
-    assert {v["read"]["line"] for v in v} == {3061, 3066}
-    assert all(x["producer"]["file"] == EAGLE2 and "len(model_worker_batch.seq_lens) > 8" in x["producer"]["branch"]
+    v = [v for v in report.violations if v.producer.worker.endswith(".EAGLEWorkerV2")]
+    assert {v.read.line for v in v} == {3061, 3066}
+    assert all(x.producer.file == EAGLE2 and "len(model_worker_batch.seq_lens) > 8" in x.producer.branch
                for x in v)
-    assert all("batch_output.next_draft_input = None" in x["message"] for x in v)
+    assert all("batch_output.next_draft_input = None" in x.message for x in v)
 
 
 def test_dropped_new_seq_lens_keyword(copy_059):
@@ -126,9 +126,9 @@ def test_dropped_new_seq_lens_keyword(copy_059):
           "            verified_id=verified_id,\n")
     report = check(copy_059)
     assert report.exit_code == 1
-    v = [v for v in report.violations if v["attribute_path"] == ["next_draft_input", "new_seq_lens"]]
-    assert v and all(x["read"]["line"] == 2357 and x["producer"]["file"] == EAGLE2 for x in v)
-    assert "EagleDraftInput.new_seq_lens at its default None" in v[0]["message"]
+    v = [v for v in report.violations if v.attribute_path == ["next_draft_input", "new_seq_lens"]]
+    assert v and all(x.read.line == 2357 and x.producer.file == EAGLE2 for x in v)
+    assert "EagleDraftInput.new_seq_lens at its default None" in v[0].message
     assert result(report, "SPEC2-NDI-SEQLENS").status == "violated"
     assert result(report, "SPEC2-NDI-SPECINFO").ok  # the draft input itself is still set
 
@@ -138,8 +138,8 @@ def test_none_in_a_conditional_expression(copy_0512):
           "            next_draft_input=None if len(batch.seq_lens) > 8 else next_draft_input,\n")
     report = check(copy_0512)
     assert report.exit_code == 1
-    v = [v for v in report.violations if v["read"]["line"] == 3061]
-    assert v and "len(batch.seq_lens) > 8" in v[0]["producer"]["branch"]
+    v = [v for v in report.violations if v.read.line == 3061]
+    assert v and "len(batch.seq_lens) > 8" in v[0].producer.branch
 
 
 def test_releases_have_no_violation_and_no_unknown(sglang_source):
@@ -220,9 +220,9 @@ def test_relay_in_a_helper_still_checks_the_workers(copy_0512):
     report = check(copy_0512)
     r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "violated" and report.exit_code == 1
-    v = [v for v in report.violations if v["read"]["line"] == line]
-    assert v and v[0]["producer"]["file"] == EAGLE2 and v[0]["read"]["consumer"] == "Scheduler._install_draft_input"
-    assert "called from Scheduler.run_batch" in v[0]["read"]["context"]
+    v = [v for v in report.violations if v.read.line == line]
+    assert v and v[0].producer.file == EAGLE2 and v[0].read.consumer == "Scheduler._install_draft_input"
+    assert "called from Scheduler.run_batch" in v[0].read.context
 
 
 def test_relay_in_a_helper_called_elsewhere_is_condition_changed(copy_0512):

@@ -206,10 +206,10 @@ def test_a_lambda_whose_body_cannot_be_followed_stays_unknown(patched):
     module.write_text(module.read_text().replace(LAMBDA_CALL, "            lambda: self.unknown_hook(\n"))
     report = check_catalog(from_path(tree))
     line = _prefill_shortcut_return(tree)
-    found = [u for u in report.unknowns if u["producer"]["file"] == EAGLE2 and u["producer"]["line"] == line]
+    found = [u for u in report.unknowns if u.producer.file == EAGLE2 and u.producer.line == line]
     assert found and not report.violations
-    assert {u["read"]["line"] for u in found} == {3066}
-    assert all(u["read"]["file"] == SCHED and "unresolved call self.unknown_hook(...)" in u["why"] for u in found)
+    assert {u.read.line for u in found} == {3066}
+    assert all(u.read.file == SCHED and "unresolved call self.unknown_hook(...)" in u.why for u in found)
     assert next(r for r in report.results if r.id == "SPEC2-NDI-SEQLENS").status == "unknown"
 
 
