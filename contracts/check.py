@@ -234,57 +234,57 @@ def _check_relay(contract: CatalogContract, extraction: Extraction, callback: st
     method = contract.runtime.get("producer") or roles_of(extraction).worker_method
     base = dict(id=contract.id, field=contract.field, consumer=contract.consumer, shape=contract.shape,
                 expected_condition=contract.path_condition, rationale=contract.rationale)
-    found = follow_relay(extraction, method, callback, contract.field, contract.consumer)
-    if not found["wiring"]:
+    relay = follow_relay(extraction, method, callback, contract.field, contract.consumer)
+    if not relay.wiring:
         return ContractResult(status=Status.GONE, ok=False, **base,
                               message=f"{contract.consumer} no longer passes {callback} to the worker's {method}")
-    wire = found["wiring"][0]
-    if not found["workers"]:
+    wire = relay.wiring[0]
+    if not relay.workers:
         return ContractResult(status=Status.GONE, ok=False, **base,
-                              message=f"no worker's {method} takes {callback} (passed at {wire['file']}:{wire['line']})")
-    site = Site(file=wire["file"], line=wire["line"], consumer=contract.consumer, shape=wire["text"],
+                              message=f"no worker's {method} takes {callback} (passed at {wire.file}:{wire.line})")
+    site = Site(file=wire.file, line=wire.line, consumer=contract.consumer, shape=wire.text,
                 path_condition="", kind="relay")
-    for w in found["workers"]:
-        for p in w["paths"]:
-            if not p["relayed"]:
-                cls = w["worker"].rsplit(".", 1)[-1]
-                when = f" when {p['branch']}" if p["branch"] else ""
+    for w in relay.workers:
+        for p in w.paths:
+            if not p.relayed:
+                cls = w.worker.rsplit(".", 1)[-1]
+                when = f" when {p.branch}" if p.branch else ""
                 return ContractResult(
                     status=Status.VIOLATED, ok=False, **base,
-                    found=Site(file=p["file"], line=p["line"], consumer=f"{cls}.{method}", shape=p["shape"],
-                               path_condition=p["branch"], kind="return"),
-                    message=(f"{cls}.{method} returns at {p['file']}:{p['line']} (`{p['shape']}`){when} without calling "
+                    found=Site(file=p.file, line=p.line, consumer=f"{cls}.{method}", shape=p.shape,
+                               path_condition=p.branch, kind="return"),
+                    message=(f"{cls}.{method} returns at {p.file}:{p.line} (`{p.shape}`){when} without calling "
                              f"{callback}({contract.field}): {contract.consumer} relays {contract.field} through it "
-                             f"({wire['file']}:{wire['line']})"))
+                             f"({wire.file}:{wire.line})"))
     # what the callback gets must be set: the return path's own result carries the field
     undecided = []
-    for w in found["workers"]:
-        for p in w["paths"]:
-            cls = w["worker"].rsplit(".", 1)[-1]
+    for w in relay.workers:
+        for p in w.paths:
+            cls = w.worker.rsplit(".", 1)[-1]
             for rp in extraction.return_paths:
-                if (rp.worker, rp.file, rp.line) != (w["worker"], p["file"], p["line"]):
+                if (rp.worker, rp.file, rp.line) != (w.worker, p.file, p.line):
                     continue
-                at = Site(file=p["file"], line=p["line"], consumer=f"{cls}.{method}", shape=p["shape"],
+                at = Site(file=p.file, line=p.line, consumer=f"{cls}.{method}", shape=p.shape,
                           path_condition=rp.path_condition, kind="return")
                 when = f" when {rp.branch}" if rp.branch else ""
                 if rp.sets is None:
-                    undecided.append((at, f"whether {cls}.{method} sets {contract.field} on its return at {p['file']}:"
-                                          f"{p['line']} (`{p['shape']}`), which {callback} relays, is unknown: "
+                    undecided.append((at, f"whether {cls}.{method} sets {contract.field} on its return at {p.file}:"
+                                          f"{p.line} (`{p.shape}`), which {callback} relays, is unknown: "
                                           f"{rp.unresolved}"))
                 elif contract.field not in rp.sets:
                     return ContractResult(
                         status=Status.VIOLATED, ok=False, **base, found=at,
-                        message=(f"{cls}.{method} returns at {p['file']}:{p['line']} (`{p['shape']}`){when} with "
+                        message=(f"{cls}.{method} returns at {p.file}:{p.line} (`{p.shape}`){when} with "
                                  f"{contract.field} unset, so {callback}({contract.field}) relays None: "
-                                 f"{contract.consumer} takes {contract.field} through it ({wire['file']}:{wire['line']})"))
+                                 f"{contract.consumer} takes {contract.field} through it ({wire.file}:{wire.line})"))
     if undecided:
         at, message = undecided[0]
         more = f" (+{len(undecided) - 1} more)" if len(undecided) > 1 else ""
         return ContractResult(status=Status.UNKNOWN, ok=True, found=at, message=message + more, **base)
-    n = sum(len(w["paths"]) for w in found["workers"])
+    n = sum(len(w.paths) for w in relay.workers)
     return ContractResult(status=Status.PRESENT, ok=True, found=site, **base,
-                          message=(f"{contract.consumer} passes {callback} at {wire['file']}:{wire['line']}; all {n} return "
-                                   f"paths of {len(found['workers'])} workers call it with {contract.field}, set"))
+                          message=(f"{contract.consumer} passes {callback} at {wire.file}:{wire.line}; all {n} return "
+                                   f"paths of {len(relay.workers)} workers call it with {contract.field}, set"))
 
 
 def _check_contract(contract: CatalogContract, extraction: Extraction, projects: dict) -> ContractResult:

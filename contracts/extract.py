@@ -37,6 +37,7 @@ from spectrace.contracts.facts_cache import FactsCache
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.producers import fields_set_on_worker_results, producers_in
 from spectrace.contracts.reads import field_reads
+from spectrace.contracts.relays import RelayReport, relay_report
 from spectrace.contracts.records import Extraction, ProducerFunction, WorkerDispatch, dedupe_ids
 from spectrace.contracts.return_paths import named_producer_paths, worker_return_paths
 from spectrace.contracts.roles import Roles, load_roles
@@ -204,11 +205,9 @@ def follow_producers(extraction: Extraction, producers: dict[str, list[str]]) ->
     return named_producer_paths(_analysis_of(extraction), producers)
 
 
-def follow_relay(extraction: Extraction, method: str, callback: str, field_name: str, consumer: str) -> dict:
+def follow_relay(extraction: Extraction, method: str, callback: str, field_name: str, consumer: str) -> RelayReport:
     """Where ``consumer`` passes ``callback`` to the workers' ``method`` and whether each worker
     return path calls it with ``field_name`` (relays.py), read from the extraction's tree."""
-    from spectrace.contracts.relays import relay_report
-
     a = _analysis_of(extraction)
     symbols = a.symbols
     dispatch = extraction.polymorphic.get(a.worker_attr)
