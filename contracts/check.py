@@ -43,6 +43,7 @@ from spectrace.contracts.extract import extract, follow_producers, follow_relay,
 from spectrace.contracts.kinds import ContractKind, ReadKind, Status, plain
 from spectrace.contracts.records import (SCHEMA_VERSION, Extraction, FieldRead, ProducerFunction, ProducerReturn,
                                          ReadSite, ReturnPath, Site, UndeclaredRead)
+from spectrace.contracts.successors import Successor
 from spectrace.contracts.undeclared import failing
 from spectrace.source import SglangSource
 
@@ -61,7 +62,7 @@ class ContractResult:
     found: Site | None = None
     old_site: str | None = None  # the catalog's recorded site for this version, when it moved
     rationale: str = ""
-    successors: list = field(default_factory=list)  # where a vanished statement's job went (successors.py)
+    successors: list[Successor] = field(default_factory=list)  # where a vanished statement's job went
 
     def to_json(self) -> dict:
         data = plain(asdict(self))
@@ -387,7 +388,7 @@ def _typo(contract: CatalogContract, extraction: Extraction) -> list[UndeclaredR
             if _method(contract.consumer) == _method(u.consumer) and u.suggestion == contract.field]
 
 
-def _successors(contract: CatalogContract, extraction: Extraction, projects: dict) -> tuple[list, str]:
+def _successors(contract: CatalogContract, extraction: Extraction, projects: dict) -> tuple[list[Successor], str]:
     """For a vanished assignment contract: the statements that took over its job (see successors.py)."""
     from spectrace.contracts.successors import assigned_attribute, describe, find_successors
 

@@ -126,12 +126,12 @@ def test_vanished_contract_names_where_its_job_went(extractions):
     report = check_catalog(extractions("0.5.17"))
     seq = next(r for r in report.results if r.id == "SPEC2-NDI-SEQLENS")
     assert seq.status == "not-applicable" and "out of reach of field reads" in seq.message
-    kinds = {(s["kind"], s["file"], s["function"]) for s in seq.successors}
+    kinds = {(s.kind, s.file, s.function) for s in seq.successors}
     # the overlap path: the future map's buffer, filled by the worker through a callback
     assert ("store", "sglang/srt/managers/overlap_utils.py", "FutureMap.resolve_seq_lens_cpu") in kinds
     assert ("field", "sglang/srt/managers/scheduler.py", "Scheduler.run_batch") in kinds
-    callbacks = [s for s in seq.successors if s["kind"] == "callback"]
-    assert any(s["file"] == "sglang/srt/speculative/eagle_worker_v2.py" and s["text"].startswith("on_publish(")
+    callbacks = [s for s in seq.successors if s.kind == "callback"]
+    assert any(s.file == "sglang/srt/speculative/eagle_worker_v2.py" and s.text.startswith("on_publish(")
                for s in callbacks)
     # where the contract still holds there is nothing to name
     old = next(r for r in check_catalog(extractions("0.5.9")).results if r.id == "SPEC2-NDI-SEQLENS")
