@@ -42,7 +42,7 @@ from spectrace.contracts.cache_warnings import warn_cache_unusable
 from spectrace.contracts.extract import extract, follow_producers, follow_relay, roles_of
 from spectrace.contracts.kinds import ContractKind, ReadKind, Status, plain
 from spectrace.contracts.records import (SCHEMA_VERSION, Extraction, FieldRead, ProducerFunction, ProducerReturn,
-                                         ReadSite, ReturnPath, Site, UndeclaredRead)
+                                         ReadSite, ReturnPath, Site, UndeclaredRead, Unknown, Violation)
 from spectrace.contracts.successors import Successor
 from spectrace.contracts.undeclared import failing
 from spectrace.source import SglangSource
@@ -74,10 +74,10 @@ class ContractResult:
 class CheckReport:
     version: str
     source: str
-    results: list = field(default_factory=list)
-    violations: list = field(default_factory=list)
+    results: list[ContractResult] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
     extraction: Extraction | None = None
-    unknowns: list = field(default_factory=list)  # obligations not decided (unresolved producer calls)
+    unknowns: list[Unknown] = field(default_factory=list)  # obligations not decided (unresolved producer calls)
     strict: bool = False  # an unknown fails the check
     undeclared: list[UndeclaredRead] = field(default_factory=list)  # reads of attributes the owner does not declare
 
