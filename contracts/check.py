@@ -40,7 +40,7 @@ from spectrace.contracts import result_cache
 from spectrace.contracts.catalog import CatalogContract, load_catalog
 from spectrace.contracts.cache_warnings import warn_cache_unusable
 from spectrace.contracts.extract import extract, follow_producers, follow_relay, roles_of
-from spectrace.contracts.kinds import ContractKind, ReadKind, Status, plain
+from spectrace.contracts.kinds import ContractKind, ReadKind, SiteKind, Status, plain
 from spectrace.contracts.records import (SCHEMA_VERSION, Extraction, FieldRead, ProducerFunction, ProducerReturn,
                                          ReadSite, ReturnPath, Site, UndeclaredRead, Unknown, Violation)
 from spectrace.contracts.successors import Successor
@@ -216,13 +216,13 @@ def _check_producer(contract: CatalogContract, extraction: Extraction, strict: b
 
 def _return_found(contract: CatalogContract, path: ReturnPath) -> ProducerReturn:
     return ProducerReturn(file=path.file, line=path.line, consumer=contract.producer, shape=path.shape,
-                          path_condition=path.path_condition, kind="return", sets=path.sets)
+                          path_condition=path.path_condition, kind=SiteKind.RETURN, sets=path.sets)
 
 
 def _definition_found(contract: CatalogContract, func: ProducerFunction) -> ProducerReturn:
     """A producer with no return that yields the owner: its ``def`` line."""
     return ProducerReturn(file=func.file, line=func.line, consumer=contract.producer,
-                          shape=f"def {contract.producer.split('.')[1]}", path_condition="", kind="return")
+                          shape=f"def {contract.producer.split('.')[1]}", path_condition="", kind=SiteKind.RETURN)
 
 
 _CALL_SHAPE = re.compile(r"^\s*([A-Za-z_]\w*)\((.*)\)\s*$")
@@ -244,7 +244,7 @@ def _check_relay(contract: CatalogContract, extraction: Extraction, callback: st
         return ContractResult(status=Status.GONE, ok=False, **base,
                               message=f"no worker's {method} takes {callback} (passed at {wire.file}:{wire.line})")
     site = Site(file=wire.file, line=wire.line, consumer=contract.consumer, shape=wire.text,
-                path_condition="", kind="relay")
+                path_condition="", kind=SiteKind.RELAY)
     for w in relay.workers:
         for p in w.paths:
             if not p.relayed:
@@ -253,7 +253,7 @@ def _check_relay(contract: CatalogContract, extraction: Extraction, callback: st
                 return ContractResult(
                     status=Status.VIOLATED, ok=False, **base,
                     found=Site(file=p.file, line=p.line, consumer=f"{cls}.{method}", shape=p.shape,
-                               path_condition=p.branch, kind="return"),
+                               path_condition=p.branch, kind=SiteKind.RETURN),
                     message=(f"{cls}.{method} returns at {p.file}:{p.line} (`{p.shape}`){when} without calling "
                              f"{callback}({contract.field}): {contract.consumer} relays {contract.field} through it "
                              f"({wire.file}:{wire.line})"))
@@ -266,7 +266,7 @@ def _check_relay(contract: CatalogContract, extraction: Extraction, callback: st
                 if (rp.worker, rp.file, rp.line) != (w.worker, p.file, p.line):
                     continue
                 at = Site(file=p.file, line=p.line, consumer=f"{cls}.{method}", shape=p.shape,
-                          path_condition=rp.path_condition, kind="return")
+                          path_condition=rp.path_condition, kind=SiteKind.RETURN)
                 when = f" when {rp.branch}" if rp.branch else ""
                 if rp.sets is None:
                     undecided.append((at, f"whether {cls}.{method} sets {contract.field} on its return at {p.file}:"
@@ -416,7 +416,7 @@ def _found(r: FieldRead | None) -> ReadSite | None:
     if r is None:
         return None
     return ReadSite(file=r.file, line=r.line, consumer=r.consumer, shape=r.shape, path_condition=_read_condition(r),
-                    guards=list(r.guards), read_id=r.id, kind=str(r.kind), caller=r.caller, caller_site=r.caller_site)
+                    guards=list(r.guards), read_id=r.id, kind=r.kind, caller=r.caller, caller_site=r.caller_site)
 
 
 def catalog_producers(contracts: list[CatalogContract]) -> dict[str, list[str]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from spectrace.contracts.dataclasses_scan import FieldInfo
 from spectrace.contracts.facts import Guard
-from spectrace.contracts.kinds import ReadKind, plain
+from spectrace.contracts.kinds import ProducerKind, ReadKind, SiteKind, plain
 
 # the version of the JSON that extract, check and diff write (docs/schemas/contracts-*.json):
 # fields are added, never renamed
@@ -75,7 +75,7 @@ class FieldRead:
 @dataclass
 class Producer:
     id: str
-    kind: str  # "construct" or "assign"
+    kind: ProducerKind
     owner: str
     fields: list  # fields set (non-None) by the construct, or the one assigned
     none_fields: list  # fields explicitly passed/assigned None
@@ -200,7 +200,7 @@ class Site:
     path_condition: str
     guards: list[Guard] = field(default_factory=list)
     read_id: str = ""  # the extracted read's id (a read site)
-    kind: str = ""  # the read's kind, or "relay", "return"
+    kind: ReadKind | SiteKind = SiteKind.RETURN
 
     def to_json(self) -> dict:
         return plain(asdict(self))

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import yaml
 
+from spectrace.contracts.kinds import ReadKind, Status
 from spectrace.contracts.records import Extraction
 from spectrace.contracts.undeclared import failing
+from spectrace.sides import SCHEDULER
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_URI = "https://github.com/spectrace/spectrace"
@@ -25,8 +27,8 @@ def extraction_text(x: Extraction, verbose: bool = False) -> str:
     lines.append(f"{attr}: {len(targets)} worker classes")
     for t in targets:
         lines.append(f"  {t.rsplit('.', 1)[-1]:28} when {poly.selection.get(t, '?')}")
-    sched = [r for r in x.reads if r.side == "scheduler" and r.kind != "check"]
-    uncond = [r for r in sched if r.kind == "unconditional-read"]
+    sched = [r for r in x.reads if r.side == SCHEDULER and r.kind != ReadKind.CHECK]
+    uncond = [r for r in sched if r.kind == ReadKind.UNCONDITIONAL]
     lines.append(f"\nscheduler-side reads: {len(sched)} ({len(uncond)} unconditional)")
     for r in sched if verbose else uncond:
         guard = "" if not r.guarded else "  [guarded: " + "; ".join(g.text for g in r.guards) + "]"
@@ -153,7 +155,7 @@ def sarif(x: Extraction, check=None) -> dict:
                 "partialFingerprints": {"spectraceId": r.id},
             })
     for r in x.reads:
-        if r.side == "scheduler" and r.kind == "unconditional-read":
+        if r.side == SCHEDULER and r.kind == ReadKind.UNCONDITIONAL:
             results.append({
                 "ruleId": "spectrace/unconditional-read", "ruleIndex": 2, "level": "note",
                 "message": {"text": f"{r.consumer} reads {r.owner}.{'.'.join(r.attribute_path)} without a None check"
@@ -196,8 +198,8 @@ def check_text(report) -> str:
         if r.old_site:
             lines.append(f"       old site {r.old_site}")
 
-    applicable = [r for r in report.results if r.status != "not-applicable"]
-    absent = [r for r in report.results if r.status == "not-applicable"]
+    applicable = [r for r in report.results if r.status != Status.NOT_APPLICABLE]
+    absent = [r for r in report.results if r.status == Status.NOT_APPLICABLE]
     for r in applicable:
         row(r)
     for v in report.violations:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from spectrace.contracts.kinds import SuccessorKind
 from spectrace.sides import side_of
 from spectrace.tracer.index import ir_text
 
@@ -33,7 +34,7 @@ class Successor:
     line: int
     function: str
     text: str
-    kind: str  # "field", "store" or "callback" (find_successors says which is which)
+    kind: SuccessorKind
 
 
 def assigned_attribute(shape: str) -> str | None:
@@ -78,9 +79,9 @@ def find_successors(project, shape: str, attribute_path: list[str], exclude_shap
                     if exclude_shape and re.sub(r"\s+", "", text) == re.sub(r"\s+", "", exclude_shape):
                         continue
                     if _reads_attribute(value, last):
-                        kind = "field"
+                        kind = SuccessorKind.FIELD
                     elif last in ir_text(value):
-                        kind = "store"
+                        kind = SuccessorKind.STORE
                     else:
                         continue
                     found.append(Successor(file=summary.path, line=line, function=qn, text=text, kind=kind))
@@ -90,7 +91,7 @@ def find_successors(project, shape: str, attribute_path: list[str], exclude_shap
                 for line, _col, callee, _kw in f.calls:
                     if callee[0] == "n" and callee[1] in params and line in read_lines:
                         found.append(Successor(file=summary.path, line=line, function=qn,
-                                               text=f"{callee[1]}(... .{last} ...)", kind="callback"))
+                                               text=f"{callee[1]}(... .{last} ...)", kind=SuccessorKind.CALLBACK))
     return found
 
 
@@ -98,8 +99,8 @@ def describe(successors: list[Successor], target: str, last: str) -> str:
     """One sentence for a report line: the scheduler-side setters, then the callbacks, counted."""
     if not successors:
         return ""
-    setters = [s for s in successors if s.kind != "callback"]
-    callbacks = [s for s in successors if s.kind == "callback"]
+    setters = [s for s in successors if s.kind != SuccessorKind.CALLBACK]
+    callbacks = [s for s in successors if s.kind == SuccessorKind.CALLBACK]
     parts = [f"`{s.text}` at {s.file}:{s.line} ({s.function})" for s in setters[:4]]
     if len(setters) > 4:
         parts.append(f"{len(setters) - 4} more")
