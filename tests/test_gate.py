@@ -244,11 +244,20 @@ def _gate_after(monkeypatch, unknown_file: str) -> "object":
     return lies in ``unknown_file``, for a series that touches the worker module."""
     from types import SimpleNamespace
 
+    from spectrace.contracts.check import CheckReport, ContractResult
+    from spectrace.contracts.kinds import Status
+    from spectrace.contracts.records import Unknown, ViolatingPath, ViolatingRead
     from spectrace.patches import engine
 
-    unknown = {"id": "U-1", "message": f"whether W.forward sets f on its return at {unknown_file}:9 is unknown: item",
-               "read": {"file": SCHED, "line": 5}, "producer": {"file": unknown_file, "line": 9}}
-    report = {"results": [{"id": "C-1", "status": "present", "ok": True}], "violations": [], "unknowns": [unknown]}
+    unknown = Unknown(id="U-1", field="f", owner="R", attribute_path=["f"],
+                      read=ViolatingRead(id="R-1", file=SCHED, line=5, consumer="Scheduler.run_batch", shape="r.f.x",
+                                         path_condition="", context="direct"),
+                      producer=ViolatingPath(worker="W", method="W.forward", file=unknown_file, line=9, shape="return r",
+                                             path_condition="", via=[]),
+                      why="item", message=f"whether W.forward sets f on its return at {unknown_file}:9 is unknown: item")
+    result = ContractResult(id="C-1", status=Status.PRESENT, ok=True, message="", field="f", consumer="Scheduler.run_batch",
+                            shape="r.f.x", expected_condition="")
+    report = CheckReport(version="0.5.12", source="", results=[result], unknowns=[unknown])
     monkeypatch.setattr(engine, "run_contract_catalog", lambda source: (report, {"C-1": "unconditional-read"}))
     series = SimpleNamespace(patches=[], touched_files=[EAGLE2])
     baseline = engine.ContractSnapshot(holding={"C-1"}, kinds={"C-1": "unconditional-read"})
