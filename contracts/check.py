@@ -40,8 +40,10 @@ from spectrace.contracts import result_cache
 from spectrace.contracts.catalog import CatalogContract, load_catalog
 from spectrace.contracts.cache_warnings import warn_cache_unusable
 from spectrace.contracts.extract import extract, follow_producers, follow_relay, roles_of
-from spectrace.contracts.kinds import ContractKind, ReadKind, Status, plain
-from spectrace.contracts.records import SCHEMA_VERSION, Extraction, FieldRead
+from spectrace.contracts.kinds import ContractKind, ReadKind, SiteKind, Status, plain
+from spectrace.contracts.records import (SCHEMA_VERSION, Extraction, FieldRead, ProducerFunction, ProducerReturn,
+                                         ReadSite, ReturnPath, Site, UndeclaredRead, Unknown, Violation)
+from spectrace.contracts.successors import Successor
 from spectrace.contracts.undeclared import failing
 from spectrace.source import SglangSource
 
@@ -57,22 +59,27 @@ class ContractResult:
     consumer: str
     shape: str
     expected_condition: str
-    found: dict | None = None  # {"file", "line", "consumer", "shape", "path_condition", "guards", "read_id"}
+    found: Site | None = None
     old_site: str | None = None  # the catalog's recorded site for this version, when it moved
     rationale: str = ""
-    successors: list = field(default_factory=list)  # where a vanished statement's job went (successors.py)
+    successors: list[Successor] = field(default_factory=list)  # where a vanished statement's job went
+
+    def to_json(self) -> dict:
+        data = plain(asdict(self))
+        data["found"] = self.found.to_json() if self.found is not None else None
+        return data
 
 
 @dataclass
 class CheckReport:
     version: str
     source: str
-    results: list = field(default_factory=list)
-    violations: list = field(default_factory=list)
+    results: list[ContractResult] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
     extraction: Extraction | None = None
-    unknowns: list = field(default_factory=list)  # obligations not decided (unresolved producer calls)
+    unknowns: list[Unknown] = field(default_factory=list)  # obligations not decided (unresolved producer calls)
     strict: bool = False  # an unknown fails the check
-    undeclared: list = field(default_factory=list)  # reads of attributes the owner does not declare
+    undeclared: list[UndeclaredRead] = field(default_factory=list)  # reads of attributes the owner does not declare
 
     @property
     def ok(self) -> bool:
@@ -105,10 +112,10 @@ class CheckReport:
             "source": x.portable_source if x is not None else self.source,
             "root": x.portable_root if x is not None else "",
             "ok": self.ok,
-            "results": plain([asdict(r) for r in self.results]),
+            "results": [r.to_json() for r in self.results],
             "violations": plain([asdict(v) for v in self.violations]),
             "unknowns": plain([asdict(u) for u in self.unknowns]),
-            "undeclared": self.undeclared,
+            "undeclared": [asdict(u) for u in self.undeclared],
             "strict": self.strict,
             "counts": self.counts,
         }
@@ -142,7 +149,7 @@ def _read_conjuncts(r: FieldRead) -> set[str]:
 
 
 def _site(read: FieldRead) -> str:
-    return f"{read['file']}:{read['line']}"
+    return f"{read.file}:{read.line}"
 
 
 def check_contract(contract: CatalogContract, extraction: Extraction, projects: dict | None = None) -> ContractResult:
@@ -152,8 +159,8 @@ def check_contract(contract: CatalogContract, extraction: Extraction, projects: 
     version = extraction.version
     if not result.ok and expected and version not in expected and version != "unknown":
         # a version-scoped contract that does not hold where the catalog does not expect it
-        return ContractResult(**{**asdict(result), "status": Status.NOT_APPLICABLE, "ok": True,
-                                 "message": f"not expected on {version} (catalog: {', '.join(expected)}): {result.message}"})
+        return replace(result, status=Status.NOT_APPLICABLE, ok=True,
+                       message=f"not expected on {version} (catalog: {', '.join(expected)}): {result.message}")
     return result
 
 
@@ -176,40 +183,46 @@ def _check_producer(contract: CatalogContract, extraction: Extraction, strict: b
     wanted = contract.fields_for(version)
     problems, unknowns = [], []
     for func in found:
-        if not func["paths"]:
-            problems.append((f"{contract.producer} ({func['file']}:{func['line']}) has no return that yields a {contract.owner}",
-                             {"file": func["file"], "line": func["line"], "shape": f"def {contract.producer.split('.')[1]}", "path_condition": ""}))
-        for path in func["paths"]:
-            site = f"{path['file']}:{path['line']}"
-            if path["sets"] is None:
-                unknowns.append((f"{contract.producer} returns at {site} (`{path['shape']}`) a value not followed: {path['unresolved']}", path))
+        if not func.paths:
+            problems.append((f"{contract.producer} ({func.file}:{func.line}) has no return that yields a {contract.owner}",
+                             _definition_found(contract, func)))
+        for path in func.paths:
+            site = f"{path.file}:{path.line}"
+            if path.sets is None:
+                unknowns.append((f"{contract.producer} returns at {site} (`{path.shape}`) a value not followed: {path.unresolved}",
+                                 _return_found(contract, path)))
                 continue
-            missing = [f for f in wanted if f not in path["sets"]]
+            missing = [f for f in wanted if f not in path.sets]
             if missing:
-                via = f" via {' -> '.join(path['via'])}" if path["via"] else ""
-                when = f" when {path['path_condition']}" if path["path_condition"] else ""
-                problems.append((f"{contract.producer} returns at {site} (`{path['shape']}`){via}{when} without setting "
-                                 + ", ".join(missing), path))
+                via = f" via {' -> '.join(path.via)}" if path.via else ""
+                when = f" when {path.path_condition}" if path.path_condition else ""
+                problems.append((f"{contract.producer} returns at {site} (`{path.shape}`){via}{when} without setting "
+                                 + ", ".join(missing), _return_found(contract, path)))
     if problems:
-        message, path = problems[0]
+        message, at = problems[0]
         if len(problems) > 1:
             message += f" (+{len(problems) - 1} more)"
-        return ContractResult(status=Status.BROKEN, ok=False, message=message, found=_return_found(contract, path), **base)
+        return ContractResult(status=Status.BROKEN, ok=False, message=message, found=at, **base)
     if unknowns:
-        message, path = unknowns[0]
+        message, at = unknowns[0]
         if len(unknowns) > 1:
             message += f" (+{len(unknowns) - 1} more)"
-        return ContractResult(status=Status.UNKNOWN, ok=not strict, message=message, found=_return_found(contract, path), **base)
-    sites = ", ".join(f"{p['file']}:{p['line']}" for func in found for p in func["paths"])
-    first = found[0]["paths"][0]
+        return ContractResult(status=Status.UNKNOWN, ok=not strict, message=message, found=at, **base)
+    sites = ", ".join(f"{p.file}:{p.line}" for func in found for p in func.paths)
+    first = found[0].paths[0]
     return ContractResult(status=Status.PRESENT, ok=True, found=_return_found(contract, first), **base,
                           message=f"every return of {contract.producer} sets {', '.join(wanted)} ({sites})")
 
 
-def _return_found(contract: CatalogContract, path: dict) -> dict:
-    return {"file": path["file"], "line": path["line"], "consumer": contract.producer, "shape": path.get("shape", ""),
-            "path_condition": path.get("path_condition", ""), "guards": [], "read_id": "", "kind": "return",
-            "sets": path.get("sets")}
+def _return_found(contract: CatalogContract, path: ReturnPath) -> ProducerReturn:
+    return ProducerReturn(file=path.file, line=path.line, consumer=contract.producer, shape=path.shape,
+                          path_condition=path.path_condition, kind=SiteKind.RETURN, sets=path.sets)
+
+
+def _definition_found(contract: CatalogContract, func: ProducerFunction) -> ProducerReturn:
+    """A producer with no return that yields the owner: its ``def`` line."""
+    return ProducerReturn(file=func.file, line=func.line, consumer=contract.producer,
+                          shape=f"def {contract.producer.split('.')[1]}", path_condition="", kind=SiteKind.RETURN)
 
 
 _CALL_SHAPE = re.compile(r"^\s*([A-Za-z_]\w*)\((.*)\)\s*$")
@@ -222,57 +235,57 @@ def _check_relay(contract: CatalogContract, extraction: Extraction, callback: st
     method = contract.runtime.get("producer") or roles_of(extraction).worker_method
     base = dict(id=contract.id, field=contract.field, consumer=contract.consumer, shape=contract.shape,
                 expected_condition=contract.path_condition, rationale=contract.rationale)
-    found = follow_relay(extraction, method, callback, contract.field, contract.consumer)
-    if not found["wiring"]:
+    relay = follow_relay(extraction, method, callback, contract.field, contract.consumer)
+    if not relay.wiring:
         return ContractResult(status=Status.GONE, ok=False, **base,
                               message=f"{contract.consumer} no longer passes {callback} to the worker's {method}")
-    wire = found["wiring"][0]
-    if not found["workers"]:
+    wire = relay.wiring[0]
+    if not relay.workers:
         return ContractResult(status=Status.GONE, ok=False, **base,
-                              message=f"no worker's {method} takes {callback} (passed at {wire['file']}:{wire['line']})")
-    site = {"file": wire["file"], "line": wire["line"], "consumer": contract.consumer, "shape": wire["text"],
-            "path_condition": "", "guards": [], "read_id": "", "kind": "relay"}
-    for w in found["workers"]:
-        for p in w["paths"]:
-            if not p["relayed"]:
-                cls = w["worker"].rsplit(".", 1)[-1]
-                when = f" when {p['branch']}" if p["branch"] else ""
+                              message=f"no worker's {method} takes {callback} (passed at {wire.file}:{wire.line})")
+    site = Site(file=wire.file, line=wire.line, consumer=contract.consumer, shape=wire.text,
+                path_condition="", kind=SiteKind.RELAY)
+    for w in relay.workers:
+        for p in w.paths:
+            if not p.relayed:
+                cls = w.worker.rsplit(".", 1)[-1]
+                when = f" when {p.branch}" if p.branch else ""
                 return ContractResult(
                     status=Status.VIOLATED, ok=False, **base,
-                    found={**site, "file": p["file"], "line": p["line"], "consumer": f"{cls}.{method}", "shape": p["shape"],
-                           "path_condition": p["branch"], "kind": "return"},
-                    message=(f"{cls}.{method} returns at {p['file']}:{p['line']} (`{p['shape']}`){when} without calling "
+                    found=Site(file=p.file, line=p.line, consumer=f"{cls}.{method}", shape=p.shape,
+                               path_condition=p.branch, kind=SiteKind.RETURN),
+                    message=(f"{cls}.{method} returns at {p.file}:{p.line} (`{p.shape}`){when} without calling "
                              f"{callback}({contract.field}): {contract.consumer} relays {contract.field} through it "
-                             f"({wire['file']}:{wire['line']})"))
+                             f"({wire.file}:{wire.line})"))
     # what the callback gets must be set: the return path's own result carries the field
     undecided = []
-    for w in found["workers"]:
-        for p in w["paths"]:
-            cls = w["worker"].rsplit(".", 1)[-1]
+    for w in relay.workers:
+        for p in w.paths:
+            cls = w.worker.rsplit(".", 1)[-1]
             for rp in extraction.return_paths:
-                if (rp.worker, rp.file, rp.line) != (w["worker"], p["file"], p["line"]):
+                if (rp.worker, rp.file, rp.line) != (w.worker, p.file, p.line):
                     continue
-                at = {**site, "file": p["file"], "line": p["line"], "consumer": f"{cls}.{method}", "shape": p["shape"],
-                      "path_condition": rp.path_condition, "kind": "return"}
+                at = Site(file=p.file, line=p.line, consumer=f"{cls}.{method}", shape=p.shape,
+                          path_condition=rp.path_condition, kind=SiteKind.RETURN)
                 when = f" when {rp.branch}" if rp.branch else ""
                 if rp.sets is None:
-                    undecided.append((at, f"whether {cls}.{method} sets {contract.field} on its return at {p['file']}:"
-                                          f"{p['line']} (`{p['shape']}`), which {callback} relays, is unknown: "
+                    undecided.append((at, f"whether {cls}.{method} sets {contract.field} on its return at {p.file}:"
+                                          f"{p.line} (`{p.shape}`), which {callback} relays, is unknown: "
                                           f"{rp.unresolved}"))
                 elif contract.field not in rp.sets:
                     return ContractResult(
                         status=Status.VIOLATED, ok=False, **base, found=at,
-                        message=(f"{cls}.{method} returns at {p['file']}:{p['line']} (`{p['shape']}`){when} with "
+                        message=(f"{cls}.{method} returns at {p.file}:{p.line} (`{p.shape}`){when} with "
                                  f"{contract.field} unset, so {callback}({contract.field}) relays None: "
-                                 f"{contract.consumer} takes {contract.field} through it ({wire['file']}:{wire['line']})"))
+                                 f"{contract.consumer} takes {contract.field} through it ({wire.file}:{wire.line})"))
     if undecided:
         at, message = undecided[0]
         more = f" (+{len(undecided) - 1} more)" if len(undecided) > 1 else ""
         return ContractResult(status=Status.UNKNOWN, ok=True, found=at, message=message + more, **base)
-    n = sum(len(w["paths"]) for w in found["workers"])
+    n = sum(len(w.paths) for w in relay.workers)
     return ContractResult(status=Status.PRESENT, ok=True, found=site, **base,
-                          message=(f"{contract.consumer} passes {callback} at {wire['file']}:{wire['line']}; all {n} return "
-                                   f"paths of {len(found['workers'])} workers call it with {contract.field}, set"))
+                          message=(f"{contract.consumer} passes {callback} at {wire.file}:{wire.line}; all {n} return "
+                                   f"paths of {len(relay.workers)} workers call it with {contract.field}, set"))
 
 
 def _check_contract(contract: CatalogContract, extraction: Extraction, projects: dict) -> ContractResult:
@@ -336,7 +349,7 @@ def _check_contract(contract: CatalogContract, extraction: Extraction, projects:
         typo = _typo(contract, extraction)
         if typo:  # the read under the catalog's condition now names a misspelt attribute
             return ContractResult(status=Status.GONE, ok=False, found=found, **base,
-                                  message=f"{typo[0]['message']}; the same statement under another condition at {_site(r)}")
+                                  message=f"{typo[0].message}; the same statement under another condition at {_site(r)}")
         return ContractResult(status=Status.CONDITION_CHANGED, ok=False, found=found,
                               message=f"path condition is now `{_read_condition(r)}` (catalog: `{contract.path_condition}`) at {_site(r)}",
                               **base)
@@ -354,28 +367,28 @@ def _check_contract(contract: CatalogContract, extraction: Extraction, projects:
 def _drift_message(contract: CatalogContract, extraction: Extraction) -> str:
     """Why a read contract's statement is not found: the field left the dataclass, the consumer reads
     a name the owner does not declare, or the statement itself is gone."""
-    fields = {f["name"] for f in extraction.owner_fields}
+    fields = {f.name for f in extraction.owner_fields}
     mine = [u for u in extraction.undeclared
-            if _method(contract.consumer) == _method(u["consumer"]) and u["attribute"] == contract.field]
+            if _method(contract.consumer) == _method(u.consumer) and u.attribute == contract.field]
     typo = _typo(contract, extraction)
     if contract.field not in fields:
         msg = (f"field {contract.field} is gone from {contract.owner} "
                f"({extraction.owner_file}:{extraction.owner_line})")
         if mine:
-            msg += f"; {mine[0]['consumer']} still reads it at {mine[0]['file']}:{mine[0]['line']}"
+            msg += f"; {mine[0].consumer} still reads it at {mine[0].file}:{mine[0].line}"
         return msg
     if typo:
-        return typo[0]["message"]
+        return typo[0].message
     return f"{contract.consumer} no longer has `{contract.shape}`"
 
 
-def _typo(contract: CatalogContract, extraction: Extraction) -> list[dict]:
+def _typo(contract: CatalogContract, extraction: Extraction) -> list[UndeclaredRead]:
     """The consumer's undeclared reads that look like a misspelling of the contract's field."""
     return [u for u in extraction.undeclared
-            if _method(contract.consumer) == _method(u["consumer"]) and u.get("suggestion") == contract.field]
+            if _method(contract.consumer) == _method(u.consumer) and u.suggestion == contract.field]
 
 
-def _successors(contract: CatalogContract, extraction: Extraction, projects: dict) -> tuple[list, str]:
+def _successors(contract: CatalogContract, extraction: Extraction, projects: dict) -> tuple[list[Successor], str]:
     """For a vanished assignment contract: the statements that took over its job (see successors.py)."""
     from spectrace.contracts.successors import assigned_attribute, describe, find_successors
 
@@ -399,15 +412,11 @@ def _successors(contract: CatalogContract, extraction: Extraction, projects: dic
     return found, describe(found, lhs, contract.attribute_path[-1])
 
 
-def _found(r: FieldRead | None) -> dict | None:
+def _found(r: FieldRead | None) -> ReadSite | None:
     if r is None:
         return None
-    found = {"file": r.file, "line": r.line, "consumer": r.consumer, "shape": r.shape,
-             "path_condition": _read_condition(r), "guards": [asdict(g) for g in r.guards], "read_id": r.id,
-             "kind": str(r.kind)}
-    if r.caller:
-        found.update(caller=r.caller, caller_site=r.caller_site)
-    return found
+    return ReadSite(file=r.file, line=r.line, consumer=r.consumer, shape=r.shape, path_condition=_read_condition(r),
+                    guards=list(r.guards), read_id=r.id, kind=r.kind, caller=r.caller, caller_site=r.caller_site)
 
 
 def catalog_producers(contracts: list[CatalogContract]) -> dict[str, list[str]]:
@@ -427,7 +436,7 @@ def _obligations(result: ContractResult, extraction: Extraction, strict: bool) -
         return replace(result, ok=not strict)
     if result.status not in (Status.PRESENT, Status.MOVED) or not result.found:
         return result
-    rid = result.found.get("read_id")
+    rid = result.found.read_id
     hits = [v for v in extraction.violations if v.read.id == rid]
     if hits:
         v = hits[0]

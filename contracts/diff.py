@@ -66,8 +66,8 @@ def diff_extractions(a: Extraction, b: Extraction) -> Drift:
     drift = Drift(a=a.version, b=b.version, a_fields=len(a.owner_fields), b_fields=len(b.owner_fields),
                   a_root=a.portable_root, b_root=b.portable_root, owner=a.owner,
                   a_source=a.portable_source, b_source=b.portable_source)
-    fa = [f["name"] for f in a.owner_fields]
-    fb = [f["name"] for f in b.owner_fields]
+    fa = [f.name for f in a.owner_fields]
+    fb = [f.name for f in b.owner_fields]
     removed_fields = [f for f in fa if f not in fb]
     added_fields = [f for f in fb if f not in fa]
     ra, rb = _scheduler_reads(a), _scheduler_reads(b)
@@ -123,7 +123,7 @@ def diff_extractions(a: Extraction, b: Extraction) -> Drift:
         if r1.guarded != r2.guarded or g1 != g2:
             drift.changes.append(Change(
                 "guard-changed", fld, r2.consumer, _site(r1), _site(r2),
-                f"{'; '.join(g['text'] for g in r1.guards) or 'unguarded'} -> {'; '.join(g['text'] for g in r2.guards) or 'unguarded'}",
+                f"{'; '.join(g.text for g in r1.guards) or 'unguarded'} -> {'; '.join(g.text for g in r2.guards) or 'unguarded'}",
                 r2.id))
         if r1.path_condition != r2.path_condition:
             drift.changes.append(Change("condition-changed", fld, r2.consumer, _site(r1), _site(r2),

@@ -26,7 +26,6 @@ Pipeline (``extract(source)``), passes over one shared ``Analysis`` (``analysis.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 
 from spectrace.contracts import conditions as C
@@ -38,7 +37,8 @@ from spectrace.contracts.facts_cache import FactsCache
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.producers import fields_set_on_worker_results, producers_in
 from spectrace.contracts.reads import field_reads
-from spectrace.contracts.records import Extraction, dedupe_ids
+from spectrace.contracts.relays import RelayReport, relay_report
+from spectrace.contracts.records import Extraction, ProducerFunction, WorkerDispatch, dedupe_ids
 from spectrace.contracts.return_paths import named_producer_paths, worker_return_paths
 from spectrace.contracts.roles import Roles, load_roles
 from spectrace.contracts.scope import find_owner, scheduler_class, scope_files
@@ -156,13 +156,13 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
         owner=owner,
         owner_file=a.owner.file,
         owner_line=a.owner.line,
-        owner_fields=[asdict(v) for v in a.fields.values()],
+        owner_fields=list(a.fields.values()),
         polymorphic={
-            roles.worker_attr: {
-                "targets": targets,
-                "selection": {t: C.render_dnf(conditions.get(t)) for t in targets},
-                "methods": methods,
-            }
+            roles.worker_attr: WorkerDispatch(
+                targets=targets,
+                selection={t: C.render_dnf(conditions.get(t)) for t in targets},
+                methods=methods,
+            )
         },
         reads=sorted(reads, key=lambda r: (r.file, r.line, r.col, r.field)),
         producers=sorted(found_producers, key=lambda p: (p.file, p.line)),
@@ -199,18 +199,17 @@ def _analysis_of(extraction: Extraction) -> Analysis:
     return a
 
 
-def follow_producers(extraction: Extraction, producers: dict[str, list[str]]) -> dict:
+def follow_producers(extraction: Extraction, producers: dict[str, list[str]]) -> dict[str, list[ProducerFunction]]:
     """``producer_paths`` for producers an Extraction was made without (read from its tree again;
     the facts are cached, so this parses at most the producers' own functions)."""
     return named_producer_paths(_analysis_of(extraction), producers)
 
 
-def follow_relay(extraction: Extraction, method: str, callback: str, field_name: str, consumer: str) -> dict:
+def follow_relay(extraction: Extraction, method: str, callback: str, field_name: str, consumer: str) -> RelayReport:
     """Where ``consumer`` passes ``callback`` to the workers' ``method`` and whether each worker
     return path calls it with ``field_name`` (relays.py), read from the extraction's tree."""
-    from spectrace.contracts.relays import relay_report
-
     a = _analysis_of(extraction)
     symbols = a.symbols
-    targets = extraction.polymorphic.get(a.worker_attr, {}).get("targets", [])
+    dispatch = extraction.polymorphic.get(a.worker_attr)
+    targets = dispatch.targets if dispatch is not None else []
     return relay_report(a, scheduler_class(symbols, a.roles), targets, method, callback, field_name, consumer)

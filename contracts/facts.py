@@ -27,7 +27,6 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from spectrace.contracts.keyed import Record
 
 FACTS_VERSION = 12  # bump when the facts change shape: invalidates caches
 
@@ -35,7 +34,7 @@ FACTS_VERSION = 12  # bump when the facts change shape: invalidates caches
 
 
 @dataclass
-class Guard(Record):
+class Guard:
     kind: str  # "not-none-check", "truthiness", "hasattr", "getattr-default", "try-except", "early-exit", "assert", "isinstance"
     text: str  # the guarding source, normalised
     line: int

@@ -28,6 +28,23 @@ class ReadKind(_Text):
     CHECK = "check"  # the read is a condition itself
 
 
+class ProducerKind(_Text):
+    CONSTRUCT = "construct"  # the owner built with keywords
+    ASSIGN = "assign"  # a field assigned on a holder of the owner
+
+
+class SiteKind(_Text):
+    """Where a check found a contract that is not a read (a read's site has its ``ReadKind``)."""
+    RELAY = "relay"  # the consumer passes the callback on
+    RETURN = "return"  # a worker's or a producer's return
+
+
+class SuccessorKind(_Text):
+    FIELD = "field"  # the same target set from a read of the last attribute off something else
+    STORE = "store"  # set from a store named after it (``<last>_buf``)
+    CALLBACK = "callback"  # the worker hands the attribute to a function it was given
+
+
 class Status(_Text):
     PRESENT = "present"
     MOVED = "moved"

@@ -7,6 +7,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.facts import FunctionFacts
 from spectrace.contracts.holders import Holders
+from spectrace.contracts.kinds import ProducerKind
 from spectrace.contracts.records import Producer, producer_id
 
 
@@ -20,7 +21,7 @@ def producers_in(analysis: Analysis, rel: str, module: str, side: str, f: Functi
         none_fields = sorted(k for k, v in c.keywords.items() if v.get("kind") == "none")
         shape = f"{c.callee}({', '.join(sorted(c.keywords))})"
         out.append(Producer(
-            id=producer_id("construct", f.qualname, shape), kind="construct", owner=owner,
+            id=producer_id(ProducerKind.CONSTRUCT, f.qualname, shape), kind=ProducerKind.CONSTRUCT, owner=owner,
             fields=set_fields, none_fields=none_fields, file=rel, line=c.line, function=f.qualname,
             module=module, side=side, path_condition=C.render(c.conds), shape=shape,
         ))
@@ -28,7 +29,7 @@ def producers_in(analysis: Analysis, rel: str, module: str, side: str, f: Functi
         if w.root in holders and len(w.attrs) == 1 and w.attrs[0] in analysis.fields:
             is_none = w.value.get("kind") == "none"
             out.append(Producer(
-                id=producer_id("assign", f.qualname, w.shape), kind="assign", owner=owner,
+                id=producer_id(ProducerKind.ASSIGN, f.qualname, w.shape), kind=ProducerKind.ASSIGN, owner=owner,
                 fields=[] if is_none else [w.attrs[0]], none_fields=[w.attrs[0]] if is_none else [],
                 file=rel, line=w.line, function=f.qualname, module=module, side=side,
                 path_condition=C.render(w.conds), shape=w.shape,

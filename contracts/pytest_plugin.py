@@ -100,7 +100,7 @@ class ContractItem(pytest.Item):
         lines = [f"contract {r.id} {r.status}: {r.message}",
                  f"  catalog:  {r.consumer}: `{r.shape}` when {r.expected_condition or 'always'}"]
         if r.found:
-            lines.append(f"  found:    {r.found['file']}:{r.found['line']}  `{r.found['shape']}` when {r.found['path_condition'] or 'always'}")
+            lines.append(f"  found:    {r.found.file}:{r.found.line}  `{r.found.shape}` when {r.found.path_condition or 'always'}")
         if r.old_site:
             lines.append(f"  recorded: {r.old_site}")
         if r.rationale:

@@ -2,8 +2,7 @@
 
 The passes build these typed records and ``Extraction`` holds them as they are; ``check``,
 ``diff`` and the renderings read their attributes. ``to_json`` writes them as JSON objects with the
-same names. A record also answers ``record["name"]`` and ``record.get("name")``, for callers written
-against the JSON form.
+same names; JSON is made only there, at the edge.
 """
 
 from __future__ import annotations
@@ -14,9 +13,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from spectrace.contracts.dataclasses_scan import FieldInfo
 from spectrace.contracts.facts import Guard
-from spectrace.contracts.keyed import Record
-from spectrace.contracts.kinds import ReadKind, plain
+from spectrace.contracts.kinds import ProducerKind, ReadKind, SiteKind, plain
 
 # the version of the JSON that extract, check and diff write (docs/schemas/contracts-*.json):
 # fields are added, never renamed
@@ -44,7 +43,7 @@ def portable_source(describe: str, root: str, version: str, origin: str) -> str:
 
 
 @dataclass
-class FieldRead(Record):
+class FieldRead:
     id: str
     field: str
     owner: str
@@ -74,9 +73,9 @@ class FieldRead(Record):
 
 
 @dataclass
-class Producer(Record):
+class Producer:
     id: str
-    kind: str  # "construct" or "assign"
+    kind: ProducerKind
     owner: str
     fields: list  # fields set (non-None) by the construct, or the one assigned
     none_fields: list  # fields explicitly passed/assigned None
@@ -90,7 +89,7 @@ class Producer(Record):
 
 
 @dataclass
-class ReturnPath(Record):
+class ReturnPath:
     worker: str  # class qualname
     method: str  # Class.method (module-free)
     file: str
@@ -108,7 +107,7 @@ class ReturnPath(Record):
 
 
 @dataclass
-class ViolatingRead(Record):
+class ViolatingRead:
     id: str
     file: str
     line: int
@@ -119,7 +118,7 @@ class ViolatingRead(Record):
 
 
 @dataclass
-class ViolatingPath(Record):
+class ViolatingPath:
     worker: str
     method: str
     file: str
@@ -132,7 +131,7 @@ class ViolatingPath(Record):
 
 
 @dataclass
-class Violation(Record):
+class Violation:
     id: str
     field: str
     owner: str
@@ -144,7 +143,7 @@ class Violation(Record):
 
 
 @dataclass
-class Unknown(Record):
+class Unknown:
     """A scheduler read whose obligation a worker path could not be followed far enough to decide."""
     id: str
     field: str
@@ -156,6 +155,76 @@ class Unknown(Record):
     message: str
 
 
+@dataclass(frozen=True)
+class WorkerDispatch:
+    """The consumer's attribute that holds the worker: the classes it may hold, the condition under
+    which each is chosen, and the worker methods the consumer calls on it."""
+    targets: list[str]
+    selection: dict[str, str]  # class -> rendered condition
+    methods: list[str]
+
+
+@dataclass(frozen=True)
+class UndeclaredRead:
+    """A consumer's read of an attribute that no class on its path declares."""
+    attribute: str
+    file: str
+    line: int
+    consumer: str
+    shape: str
+    holder: str  # the local the read goes through
+    id: str
+    owner: str
+    suggestion: str  # the closest declared field ("" when none is close)
+    declared_by_write: bool  # a worker-side write sets it: reported, not failing
+    message: str
+
+
+@dataclass(frozen=True)
+class ProducerFunction:
+    """One class's method of a producer named by a producer-sets contract, with its return paths."""
+    function: str
+    file: str
+    line: int
+    paths: list[ReturnPath]
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a check found a contract's statement: a scheduler read, a relay's call, a worker's or a
+    producer's return."""
+    file: str
+    line: int
+    consumer: str
+    shape: str
+    path_condition: str
+    guards: list[Guard] = field(default_factory=list)
+    read_id: str = ""  # the extracted read's id (a read site)
+    kind: ReadKind | SiteKind = SiteKind.RETURN
+
+    def to_json(self) -> dict:
+        return plain(asdict(self))
+
+
+@dataclass(frozen=True)
+class ReadSite(Site):
+    """A read site; one in a helper the consumer passes its result to names that caller."""
+    caller: str = ""
+    caller_site: str = ""
+
+    def to_json(self) -> dict:
+        data = plain(asdict(self))
+        if not self.caller:
+            del data["caller"], data["caller_site"]
+        return data
+
+
+@dataclass(frozen=True)
+class ProducerReturn(Site):
+    """A named producer's return (or its ``def`` when it has none) and the fields it sets there."""
+    sets: list | None = None  # None: the returned value was not followed
+
+
 @dataclass
 class Extraction:
     source: str
@@ -164,20 +233,19 @@ class Extraction:
     owner: str
     owner_file: str
     owner_line: int
-    owner_fields: list  # [{"name", "annotation", "default", "line"}]
-    polymorphic: dict  # attr -> {"targets": [...], "selection": {class: condition}, "methods": [...]}
+    owner_fields: list[FieldInfo]
+    polymorphic: dict[str, WorkerDispatch]  # the consumer's worker attribute -> what it dispatches to
     reads: list[FieldRead] = field(default_factory=list)
     producers: list[Producer] = field(default_factory=list)
     return_paths: list[ReturnPath] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
     unknowns: list[Unknown] = field(default_factory=list)  # obligations not decided (an unresolved producer call)
-    # reads of an attribute the owner does not declare: {id, attribute, owner, file, line, consumer, shape, suggestion, message}
-    undeclared: list = field(default_factory=list)
+    undeclared: list[UndeclaredRead] = field(default_factory=list)
     notes: list = field(default_factory=list)
     stats: dict = field(default_factory=dict)
-    # "Class.method" asked for by ``producers=`` -> [{"function", "file", "line", "paths": [ReturnPath as a dict]}]
-    # (one entry per class of that name that has the method; [] when the tree has none)
-    producer_paths: dict = field(default_factory=dict)
+    # "Class.method" asked for by ``producers=`` -> one entry per class of that name that has the
+    # method ([] when the tree has none)
+    producer_paths: dict[str, list[ProducerFunction]] = field(default_factory=dict)
     origin: str = ""  # how the tree was found: "cache", "pypi", "path", "installed"
 
     @property

@@ -14,11 +14,51 @@ every path.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.facts import CallSite, FunctionFacts
 
 MAX_DEPTH = 4
+
+
+@dataclass(frozen=True)
+class RelayPath:
+    """One way out of a worker method (a return, or its end) and whether the callback was called
+    with the field before it."""
+    file: str
+    line: int
+    shape: str
+    relayed: bool
+    via: str  # "direct", or the helper the callback was passed to
+    call_line: int  # the relaying call's line (0 when none)
+    branch: str  # the branches taken before this exit
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """Where the consumer passes the callback on (``on_publish=...``)."""
+    file: str
+    line: int
+    consumer: str
+    text: str
+
+
+@dataclass(frozen=True)
+class RelayWorker:
+    """A worker class whose method takes the callback, with that method's ways out."""
+    worker: str
+    function: str
+    file: str
+    line: int
+    param: str
+    paths: list[RelayPath] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RelayReport:
+    wiring: list[Wiring]
+    workers: list[RelayWorker]
 
 
 def _guard_blocks(lines: list[str], blocks, name: str) -> set:
@@ -99,10 +139,10 @@ class RelayFinder:
         if key not in self._memo:
             self._memo[key] = False  # recursion: not proven
             paths = self.paths(func_qn, name, depth)
-            self._memo[key] = paths is not None and all(p["relayed"] for p in paths)
+            self._memo[key] = paths is not None and all(p.relayed for p in paths)
         return self._memo[key]
 
-    def paths(self, func_qn: str, name: str, depth: int = 0) -> list[dict] | None:
+    def paths(self, func_qn: str, name: str, depth: int = 0) -> list[RelayPath] | None:
         """Each return of ``func_qn`` (and its end, when no return closes it) with whether ``name`` was
         called with the field before it."""
         got = self.symbols.function_facts(func_qn)
@@ -120,9 +160,9 @@ class RelayFinder:
             # a guard on the callback itself does not make the relay conditional
             before = [([b for b in c.blocks if b not in guards], c, how) for c, how in calls if c.line <= line]
             hit = _cover(before, blocks)
-            out.append({"file": rel, "line": line, "shape": shape, "relayed": hit is not None,
-                        "via": hit[1] if hit else "", "call_line": hit[0].line if hit else 0,
-                        "branch": " and ".join(t if pos else f"not ({t})" for t, pos in conds)})
+            out.append(RelayPath(file=rel, line=line, shape=shape, relayed=hit is not None,
+                                 via=hit[1] if hit else "", call_line=hit[0].line if hit else 0,
+                                 branch=" and ".join(t if pos else f"not ({t})" for t, pos in conds)))
         return out
 
 
@@ -136,9 +176,8 @@ def _function_text(symbols, func_qn: str) -> tuple[str, int, str] | None:
 
 
 def relay_report(analysis: Analysis, scheduler_qn: str | None, targets: list[str], method: str, callback: str,
-                 field_name: str, consumer: str) -> dict:
-    """``{"wiring": [{file, line, consumer}], "workers": [{worker, function, file, line, param, paths}]}``:
-    where ``consumer`` (``Class.method``) passes ``callback`` to the worker method, and, for each
+                 field_name: str, consumer: str) -> RelayReport:
+    """Where ``consumer`` (``Class.method``) passes ``callback`` to the worker method, and, for each
     worker class whose ``method`` takes it, each return path and whether it relays ``field_name``."""
     symbols = analysis.symbols
     wiring = []
@@ -150,7 +189,7 @@ def relay_report(analysis: Analysis, scheduler_qn: str | None, targets: list[str
             pattern = re.compile(rf"""(?:\b{re.escape(callback)}\s*=(?!=)|\[\s*["']{re.escape(callback)}["']\s*\]\s*=(?!=))""")
             for i, line in enumerate(text.splitlines()):
                 if pattern.search(line):
-                    wiring.append({"file": rel, "line": start + i, "consumer": consumer, "text": line.strip()})
+                    wiring.append(Wiring(file=rel, line=start + i, consumer=consumer, text=line.strip()))
     finder = RelayFinder(analysis, field_name)
     workers = []
     for t in targets:
@@ -159,6 +198,6 @@ def relay_report(analysis: Analysis, scheduler_qn: str | None, targets: list[str
         if got is None or callback not in [p for p, _ in got[1].params]:
             continue
         paths = finder.paths(fq, callback)
-        workers.append({"worker": t, "function": fq, "file": got[0], "line": got[1].line, "param": callback,
-                        "paths": paths or []})
-    return {"wiring": wiring, "workers": workers}
+        workers.append(RelayWorker(worker=t, function=fq, file=got[0], line=got[1].line, param=callback,
+                                   paths=paths or []))
+    return RelayReport(wiring=wiring, workers=workers)

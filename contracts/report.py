@@ -7,8 +7,10 @@ from pathlib import Path
 
 import yaml
 
+from spectrace.contracts.kinds import ReadKind, Status
 from spectrace.contracts.records import Extraction
 from spectrace.contracts.undeclared import failing
+from spectrace.sides import SCHEDULER
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_URI = "https://github.com/spectrace/spectrace"
@@ -20,12 +22,13 @@ def extraction_json(x: Extraction, cache_stats: bool = False) -> dict:
 
 def extraction_text(x: Extraction, verbose: bool = False) -> str:
     lines = [f"{x.source}", f"owner {x.owner} ({x.owner_file}:{x.owner_line}, {len(x.owner_fields)} fields)"]
-    attr, poly = next(iter(x.polymorphic.items()), ("worker", {}))
-    lines.append(f"{attr}: {len(poly.get('targets', []))} worker classes")
-    for t in poly.get("targets", []):
-        lines.append(f"  {t.rsplit('.', 1)[-1]:28} when {poly['selection'].get(t, '?')}")
-    sched = [r for r in x.reads if r.side == "scheduler" and r.kind != "check"]
-    uncond = [r for r in sched if r.kind == "unconditional-read"]
+    attr, poly = next(iter(x.polymorphic.items()), ("worker", None))
+    targets = poly.targets if poly is not None else []
+    lines.append(f"{attr}: {len(targets)} worker classes")
+    for t in targets:
+        lines.append(f"  {t.rsplit('.', 1)[-1]:28} when {poly.selection.get(t, '?')}")
+    sched = [r for r in x.reads if r.side == SCHEDULER and r.kind != ReadKind.CHECK]
+    uncond = [r for r in sched if r.kind == ReadKind.UNCONDITIONAL]
     lines.append(f"\nscheduler-side reads: {len(sched)} ({len(uncond)} unconditional)")
     for r in sched if verbose else uncond:
         guard = "" if not r.guarded else "  [guarded: " + "; ".join(g.text for g in r.guards) + "]"
@@ -40,9 +43,9 @@ def extraction_text(x: Extraction, verbose: bool = False) -> str:
     unknowns = getattr(x, "unknowns", [])
     lines.append(f"\nunknown: {len(unknowns)}")
     for u in unknowns:
-        lines.append(f"  UNKNOWN {u['id']}: {u['message']}")
+        lines.append(f"  UNKNOWN {u.id}: {u.message}")
     for u in failing(getattr(x, "undeclared", [])):
-        lines.append(f"  UNDECLARED {u['id']}: {u['message']}")
+        lines.append(f"  UNDECLARED {u.id}: {u.message}")
     lines.append(f"\nviolations: {len(x.violations)}")
     for v in x.violations:
         lines.append(f"  VIOLATION {v.id}: {v.message}")
@@ -136,23 +139,23 @@ def sarif(x: Extraction, check=None) -> dict:
     for u in failing(getattr(x, "undeclared", [])):
         results.append({
             "ruleId": "spectrace/undeclared-attribute", "ruleIndex": 4, "level": "error",
-            "message": {"text": u["message"]},
-            "locations": [_location(u["file"], u["line"], "read")],
-            "partialFingerprints": {"spectraceId": u["id"]},
+            "message": {"text": u.message},
+            "locations": [_location(u.file, u.line, "read")],
+            "partialFingerprints": {"spectraceId": u.id},
         })
     if check is not None:
         for r in check.results:
             if r.ok:
                 continue
-            site = r.found or {}
             results.append({
                 "ruleId": "spectrace/contract-broken", "ruleIndex": 1, "level": "error",
                 "message": {"text": f"{r.id} {r.status}: {r.message}"},
-                "locations": [_location(site.get("file", x.owner_file), site.get("line", x.owner_line))],
+                "locations": [_location(r.found.file if r.found else x.owner_file,
+                                        r.found.line if r.found else x.owner_line)],
                 "partialFingerprints": {"spectraceId": r.id},
             })
     for r in x.reads:
-        if r.side == "scheduler" and r.kind == "unconditional-read":
+        if r.side == SCHEDULER and r.kind == ReadKind.UNCONDITIONAL:
             results.append({
                 "ruleId": "spectrace/unconditional-read", "ruleIndex": 2, "level": "note",
                 "message": {"text": f"{r.consumer} reads {r.owner}.{'.'.join(r.attribute_path)} without a None check"
@@ -191,12 +194,12 @@ def check_text(report) -> str:
         lines.append(f"{mark} {r.id:{width}}  {r.status:17}  {r.message}")
         if not r.ok and r.found:
             lines.append(f"       catalog: {r.consumer}: `{r.shape}` when {r.expected_condition or 'always'}")
-            lines.append(f"       found:   {r.found['file']}:{r.found['line']} `{r.found['shape']}` when {r.found['path_condition'] or 'always'}")
+            lines.append(f"       found:   {r.found.file}:{r.found.line} `{r.found.shape}` when {r.found.path_condition or 'always'}")
         if r.old_site:
             lines.append(f"       old site {r.old_site}")
 
-    applicable = [r for r in report.results if r.status != "not-applicable"]
-    absent = [r for r in report.results if r.status == "not-applicable"]
+    applicable = [r for r in report.results if r.status != Status.NOT_APPLICABLE]
+    absent = [r for r in report.results if r.status == Status.NOT_APPLICABLE]
     for r in applicable:
         row(r)
     for v in report.violations:
@@ -204,12 +207,12 @@ def check_text(report) -> str:
         lines.append(f"       scheduler read:     {v.read.file}:{v.read.line}  {v.read.shape}")
         lines.append(f"       worker return path: {v.producer.file}:{v.producer.line}  {v.producer.shape}")
     for u in getattr(report, "undeclared", []):
-        lines.append(f"FAIL UNDECLARED {u['id']}: {u['message']}")
+        lines.append(f"FAIL UNDECLARED {u.id}: {u.message}")
     for u in getattr(report, "unknowns", []):
         mark = "FAIL" if report.strict else "??  "
-        lines.append(f"{mark} UNKNOWN {u['id']}: {u['message']}")
-        lines.append(f"       scheduler read:     {u['read']['file']}:{u['read']['line']}  {u['read']['shape']}")
-        lines.append(f"       worker return path: {u['producer']['file']}:{u['producer']['line']}  {u['producer']['shape']}")
+        lines.append(f"{mark} UNKNOWN {u.id}: {u.message}")
+        lines.append(f"       scheduler read:     {u.read.file}:{u.read.line}  {u.read.shape}")
+        lines.append(f"       worker return path: {u.producer.file}:{u.producer.line}  {u.producer.shape}")
     if absent:
         lines.append(f"not applicable to {report.version}:")
         for r in absent:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
@@ -23,7 +23,7 @@ from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, P
 from spectrace.contracts.dataclasses_scan import find_dataclass
 from spectrace.contracts.facts import Binding, FunctionFacts, Return
 from spectrace.contracts.blocks import dominates
-from spectrace.contracts.records import ReturnPath
+from spectrace.contracts.records import ProducerFunction, ReturnPath
 
 MAX_HOPS = 6
 MAX_FORKS = 64  # outcomes of one value before the remaining branches are reported as not followed
@@ -616,9 +616,9 @@ def worker_return_paths(analysis: Analysis, targets: list[str], methods: list[st
     return paths
 
 
-def named_producer_paths(analysis: Analysis, producers: dict[str, list[str]]) -> dict:
-    """``{"Class.method": [{"function", "file", "line", "paths"}]}``, one entry per class of that
-    name that has the method; ``producers`` maps each to the extra attribute names it may set."""
+def named_producer_paths(analysis: Analysis, producers: dict[str, list[str]]) -> dict[str, list[ProducerFunction]]:
+    """``{"Class.method": [ProducerFunction]}``, one entry per class of that name that has the
+    method; ``producers`` maps each to the extra attribute names it may set."""
     extra = {name for names in producers.values() for name in names}
     finder = ReturnPathFinder(analysis, set(analysis.fields) | extra, relevant=extra)
     symbols = analysis.symbols
@@ -632,7 +632,7 @@ def named_producer_paths(analysis: Analysis, producers: dict[str, list[str]]) ->
             if got is None:
                 continue
             rel, f = got
-            found.append({"function": func_qn, "file": rel, "line": f.line,
-                          "paths": [asdict(p) for p in finder.paths_of(cls_qn, func_qn)]})
+            found.append(ProducerFunction(function=func_qn, file=rel, line=f.line,
+                                          paths=list(finder.paths_of(cls_qn, func_qn))))
         out[name] = found
     return out

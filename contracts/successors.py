@@ -18,11 +18,23 @@ Found over the tracer's index (ast summaries), with no names of SGLang's written
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+from spectrace.contracts.kinds import SuccessorKind
 from spectrace.sides import side_of
 from spectrace.tracer.index import ir_text
 
 ASSIGNMENT = re.compile(r"^\s*[\w.]+\.(\w+)\s*=\s*(.+)$")
+
+
+@dataclass(frozen=True)
+class Successor:
+    """A statement that now does what a vanished contract's statement did."""
+    file: str
+    line: int
+    function: str
+    text: str
+    kind: SuccessorKind
 
 
 def assigned_attribute(shape: str) -> str | None:
@@ -40,8 +52,8 @@ def _reads_attribute(ir, name: str) -> bool:
     return any(_reads_attribute(x, name) for x in ir[1:] if isinstance(x, tuple))
 
 
-def find_successors(project, shape: str, attribute_path: list[str], exclude_shape: str = "") -> list[dict]:
-    """Statements that now do what ``shape`` did. Each: file, line, function, text, kind.
+def find_successors(project, shape: str, attribute_path: list[str], exclude_shape: str = "") -> list[Successor]:
+    """Statements that now do what ``shape`` did.
 
     ``kind``: ``field`` (the same target attribute, set from a read of ``.<last>`` of something
     else, e.g. straight off the result), ``store`` (set from a store named after it, such as a
@@ -71,35 +83,35 @@ def find_successors(project, shape: str, attribute_path: list[str], exclude_shap
                     if exclude_shape and re.sub(r"\s+", "", text) == re.sub(r"\s+", "", exclude_shape):
                         continue
                     if _reads_attribute(value, last):
-                        kind = "field"
+                        kind = SuccessorKind.FIELD
                     elif last in ir_text(value):
-                        kind = "store"
+                        kind = SuccessorKind.STORE
                     else:
                         continue
-                    found.append({"file": summary.path, "line": line, "function": qn, "text": text, "kind": kind})
+                    found.append(Successor(file=summary.path, line=line, function=qn, text=text, kind=kind))
             elif side == "worker" and last in f.reads:
                 params = {p for p, _a in f.params}
                 read_lines = set(f.reads[last])
                 for line, _col, callee, _kw in f.calls:
                     if callee[0] == "n" and callee[1] in params and line in read_lines:
-                        found.append({"file": summary.path, "line": line, "function": qn,
-                                      "text": f"{callee[1]}(... .{last} ...)", "kind": "callback"})
+                        found.append(Successor(file=summary.path, line=line, function=qn,
+                                               text=f"{callee[1]}(... .{last} ...)", kind=SuccessorKind.CALLBACK))
     return found
 
 
-def describe(successors: list[dict], target: str, last: str) -> str:
+def describe(successors: list[Successor], target: str, last: str) -> str:
     """One sentence for a report line: the scheduler-side setters, then the callbacks, counted."""
     if not successors:
         return ""
-    setters = [s for s in successors if s["kind"] != "callback"]
-    callbacks = [s for s in successors if s["kind"] == "callback"]
-    parts = [f"`{s['text']}` at {s['file']}:{s['line']} ({s['function']})" for s in setters[:4]]
+    setters = [s for s in successors if s.kind != SuccessorKind.CALLBACK]
+    callbacks = [s for s in successors if s.kind == SuccessorKind.CALLBACK]
+    parts = [f"`{s.text}` at {s.file}:{s.line} ({s.function})" for s in setters[:4]]
     if len(setters) > 4:
         parts.append(f"{len(setters) - 4} more")
     text = f"out of reach of field reads: `{target}` is now set by " + ("; ".join(parts) or "no scheduler statement")
     if callbacks:
-        names = sorted({s["text"].split("(", 1)[0] for s in callbacks})
-        sites = ", ".join(f"{s['file']}:{s['line']}" for s in callbacks[:3])
+        names = sorted({s.text.split("(", 1)[0] for s in callbacks})
+        sites = ", ".join(f"{s.file}:{s.line}" for s in callbacks[:3])
         more = f" and {len(callbacks) - 3} more" if len(callbacks) > 3 else ""
         text += (f"; workers hand .{last} to a callback they were given ({', '.join(names)}) at "
                  f"{sites}{more}")

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass
 
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.facts import FunctionFacts
 from spectrace.contracts.holders import Holders
-from spectrace.contracts.records import stable_id
+from spectrace.contracts.records import UndeclaredRead, stable_id
 from spectrace.sides import SCHEDULER
 
 
@@ -39,10 +40,22 @@ def owner_members(analysis: Analysis) -> set[str]:
     return set(analysis.fields) | class_members(analysis.symbols, f"{module}.{analysis.owner_name}")
 
 
+@dataclass(frozen=True)
+class _Candidate:
+    """A read through a holder of an attribute that is not a field, before the members are known."""
+    attribute: str
+    file: str
+    line: int
+    consumer: str
+    shape: str
+    holder: str
+    why: str  # how the holder comes to hold the owner
+
+
 class UndeclaredFinder:
     def __init__(self, analysis: Analysis):
         self.analysis = analysis
-        self.candidates: list[dict] = []
+        self.candidates: list[_Candidate] = []
         self.written: set[str] = set()
         self.worker_written: set[str] = set()
 
@@ -55,38 +68,39 @@ class UndeclaredFinder:
             self.worker_written |= names
         for r in f.reads:
             if r.root in holders and r.attrs and r.attrs[0] not in fields and not r.attrs[0].startswith("__"):
-                self.candidates.append({"attribute": r.attrs[0], "file": rel, "line": r.line, "consumer": f.qualname,
-                                        "shape": r.shape, "holder": r.root, "why": holders.why[r.root]})
+                self.candidates.append(_Candidate(r.attrs[0], rel, r.line, f.qualname, r.shape, r.root,
+                                                  holders.why[r.root]))
 
-    def find(self) -> list[dict]:
+    def find(self) -> list[UndeclaredRead]:
         a = self.analysis
         declared = owner_members(a) | self.written
         others: dict[str, set[str]] = {}  # the other classes an annotation names (Union[Owner, Other])
         out, seen = [], set()
-        for c in sorted(self.candidates, key=lambda c: (c["file"], c["line"])):
-            why = c.pop("why")
+        for c in sorted(self.candidates, key=lambda c: (c.file, c.line)):
+            why = c.why
             if why not in others:
                 ann = why.split("annotated ", 1)[1] if "annotated " in why else ""
                 names = {n for n in re.findall(r"[A-Za-z_]\w*", ann) if n[:1].isupper() and n != a.owner_name}
                 others[why] = set().union(*[class_members(a.symbols, qn) for n in names
                                             for qn in a.symbols.find_class(n)])
-            if c["attribute"] in declared or c["attribute"] in others[why] or (c["file"], c["line"], c["attribute"]) in seen:
+            if c.attribute in declared or c.attribute in others[why] or (c.file, c.line, c.attribute) in seen:
                 continue
-            seen.add((c["file"], c["line"], c["attribute"]))
+            seen.add((c.file, c.line, c.attribute))
             # set only by a worker's write: no failure, but a removed field's reads stay visible
-            by_write = c["attribute"] in self.worker_written
-            close = difflib.get_close_matches(c["attribute"], sorted(a.fields), n=1, cutoff=0.75)
+            by_write = c.attribute in self.worker_written
+            close = difflib.get_close_matches(c.attribute, sorted(a.fields), n=1, cutoff=0.75)
             hint = f" (a typo of {close[0]}?)" if close else ""
-            out.append({
-                **c, "id": "A-" + stable_id(c["attribute"], c["consumer"], re.sub(r"\s+", "", c["shape"])),
-                "owner": a.owner_name, "suggestion": close[0] if close else "", "declared_by_write": by_write,
-                "message": (f"{c['consumer']} reads `{c['holder']}.{c['attribute']}` ({c['file']}:{c['line']}), "
-                            f"an attribute no class on its path declares: {a.owner_name} has no field, property "
-                            f"or method {c['attribute']}{hint}"),
-            })
+            out.append(UndeclaredRead(
+                attribute=c.attribute, file=c.file, line=c.line, consumer=c.consumer, shape=c.shape,
+                holder=c.holder, id="A-" + stable_id(c.attribute, c.consumer, re.sub(r"\s+", "", c.shape)),
+                owner=a.owner_name, suggestion=close[0] if close else "", declared_by_write=by_write,
+                message=(f"{c.consumer} reads `{c.holder}.{c.attribute}` ({c.file}:{c.line}), "
+                         f"an attribute no class on its path declares: {a.owner_name} has no field, property "
+                         f"or method {c.attribute}{hint}"),
+            ))
         return out
 
 
-def failing(undeclared: list[dict]) -> list[dict]:
+def failing(undeclared: list[UndeclaredRead]) -> list[UndeclaredRead]:
     """The undeclared reads that fail a check (not those a worker-side write declares)."""
-    return [u for u in undeclared if not u.get("declared_by_write")]
+    return [u for u in undeclared if not u.declared_by_write]

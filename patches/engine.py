@@ -33,7 +33,7 @@ import subprocess
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from spectrace.atomic import _fsync_dir, atomic_write
 from spectrace.errors import Interrupted, SpectraceError, describe, one_line
@@ -43,6 +43,10 @@ from spectrace.ui import plural
 from spectrace.patches.hunks import HunkError, apply_file_diff
 from spectrace.patches.series import DEFAULT_SERIES, Series, load_series, sha256_bytes
 from spectrace.source import VERSION_RE, SglangSource, from_path, installed
+
+if TYPE_CHECKING:  # the checker is imported when it runs (run_contract_catalog)
+    from spectrace.contracts.check import CheckReport as ContractReport
+    from spectrace.contracts.records import Violation
 
 INSTALLED = "installed"  # --sglang installed: the sglang package this Python would import
 STATE_DIRNAME = ".spectrace"
@@ -546,13 +550,6 @@ def run_contract_catalog(source: SglangSource):
     return check_catalog(source, catalog), {c.id: c.kind for c in catalog}
 
 
-def _get(obj, name: str, default=None):
-    """An attribute or a key: the checker's results may be dataclasses or plain dicts."""
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
 @dataclass
 class ContractSnapshot:
     statuses: dict[str, str] = field(default_factory=dict)  # contract id -> present|moved|guarded|gone|...
@@ -571,32 +568,25 @@ class ContractSnapshot:
         return {cid for cid in self.holding if self.kinds.get(cid) == "unconditional-read"}
 
 
-def _violation_key(violation) -> str:
-    """Identifies a violation across a patch: line numbers shift when a file is patched, so drop them."""
-    producer = _get(violation, "producer")
-    if isinstance(producer, dict) and _get(violation, "id"):
-        return f"{_get(violation, 'id')}|{producer.get('worker')}|{producer.get('method')}"
-    return re.sub(r"\d+", "#", str(_get(violation, "message") or violation))
+def _violation_key(violation: Violation) -> str:
+    """Identifies a violation across a patch: its id, worker and method (line numbers shift when a
+    file is patched; none of these holds one)."""
+    return f"{violation.id}|{violation.producer.worker}|{violation.producer.method}"
 
 
-def _snapshot(report, kinds: dict[str, str]) -> ContractSnapshot:
+def _snapshot(report: ContractReport, kinds: dict[str, str]) -> ContractSnapshot:
     snap = ContractSnapshot(kinds=dict(kinds))
-    for r in list(_get(report, "results", []) or []):
-        cid = _get(r, "id")
-        if not isinstance(cid, str):
-            continue
-        snap.statuses[cid] = str(_get(r, "status", "?"))
-        if snap.statuses[cid] in HOLDS and _get(r, "ok", True):
-            snap.holding.add(cid)
-    for v in list(_get(report, "violations", []) or []):
-        snap.violations[_violation_key(v)] = one_line(_get(v, "message") or v)
-    for u in list(_get(report, "unknowns", []) or []):
-        sites = {_get(_get(u, "read", {}), "file"), _get(_get(u, "producer", {}), "file")}
-        snap.undecided_sites[one_line(_get(u, "message") or u)] = {s for s in sites if s}
-    for r in list(_get(report, "results", []) or []):
-        found = _get(r, "found") or {}
-        if _get(r, "status") == UNDECIDED and _get(found, "file"):
-            snap.undecided_sites[f"{_get(r, 'id')}: {one_line(_get(r, 'message'))}"] = {_get(found, "file")}
+    for r in report.results:
+        snap.statuses[r.id] = str(r.status)
+        if r.status in HOLDS and r.ok:
+            snap.holding.add(r.id)
+    for v in report.violations:
+        snap.violations[_violation_key(v)] = one_line(v.message)
+    for u in report.unknowns:
+        snap.undecided_sites[one_line(u.message)] = {s for s in (u.read.file, u.producer.file) if s}
+    for r in report.results:
+        if r.status == UNDECIDED and r.found is not None and r.found.file:
+            snap.undecided_sites[f"{r.id}: {one_line(r.message)}"] = {r.found.file}
     return snap
 
 

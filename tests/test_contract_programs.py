@@ -101,8 +101,8 @@ def test_roles_come_from_the_catalog_not_from_code():
     report = check("override")
     x = report.extraction
     assert x.owner == "Result" and list(x.polymorphic) == ["worker"]
-    assert x.polymorphic["worker"]["targets"] == ["override.worker.DraftWorker"]
-    assert x.polymorphic["worker"]["methods"] == ["forward"]
+    assert x.polymorphic["worker"].targets == ["override.worker.DraftWorker"]
+    assert x.polymorphic["worker"].methods == ["forward"]
 
 
 SCHEMAS = Path(__file__).parent.parent / "docs" / "schemas"

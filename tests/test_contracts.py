@@ -29,7 +29,7 @@ def extractions(sglang_source):
 
 
 def _read(x, line, file="sglang/srt/managers/scheduler.py"):
-    found = [r for r in x.reads if r["file"] == file and r["line"] == line]
+    found = [r for r in x.reads if r.file == file and r.line == line]
     assert found, f"no read at {file}:{line}"
     return found[0]
 
@@ -38,31 +38,31 @@ def test_seed_reads_on_0_5_9(extractions):
     x = extractions("0.5.9")
     assert x.owner_file == "sglang/srt/managers/utils.py" and len(x.owner_fields) == 14
     spec = _read(x, 2347)
-    assert spec["field"] == "next_draft_input" and spec["owner"] == "GenerationBatchResult"
-    assert spec["consumer"] == "Scheduler.run_batch"
-    assert spec["guarded"] is False and spec["kind"] == "unconditional-read"
-    assert spec["path_condition"].endswith("self.enable_overlap and batch.is_spec_v2")
-    assert spec["shape"] == "batch.spec_info = batch_result.next_draft_input"
+    assert spec.field == "next_draft_input" and spec.owner == "GenerationBatchResult"
+    assert spec.consumer == "Scheduler.run_batch"
+    assert spec.guarded is False and spec.kind == "unconditional-read"
+    assert spec.path_condition.endswith("self.enable_overlap and batch.is_spec_v2")
+    assert spec.shape == "batch.spec_info = batch_result.next_draft_input"
     seq = _read(x, 2357)
-    assert seq["attribute_path"] == ["next_draft_input", "new_seq_lens"]
-    assert seq["guarded"] is False
+    assert seq.attribute_path == ["next_draft_input", "new_seq_lens"]
+    assert seq.guarded is False
     # a guarded read is classified with its guard
-    copy_done = [r for r in x.reads if r["consumer"].endswith("process_batch_result_decode") and r["field"] == "copy_done"
-                 and r["shape"] == "result.copy_done.synchronize()"]
-    assert copy_done and copy_done[0]["guarded"] and copy_done[0]["guards"][0]["kind"] == "not-none-check"
+    copy_done = [r for r in x.reads if r.consumer.endswith("process_batch_result_decode") and r.field == "copy_done"
+                 and r.shape == "result.copy_done.synchronize()"]
+    assert copy_done and copy_done[0].guarded and copy_done[0].guards[0].kind == "not-none-check"
 
 
 def test_worker_side_producers_and_return_paths(extractions):
     x = extractions("0.5.9")
-    assigns = [p for p in x.producers if p["kind"] == "assign" and "next_draft_input" in p["fields"]]
-    assert any(p["function"] == "EAGLEWorkerV2.forward_batch_generation" for p in assigns)
-    paths = [p for p in x.return_paths if p["worker"].endswith(".EAGLEWorkerV2")]
-    assert {p["line"] for p in paths} == {673, 698}
-    assert all("next_draft_input" in p["sets"] for p in paths)
-    tp = [p for p in x.return_paths if p["worker"].endswith(".TpModelWorker")]
-    assert tp and all("next_draft_input" not in p["sets"] for p in tp)
+    assigns = [p for p in x.producers if p.kind == "assign" and "next_draft_input" in p.fields]
+    assert any(p.function == "EAGLEWorkerV2.forward_batch_generation" for p in assigns)
+    paths = [p for p in x.return_paths if p.worker.endswith(".EAGLEWorkerV2")]
+    assert {p.line for p in paths} == {673, 698}
+    assert all("next_draft_input" in p.sets for p in paths)
+    tp = [p for p in x.return_paths if p.worker.endswith(".TpModelWorker")]
+    assert tp and all("next_draft_input" not in p.sets for p in tp)
     # ...but TpModelWorker is chosen only when spec_algorithm is none, which is_spec_v2 excludes
-    assert x.polymorphic["model_worker"]["selection"]["sglang.srt.managers.tp_worker.TpModelWorker"] == \
+    assert x.polymorphic["model_worker"].selection["sglang.srt.managers.tp_worker.TpModelWorker"] == \
         "self.spec_algorithm.is_none()"
 
 
@@ -70,7 +70,7 @@ def test_worker_side_producers_and_return_paths(extractions):
 def test_no_false_violations_on_releases(extractions, version):
     x = extractions(version)
     assert x.violations == []
-    assert any(r["field"] == "next_draft_input" and r["consumer"] == "Scheduler.run_batch" and not r["guarded"]
+    assert any(r.field == "next_draft_input" and r.consumer == "Scheduler.run_batch" and not r.guarded
                for r in x.reads)
 
 
@@ -86,9 +86,9 @@ def test_catalog_holds_on_releases(extractions, version):
 
 
 def test_ids_are_stable_across_versions(extractions):
-    a = {r["id"] for r in extractions("0.5.9").reads}
-    b = {r["id"] for r in extractions("0.5.12").reads}
-    seed = _read(extractions("0.5.9"), 2347)["id"]
+    a = {r.id for r in extractions("0.5.9").reads}
+    b = {r.id for r in extractions("0.5.12").reads}
+    seed = _read(extractions("0.5.9"), 2347).id
     assert seed in a and seed in b  # the line moved 2347 -> 3061, the id did not
 
 
@@ -126,12 +126,12 @@ def test_vanished_contract_names_where_its_job_went(extractions):
     report = check_catalog(extractions("0.5.17"))
     seq = next(r for r in report.results if r.id == "SPEC2-NDI-SEQLENS")
     assert seq.status == "not-applicable" and "out of reach of field reads" in seq.message
-    kinds = {(s["kind"], s["file"], s["function"]) for s in seq.successors}
+    kinds = {(s.kind, s.file, s.function) for s in seq.successors}
     # the overlap path: the future map's buffer, filled by the worker through a callback
     assert ("store", "sglang/srt/managers/overlap_utils.py", "FutureMap.resolve_seq_lens_cpu") in kinds
     assert ("field", "sglang/srt/managers/scheduler.py", "Scheduler.run_batch") in kinds
-    callbacks = [s for s in seq.successors if s["kind"] == "callback"]
-    assert any(s["file"] == "sglang/srt/speculative/eagle_worker_v2.py" and s["text"].startswith("on_publish(")
+    callbacks = [s for s in seq.successors if s.kind == "callback"]
+    assert any(s.file == "sglang/srt/speculative/eagle_worker_v2.py" and s.text.startswith("on_publish(")
                for s in callbacks)
     # where the contract still holds there is nothing to name
     old = next(r for r in check_catalog(extractions("0.5.9")).results if r.id == "SPEC2-NDI-SEQLENS")

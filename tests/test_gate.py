@@ -92,8 +92,8 @@ def test_unresolved_producer_call_is_unknown(copy_0512):
     report = check(copy_0512)
     assert report.unknowns and not report.violations
     u = report.unknowns[0]
-    assert u["producer"]["file"] == EAGLE2 and "dataclasses.replace" in u["why"]
-    assert u["read"]["file"] == SCHED
+    assert u.producer.file == EAGLE2 and "dataclasses.replace" in u.why
+    assert u.read.file == SCHED
     r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "unknown" and r.ok and report.exit_code == 0
     assert "unknown" in check_text(report) and f"{EAGLE2}:" in check_text(report)
@@ -114,11 +114,11 @@ def test_none_written_on_a_branch_before_the_return(copy_0512):
     for cid in ("SPEC2-NDI-SPECINFO", "SPEC2-NDI-SEQLENS"):
         r = result(report, cid)
         assert r.status == "violated" and not r.ok
-    v = [v for v in report.violations if v["producer"]["worker"].endswith(".EAGLEWorkerV2")]
-    assert {v["read"]["line"] for v in v} == {3061, 3066}
-    assert all(x["producer"]["file"] == EAGLE2 and "len(model_worker_batch.seq_lens) > 8" in x["producer"]["branch"]
+    v = [v for v in report.violations if v.producer.worker.endswith(".EAGLEWorkerV2")]
+    assert {v.read.line for v in v} == {3061, 3066}
+    assert all(x.producer.file == EAGLE2 and "len(model_worker_batch.seq_lens) > 8" in x.producer.branch
                for x in v)
-    assert all("batch_output.next_draft_input = None" in x["message"] for x in v)
+    assert all("batch_output.next_draft_input = None" in x.message for x in v)
 
 
 def test_dropped_new_seq_lens_keyword(copy_059):
@@ -126,9 +126,9 @@ def test_dropped_new_seq_lens_keyword(copy_059):
           "            verified_id=verified_id,\n")
     report = check(copy_059)
     assert report.exit_code == 1
-    v = [v for v in report.violations if v["attribute_path"] == ["next_draft_input", "new_seq_lens"]]
-    assert v and all(x["read"]["line"] == 2357 and x["producer"]["file"] == EAGLE2 for x in v)
-    assert "EagleDraftInput.new_seq_lens at its default None" in v[0]["message"]
+    v = [v for v in report.violations if v.attribute_path == ["next_draft_input", "new_seq_lens"]]
+    assert v and all(x.read.line == 2357 and x.producer.file == EAGLE2 for x in v)
+    assert "EagleDraftInput.new_seq_lens at its default None" in v[0].message
     assert result(report, "SPEC2-NDI-SEQLENS").status == "violated"
     assert result(report, "SPEC2-NDI-SPECINFO").ok  # the draft input itself is still set
 
@@ -138,8 +138,8 @@ def test_none_in_a_conditional_expression(copy_0512):
           "            next_draft_input=None if len(batch.seq_lens) > 8 else next_draft_input,\n")
     report = check(copy_0512)
     assert report.exit_code == 1
-    v = [v for v in report.violations if v["read"]["line"] == 3061]
-    assert v and "len(batch.seq_lens) > 8" in v[0]["producer"]["branch"]
+    v = [v for v in report.violations if v.read.line == 3061]
+    assert v and "len(batch.seq_lens) > 8" in v[0].producer.branch
 
 
 def test_releases_have_no_violation_and_no_unknown(sglang_source):
@@ -183,8 +183,8 @@ def test_renamed_local_keeps_identity(copy_0512):
     for cid, line in (("SPEC2-NDI-SPECINFO", 3061), ("SPEC2-NDI-SEQLENS", 3066)):
         r = result(report, cid)
         assert r.status in ("present", "moved") and r.ok
-        assert r.found["consumer"] == "Scheduler.run_batch" and r.found["line"] == line
-        assert "worker_out.next_draft_input" in r.found["shape"]
+        assert r.found.consumer == "Scheduler.run_batch" and r.found.line == line
+        assert "worker_out.next_draft_input" in r.found.shape
 
 
 RELAY = ("                    batch.spec_info = batch_result.next_draft_input\n"
@@ -207,10 +207,10 @@ def test_relay_moved_into_a_helper_is_moved(copy_0512):
     assert report.exit_code == 0, check_text(report)
     r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "moved" and r.ok
-    assert r.found["consumer"] == "Scheduler._install_draft_input" and (r.found["file"], r.found["line"]) == (SCHED, line)
-    assert r.found["caller"] == "Scheduler.run_batch" and r.found["caller_site"].startswith(f"{SCHED}:")
+    assert r.found.consumer == "Scheduler._install_draft_input" and (r.found.file, r.found.line) == (SCHED, line)
+    assert r.found.caller == "Scheduler.run_batch" and r.found.caller_site.startswith(f"{SCHED}:")
     # the call's condition is part of the read's identity
-    assert "batch.is_spec_v2" in r.found["path_condition"] and "Scheduler.run_batch" in r.message
+    assert "batch.is_spec_v2" in r.found.path_condition and "Scheduler.run_batch" in r.message
     assert r.old_site == f"{SCHED}:3061"
 
 
@@ -220,9 +220,9 @@ def test_relay_in_a_helper_still_checks_the_workers(copy_0512):
     report = check(copy_0512)
     r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "violated" and report.exit_code == 1
-    v = [v for v in report.violations if v["read"]["line"] == line]
-    assert v and v[0]["producer"]["file"] == EAGLE2 and v[0]["read"]["consumer"] == "Scheduler._install_draft_input"
-    assert "called from Scheduler.run_batch" in v[0]["read"]["context"]
+    v = [v for v in report.violations if v.read.line == line]
+    assert v and v[0].producer.file == EAGLE2 and v[0].read.consumer == "Scheduler._install_draft_input"
+    assert "called from Scheduler.run_batch" in v[0].read.context
 
 
 def test_relay_in_a_helper_called_elsewhere_is_condition_changed(copy_0512):
@@ -234,7 +234,7 @@ def test_relay_in_a_helper_called_elsewhere_is_condition_changed(copy_0512):
           "                self._install_draft_input(batch, batch_result, future_indices)\n")
     report = check(copy_0512)
     r = result(report, "SPEC2-NDI-SPECINFO")
-    assert r.status == "condition-changed" and not r.ok and "batch.is_spec_v2" not in r.found["path_condition"]
+    assert r.status == "condition-changed" and not r.ok and "batch.is_spec_v2" not in r.found.path_condition
 
 
 # ---------------------------------------------------------------- the patch gate and unknowns
@@ -244,11 +244,20 @@ def _gate_after(monkeypatch, unknown_file: str) -> "object":
     return lies in ``unknown_file``, for a series that touches the worker module."""
     from types import SimpleNamespace
 
+    from spectrace.contracts.check import CheckReport, ContractResult
+    from spectrace.contracts.kinds import Status
+    from spectrace.contracts.records import Unknown, ViolatingPath, ViolatingRead
     from spectrace.patches import engine
 
-    unknown = {"id": "U-1", "message": f"whether W.forward sets f on its return at {unknown_file}:9 is unknown: item",
-               "read": {"file": SCHED, "line": 5}, "producer": {"file": unknown_file, "line": 9}}
-    report = {"results": [{"id": "C-1", "status": "present", "ok": True}], "violations": [], "unknowns": [unknown]}
+    unknown = Unknown(id="U-1", field="f", owner="R", attribute_path=["f"],
+                      read=ViolatingRead(id="R-1", file=SCHED, line=5, consumer="Scheduler.run_batch", shape="r.f.x",
+                                         path_condition="", context="direct"),
+                      producer=ViolatingPath(worker="W", method="W.forward", file=unknown_file, line=9, shape="return r",
+                                             path_condition="", via=[]),
+                      why="item", message=f"whether W.forward sets f on its return at {unknown_file}:9 is unknown: item")
+    result = ContractResult(id="C-1", status=Status.PRESENT, ok=True, message="", field="f", consumer="Scheduler.run_batch",
+                            shape="r.f.x", expected_condition="")
+    report = CheckReport(version="0.5.12", source="", results=[result], unknowns=[unknown])
     monkeypatch.setattr(engine, "run_contract_catalog", lambda source: (report, {"C-1": "unconditional-read"}))
     series = SimpleNamespace(patches=[], touched_files=[EAGLE2])
     baseline = engine.ContractSnapshot(holding={"C-1"}, kinds={"C-1": "unconditional-read"})

@@ -34,7 +34,7 @@ def test_field_removed_from_the_dataclass(copy_0512):
         assert f"Scheduler.run_batch still reads it at {SCHED}:3061" in r.message
         assert "no longer has" not in r.message
     # the reads left behind are named too, each with its site (the worker still writes the attribute)
-    sites = {(u["file"], u["line"]) for u in report.extraction.undeclared if u["attribute"] == "next_draft_input"}
+    sites = {(u.file, u.line) for u in report.extraction.undeclared if u.attribute == "next_draft_input"}
     assert (SCHED, 3061) in sites and (SCHED, 3066) in sites
 
 
@@ -43,10 +43,10 @@ def test_consumer_reads_a_misspelt_attribute(copy_0512):
           "                    batch.spec_info = batch_result.next_draft_inptu\n")
     report = check(copy_0512)
     assert report.exit_code == 1 and not report.ok
-    [u] = [u for u in report.undeclared if u["attribute"] == "next_draft_inptu"]
-    assert (u["file"], u["line"], u["consumer"]) == (SCHED, 3061, "Scheduler.run_batch")
-    assert u["suggestion"] == "next_draft_input"
-    assert "batch_result.next_draft_inptu" in u["message"] and "no class on its path declares" in u["message"]
+    [u] = [u for u in report.undeclared if u.attribute == "next_draft_inptu"]
+    assert (u.file, u.line, u.consumer) == (SCHED, 3061, "Scheduler.run_batch")
+    assert u.suggestion == "next_draft_input"
+    assert "batch_result.next_draft_inptu" in u.message and "no class on its path declares" in u.message
     r = result(report, "SPEC2-NDI-SPECINFO")
     assert r.status == "gone" and r.message.startswith("Scheduler.run_batch reads `batch_result.next_draft_inptu`")
     assert f"{SCHED}:3061" in r.message and "typo of next_draft_input" in r.message
@@ -81,7 +81,7 @@ def test_relay_holds_on_0517(copy_0517):
     report = check(copy_0517, strict=True)
     r = result(report, "SPEC2-SEQ-LENS-PUBLISH")
     assert r.status == "present" and r.ok and report.exit_code == 0
-    assert (r.found["file"], r.found["line"]) == (SCHED, 3581) and "on_publish" in r.found["shape"]
+    assert (r.found.file, r.found.line) == (SCHED, 3581) and "on_publish" in r.found.shape
 
 
 def test_dropped_relay_on_the_decode_path_is_a_violation(copy_0517):
@@ -89,8 +89,8 @@ def test_dropped_relay_on_the_decode_path_is_a_violation(copy_0517):
     report = check(copy_0517)
     r = result(report, "SPEC2-SEQ-LENS-PUBLISH")
     assert r.status == "violated" and not r.ok and report.exit_code == 1
-    assert r.found["file"] == EAGLE2 and r.found["shape"] == "return batch_output"
-    assert r.found["consumer"] in ("EAGLEWorkerV2.forward_batch_generation", "StandaloneWorkerV2.forward_batch_generation")
+    assert r.found.file == EAGLE2 and r.found.shape == "return batch_output"
+    assert r.found.consumer in ("EAGLEWorkerV2.forward_batch_generation", "StandaloneWorkerV2.forward_batch_generation")
     assert "without calling on_publish(new_seq_lens)" in r.message and f"{SCHED}:3581" in r.message
     assert f"{EAGLE2}:1195 (`return batch_output`) when not (batch.forward_mode.is_extend()) and not (batch.is_extend_in_batch)" in r.message  # the decode branch
 

@@ -25,11 +25,11 @@ def test_producer_path_stops_setting_next_draft_input(copy_059):
     edit(copy_059, EAGLE2, "batch_output.next_draft_input = (", "_dropped_draft_input = (")
     report = check(copy_059)
     assert not report.ok and report.exit_code == 1
-    sites = {((v["read"]["file"], v["read"]["line"]), (v["producer"]["file"], v["producer"]["line"]))
+    sites = {((v.read.file, v.read.line), (v.producer.file, v.producer.line))
              for v in report.violations}
     assert ((SCHED, 2347), (EAGLE2, 673)) in sites
     assert ((SCHED, 2357), (EAGLE2, 673)) in sites
-    assert all(v["field"] == "next_draft_input" for v in report.violations)
+    assert all(v.field == "next_draft_input" for v in report.violations)
 
 
 def test_none_guard_added(copy_059):
@@ -41,7 +41,7 @@ def test_none_guard_added(copy_059):
     r = result(report, "SPEC2-NDI-SPECINFO")
     # a None check added by the consumer is drift to note, not a break of the gate
     assert r.status == "relaxed" and r.ok and report.exit_code == 0
-    assert r.found["file"] == SCHED and r.found["line"] == 2348
+    assert r.found.file == SCHED and r.found.line == 2348
     assert "is not None" in r.message
 
 
@@ -64,7 +64,7 @@ kind = "guarded-read"
           "        result.copy_done.synchronize()\n\n        logits_output, next_token_ids, can_run_cuda_graph")
     report = check(copy_059, load_catalog(catalog))
     r = result(report, "OUT-COPY-DONE-GUARDED")
-    assert r.status == "unguarded" and r.found["line"] == 422
+    assert r.status == "unguarded" and r.found.line == 422
 
 
 def test_seq_lens_update_moved_out_of_its_branch(copy_059):
@@ -73,11 +73,11 @@ def test_seq_lens_update_moved_out_of_its_branch(copy_059):
           "                    pass\n                batch.seq_lens = batch_result.next_draft_input.new_seq_lens\n")
     report = check(copy_059)
     r = result(report, "SPEC2-NDI-SEQLENS")
-    assert r.status == "condition-changed" and r.found["line"] == 2358
-    assert "batch.is_spec_v2" not in r.found["path_condition"]
+    assert r.status == "condition-changed" and r.found.line == 2358
+    assert "batch.is_spec_v2" not in r.found.path_condition
     # and now the plain TpModelWorker (no next_draft_input) can reach it: a violation with both sites
-    tp = [v for v in report.violations if v["producer"]["worker"].endswith("TpModelWorker")]
-    assert tp and tp[0]["read"]["line"] == 2358 and tp[0]["producer"]["file"] == "sglang/srt/managers/tp_worker.py"
+    tp = [v for v in report.violations if v.producer.worker.endswith("TpModelWorker")]
+    assert tp and tp[0].read.line == 2358 and tp[0].producer.file == "sglang/srt/managers/tp_worker.py"
 
 
 def test_renamed_field(copy_059):
@@ -142,8 +142,8 @@ def _before_decode_return(root, lines: str) -> None:
 
 def _eagle(violations_or_unknowns, line: int) -> list:
     return [v for v in violations_or_unknowns
-            if v["producer"]["file"] == EAGLE2 and v["producer"]["line"] == line
-            and v["producer"]["worker"].endswith(".EAGLEWorkerV2")]
+            if v.producer.file == EAGLE2 and v.producer.line == line
+            and v.producer.worker.endswith(".EAGLEWorkerV2")]
 
 
 @pytest.mark.parametrize("release", ["0.5.9", "0.5.17"], indirect=True)
@@ -154,10 +154,10 @@ def test_matrix_none_on_a_branch_before_the_return(release):
     report = check(root)
     r = result(report, rel.relay_id)
     assert r.status == "violated" and not r.ok and report.exit_code == 1
-    v = [x for x in _eagle(report.violations, rel.decode_return + 2) if x["read"]["line"] == rel.relay_line]
-    assert v and v[0]["read"]["file"] == SCHED and v[0]["attribute_path"][0] == "next_draft_input"
-    assert "len(batch_output.next_token_ids) > 8" in v[0]["producer"]["branch"]
-    assert "batch_output.next_draft_input = None" in v[0]["message"]
+    v = [x for x in _eagle(report.violations, rel.decode_return + 2) if x.read.line == rel.relay_line]
+    assert v and v[0].read.file == SCHED and v[0].attribute_path[0] == "next_draft_input"
+    assert "len(batch_output.next_token_ids) > 8" in v[0].producer.branch
+    assert "batch_output.next_draft_input = None" in v[0].message
 
 
 @pytest.mark.parametrize("release", ["0.5.12"], indirect=True)
@@ -167,9 +167,9 @@ def test_matrix_dropped_new_seq_lens_keyword(release):
     report = check(root)
     assert report.exit_code == 1 and result(report, "SPEC2-NDI-SEQLENS").status == "violated"
     v = [x for x in _eagle(report.violations, rel.decode_return)
-         if x["attribute_path"] == ["next_draft_input", "new_seq_lens"]]
-    assert v and all(x["read"]["line"] == 3066 for x in v)
-    assert "EagleDraftInput.new_seq_lens at its default None" in v[0]["message"]
+         if x.attribute_path == ["next_draft_input", "new_seq_lens"]]
+    assert v and all(x.read.line == 3066 for x in v)
+    assert "EagleDraftInput.new_seq_lens at its default None" in v[0].message
     assert result(report, rel.relay_id).ok  # the draft input itself is still set
 
 
@@ -180,8 +180,8 @@ def test_matrix_dropped_new_seq_lens_keyword_of_the_relayed_result(release):
     report = check(root)
     r = result(report, "SPEC2-SEQ-LENS-PUBLISH")
     assert r.status == "violated" and not r.ok and report.exit_code == 1
-    assert (r.found["file"], r.found["line"]) == (EAGLE2, rel.decode_return)
-    assert r.found["consumer"] in ("EAGLEWorkerV2.forward_batch_generation", "StandaloneWorkerV2.forward_batch_generation")
+    assert (r.found.file, r.found.line) == (EAGLE2, rel.decode_return)
+    assert r.found.consumer in ("EAGLEWorkerV2.forward_batch_generation", "StandaloneWorkerV2.forward_batch_generation")
     assert "with new_seq_lens unset, so on_publish(new_seq_lens) relays None" in r.message
     assert f"{SCHED}:3581" in r.message
 
@@ -191,8 +191,8 @@ def test_matrix_unresolved_producer_is_unknown(release):
     _, rel, root = release
     edit(root, EAGLE2, DECODE_RETURN, "\n            return dataclasses.replace(batch_output)\n")
     report = check(root)
-    u = [x for x in _eagle(report.unknowns, rel.decode_return) if x["read"]["line"] == rel.relay_line]
-    assert u and "dataclasses.replace" in u[0]["why"] and not report.violations
+    u = [x for x in _eagle(report.unknowns, rel.decode_return) if x.read.line == rel.relay_line]
+    assert u and "dataclasses.replace" in u[0].why and not report.violations
     r = result(report, rel.relay_id)
     assert r.status == "unknown" and report.exit_code == 0
     assert check(root, strict=True).exit_code == 1
@@ -206,8 +206,8 @@ def test_matrix_none_in_a_conditional_expression(release):
          f"\n{indent}next_draft_input=None if len(predict) > 8 else next_draft_input,\n")
     report = check(root)
     assert report.exit_code == 1 and result(report, rel.relay_id).status == "violated"
-    v = [x for x in _eagle(report.violations, rel.decode_return) if x["read"]["line"] == rel.relay_line]
-    assert v and "len(predict) > 8" in v[0]["producer"]["branch"]
+    v = [x for x in _eagle(report.violations, rel.decode_return) if x.read.line == rel.relay_line]
+    assert v and "len(predict) > 8" in v[0].producer.branch
 
 
 # the attribute below next_draft_input that the prefill path leaves at its dataclass default
@@ -221,11 +221,11 @@ def test_matrix_nested_field_left_at_default(release):
     line = insert_after(root, SCHED, RELAY, f"batch_result.next_draft_input.{name}.numel()")
     report = check(root)
     assert report.exit_code == 1
-    v = [x for x in report.violations if x["read"]["line"] == line]
-    assert v and all(x["attribute_path"] == ["next_draft_input", name] and x["read"]["file"] == SCHED for x in v)
+    v = [x for x in report.violations if x.read.line == line]
+    assert v and all(x.attribute_path == ["next_draft_input", name] and x.read.file == SCHED for x in v)
     # the prefill path's draft input leaves it at its default
     [eagle] = _eagle(v, rel.prefill_return)
-    assert f"EagleDraftInput.{name} at its default None" in eagle["message"]
+    assert f"EagleDraftInput.{name} at its default None" in eagle.message
 
 
 @pytest.mark.parametrize("release", ["0.5.9", "0.5.17"], indirect=True)
@@ -234,7 +234,7 @@ def test_matrix_consumer_in_parentheses_holds(release):
     edit(root, SCHED, RELAY + "\n", RELAY.replace("= batch_result.next_draft_input", "= (batch_result.next_draft_input)\n"))
     report = check(root, strict=True)
     r = result(report, rel.relay_id)
-    assert report.exit_code == 0 and r.status in ("present", "moved") and r.found["line"] == rel.relay_line
+    assert report.exit_code == 0 and r.status in ("present", "moved") and r.found.line == rel.relay_line
 
 
 @pytest.mark.parametrize("release", ["0.5.9", "0.5.17"], indirect=True)
@@ -245,8 +245,8 @@ def test_matrix_renamed_local_keeps_identity(release):
     report = check(root, strict=True)
     assert report.exit_code == 0, check_text(report)
     r = result(report, rel.relay_id)
-    assert r.status in ("present", "moved") and r.found["line"] == rel.relay_line
-    assert r.found["consumer"] == "Scheduler.run_batch" and "worker_out.next_draft_input" in r.found["shape"]
+    assert r.status in ("present", "moved") and r.found.line == rel.relay_line
+    assert r.found.consumer == "Scheduler.run_batch" and "worker_out.next_draft_input" in r.found.shape
 
 
 HELPER = "    def _install_draft_input(self, batch, batch_result, future_indices):\n"
@@ -262,8 +262,8 @@ def test_matrix_relay_moved_into_a_helper(release):
     report = check(root, strict=True)
     assert report.exit_code == 0, check_text(report)
     r = result(report, rel.relay_id)
-    assert r.status == "moved" and r.found["consumer"] == "Scheduler._install_draft_input"
-    assert (r.found["file"], r.found["line"]) == (SCHED, line) and r.found["caller"] == "Scheduler.run_batch"
+    assert r.status == "moved" and r.found.consumer == "Scheduler._install_draft_input"
+    assert (r.found.file, r.found.line) == (SCHED, line) and r.found.caller == "Scheduler.run_batch"
     assert r.old_site == f"{SCHED}:{rel.relay_line}"
 
 
@@ -274,7 +274,7 @@ def test_matrix_guard_added_is_relaxed(release):
     report = check(root, strict=True)
     r = result(report, rel.relay_id)
     assert r.status == "relaxed" and r.ok and report.exit_code == 0
-    assert r.found["line"] == rel.relay_line + 1 and "drift" in r.message
+    assert r.found.line == rel.relay_line + 1 and "drift" in r.message
 
 
 @pytest.mark.parametrize("release", ["0.5.9", "0.5.17"], indirect=True)
@@ -294,8 +294,8 @@ def test_matrix_misspelt_attribute_is_undeclared(release):
     edit(root, SCHED, RELAY + "\n", RELAY.replace("next_draft_input", "next_draft_inptu") + "\n")
     report = check(root)
     assert report.exit_code == 1
-    [u] = [u for u in report.undeclared if u["attribute"] == "next_draft_inptu"]
-    assert (u["file"], u["line"], u["consumer"], u["suggestion"]) == (SCHED, rel.relay_line, "Scheduler.run_batch",
+    [u] = [u for u in report.undeclared if u.attribute == "next_draft_inptu"]
+    assert (u.file, u.line, u.consumer, u.suggestion) == (SCHED, rel.relay_line, "Scheduler.run_batch",
                                                                       "next_draft_input")
     r = result(report, rel.relay_id)
     assert r.status == "gone" and "typo of next_draft_input" in r.message
@@ -332,19 +332,19 @@ def test_a_helper_write_through_a_parameter_counts(sglang_copy, version):
     root = sglang_copy(version, subdirs=SUBDIRS)
     line = insert_after(root, SCHED, RELAY, "batch_result.next_draft_input.topk_p.numel()")
     report = check(root)
-    assert [v for v in report.violations if v["read"]["line"] == line and v["producer"]["file"] == EAGLE2] == [], \
+    assert [v for v in report.violations if v.read.line == line and v.producer.file == EAGLE2] == [], \
         check_text(report)
     # NGRAMWorker's draft input is no dataclass (undecided); 0.5.23's UnoWorkerV2 returns its own
     # draft input class without topk_p (a real violation)
-    assert all(u["producer"]["worker"].endswith(".NGRAMWorker") for u in report.unknowns if u["read"]["line"] == line)
-    assert all(v["producer"]["worker"].endswith(".UnoWorkerV2") for v in report.violations if v["read"]["line"] == line)
+    assert all(u.producer.worker.endswith(".NGRAMWorker") for u in report.unknowns if u.read.line == line)
+    assert all(v.producer.worker.endswith(".UnoWorkerV2") for v in report.violations if v.read.line == line)
 
     edit(root, EAGLE2, TOPK_WRITE, "            _dropped_topk_p,\n")
     report = check(root)
     decode = _last_return(root, "EAGLEWorkerV2", "forward_batch_generation")
     v = _eagle(report.violations, decode)
-    assert v and all(x["read"]["line"] == line and x["attribute_path"] == ["next_draft_input", "topk_p"] for x in v)
-    assert "EagleDraftInput.topk_p at its default None" in v[0]["message"]
+    assert v and all(x.read.line == line and x.attribute_path == ["next_draft_input", "topk_p"] for x in v)
+    assert "EagleDraftInput.topk_p at its default None" in v[0].message
     assert report.exit_code == 1
 
 
@@ -377,7 +377,7 @@ def test_a_write_two_calls_down_counts(sglang_copy):
                                     "        draft_input.topk_p = topk_p\n"
                                     "        draft_input.topk_index = topk_index\n")
     report = check(root)
-    assert [v for v in report.violations if v["read"]["line"] == line] == [], check_text(report)
+    assert [v for v in report.violations if v.read.line == line] == [], check_text(report)
 
 
 def test_a_none_written_by_a_helper_on_a_branch_is_a_violation(sglang_copy):
@@ -388,6 +388,6 @@ def test_a_none_written_by_a_helper_on_a_branch_is_a_violation(sglang_copy):
     report = check(root)
     decode = _last_return(root, "EAGLEWorkerV2", "forward_batch_generation")
     v = _eagle(report.violations, decode)
-    assert v and all(x["read"]["line"] == line for x in v) and report.exit_code == 1
-    assert "`result.next_draft_input.topk_p = None` sets it to None" in v[0]["message"]
-    assert "topk_p.shape[0] > 8" in v[0]["producer"]["branch"]
+    assert v and all(x.read.line == line for x in v) and report.exit_code == 1
+    assert "`result.next_draft_input.topk_p = None` sets it to None" in v[0].message
+    assert "topk_p.shape[0] > 8" in v[0].producer.branch

@@ -314,13 +314,13 @@ def test_unavailable_contract_checker_refuses_apply(test_series, monkeypatch):
 def test_contract_failure_after_patching_rolls_back(test_series, monkeypatch):
     """A patched tree that breaks an unconditional read is never left behind."""
 
-    class Result:  # the shape of spectrace.contracts.check.ContractResult that the engine reads
-        def __init__(self, status):
-            self.id, self.status, self.ok = "TEST-UNCOND", status, status == "present"
+    from spectrace.contracts.check import CheckReport, ContractResult
+    from spectrace.contracts.kinds import Status
 
-    class Report:
-        def __init__(self, status):
-            self.results, self.violations = [Result(status)], []
+    def Report(status):  # the checker's report with the one contract's result
+        result = ContractResult(id="TEST-UNCOND", status=Status(status), ok=status == "present", message="",
+                                field="f", consumer="Scheduler.run_batch", shape="", expected_condition="")
+        return CheckReport(version="0.5.12", source="", results=[result])
 
     tree = test_series("0.5.12")
     before = whole_tree_digest(tree)

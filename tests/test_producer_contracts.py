@@ -79,7 +79,7 @@ def test_shipped_series_adds_contracts_that_hold(patched, version):
         r = results[cid]
         assert r.status == "present", r.message
         assert r.consumer == "SpecDisableRuntime.forward_disabled"
-        assert (r.found["file"], r.found["line"]) == (MODULE, returns[0])
+        assert (r.found.file, r.found.line) == (MODULE, returns[0])
     # the fields differ by version: 0.5.9's result has no speculative_num_draft_tokens, its output
     # processor takes stride 1 from the spec_disabled marker (patch 0004)
     wanted = {"0.5.9": "accept_lens, spec_disabled", "0.5.12": "accept_lens, speculative_num_draft_tokens"}[version]
@@ -95,7 +95,7 @@ def test_producer_that_stops_passing_next_draft_input_breaks_ndi(patched):
     assert ndi.status == "broken" and not ndi.ok
     assert ndi.message.startswith(f"SpecDisableRuntime.forward_disabled returns at {MODULE}:{line} (`return result`)")
     assert ndi.message.endswith("without setting next_draft_input")
-    assert (ndi.found["file"], ndi.found["line"]) == (MODULE, line)
+    assert (ndi.found.file, ndi.found.line) == (MODULE, line)
     assert results["SPEC2-DISABLED-STRIDE"].status == "present"
     assert report.exit_code == 1
     out = CliRunner().invoke(main, ["contracts", "check", "--sglang", str(tree)])
@@ -206,10 +206,10 @@ def test_a_lambda_whose_body_cannot_be_followed_stays_unknown(patched):
     module.write_text(module.read_text().replace(LAMBDA_CALL, "            lambda: self.unknown_hook(\n"))
     report = check_catalog(from_path(tree))
     line = _prefill_shortcut_return(tree)
-    found = [u for u in report.unknowns if u["producer"]["file"] == EAGLE2 and u["producer"]["line"] == line]
+    found = [u for u in report.unknowns if u.producer.file == EAGLE2 and u.producer.line == line]
     assert found and not report.violations
-    assert {u["read"]["line"] for u in found} == {3066}
-    assert all(u["read"]["file"] == SCHED and "unresolved call self.unknown_hook(...)" in u["why"] for u in found)
+    assert {u.read.line for u in found} == {3066}
+    assert all(u.read.file == SCHED and "unresolved call self.unknown_hook(...)" in u.why for u in found)
     assert next(r for r in report.results if r.id == "SPEC2-NDI-SEQLENS").status == "unknown"
 
 

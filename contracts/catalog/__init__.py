@@ -120,7 +120,7 @@ def load_catalog(path: str | Path | None = None) -> Catalog:
             raise SpectraceError(f"{f}: not valid TOML: {exc}")
         for raw in data.get("contract", []):
             kind = raw.get("kind", "unconditional-read")
-            missing = [k for k in (PRODUCER_KEYS if kind == "producer-sets" else READ_KEYS) if k not in raw]
+            missing = [k for k in (PRODUCER_KEYS if kind == ContractKind.PRODUCER_SETS else READ_KEYS) if k not in raw]
             if missing:
                 raise SpectraceError(f"{f}: contract {raw.get('id', '?')} lacks {', '.join(missing)}")
             if raw["id"] in seen:
