@@ -347,10 +347,13 @@ class SpecDisableRuntime:
 
         worker = self.worker
         draft_input = batch.spec_info
-        seq_lens, seq_lens_cpu = batch.seq_lens, batch.seq_lens_cpu
-        if seq_lens_cpu is None:  # a backend without the host copy (not verified)
-            seq_lens_cpu = seq_lens.cpu()
-        new_seq_lens, new_seq_lens_cpu = seq_lens + 1, seq_lens_cpu + 1
+        seq_lens = batch.seq_lens
+        new_seq_lens = seq_lens + 1
+        batch.seq_lens_sum = None
+        # no host copy where the backends keep none (triton): it would wait for the GPU
+        if batch.seq_lens_cpu is not None:
+            batch.seq_lens_cpu = batch.seq_lens_cpu + 1
+            batch.seq_lens_sum = int(batch.seq_lens_cpu.sum())
         req_to_token = worker.req_to_token_pool.req_to_token
         # The KV slot of position seq_lens was allocated by the spec-v2 prepare_for_decode.
         batch.out_cache_loc = req_to_token[batch.req_pool_indices, seq_lens].long()
@@ -359,8 +362,6 @@ class SpecDisableRuntime:
         batch.spec_info = None
         batch.seq_lens = new_seq_lens
         batch.orig_seq_lens = new_seq_lens
-        batch.seq_lens_cpu = new_seq_lens_cpu
-        batch.seq_lens_sum = int(new_seq_lens_cpu.sum())
         model_runner = worker.target_worker.model_runner
         with plain_target(model_runner, self.attn_backend, self.graph_runner):
             out = worker.target_worker.forward_batch_generation(
@@ -377,10 +378,12 @@ class SpecDisableRuntime:
             num_tokens_per_req=1,
             num_tokens_for_logprob_per_req=1,
         )
-        ring_full = self._record(batch, out, seq_lens_cpu)
+        ring_full = self._record(batch, out)
         # a full ring is caught up with the full catch-up, or in a plain measurement
         if ring_full and (self.full_catch_up or self.controller.measuring):
-            self._catch_up(batch, out.next_draft_input, new_seq_lens, new_seq_lens_cpu)
+            self._catch_up(
+                batch, out.next_draft_input, new_seq_lens, batch.seq_lens_cpu
+            )
         out.speculative_num_draft_tokens = 1
         out.speculative_output_stride = 1
         out.new_seq_lens = new_seq_lens
@@ -388,7 +391,7 @@ class SpecDisableRuntime:
         out.spec_disabled = True
         return out
 
-    def _record(self, batch, out, seq_lens_cpu) -> bool:
+    def _record(self, batch, out) -> bool:
         """Ring (token, target hidden) of the position decoded; True: a ring is full."""
         import torch
 
@@ -403,7 +406,9 @@ class SpecDisableRuntime:
         self.tokens[rows, cols] = out.next_token_ids.long()
         self.hidden[rows, cols] = hidden
         self.pending[rows_cpu] = cols_cpu + 1
-        self.stale_from[rows_cpu] = self.stale_from[rows_cpu].clamp(max=seq_lens_cpu)
+        # the first stale position: kv_committed_len lags seq_lens, a lower bound
+        committed = torch.tensor([req.kv.kv_committed_len for req in batch.reqs])
+        self.stale_from[rows_cpu] = self.stale_from[rows_cpu].clamp(max=committed)
         return int(cols_cpu.max()) + 1 >= self.ring_size
 
     def _catch_up(self, batch, draft_input, seq_lens, seq_lens_cpu):
