@@ -72,13 +72,16 @@ def gap_bound(core, s, bs):
 @pytest.mark.parametrize("accept", [1.0, 1.3])
 def test_a_bucket_turned_off_measures_speculation_again_within_its_bound(core, bs, accept):
     """However long drafts went unaccepted, speculation is measured again within a bound set by the
-    step times alone; once the drafts pay, it stays on."""
+    step times alone; once the drafts pay, it stays on (plain windows measure, at about BUDGET)."""
     s = scenario([(bs * 40000, bs, accept), (bs * 4 * 6000, bs, 4.0)])
     first, second = sim.simulate(core, s)
     assert second.first_spec_step is not None and second.first_spec_step <= gap_bound(core, s, bs)
     assert first.oracle_s / first.core_s > 0.97  # measuring the loser cost about BUDGET
     if s.step_ms(True, bs) < 4.0 * s.step_ms(False, bs) * 0.9:  # speculation wins in phase 2
-        assert second.spec_steps / (second.steps - second.first_spec_step) > 0.95
+        # on from then, but for the plain windows that measure it (about BUDGET of the time);
+        # the phase's time also holds the wait for that first step, bounded above
+        assert second.oracle_s / second.core_s > 0.95
+        assert second.spec_steps > (second.steps - second.first_spec_step) / 2
 
 
 @pytest.mark.parametrize("bs", [2, 16])

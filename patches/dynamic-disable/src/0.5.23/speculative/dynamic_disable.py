@@ -15,9 +15,9 @@ The rule, per batch-size bucket (powers of two):
   batches, not request kinds: each load has its own mix).
 - At a window's start: a missing measurement first; else speculate while
   accept * t_plain > t_spec (MARGIN band).
-- The losing mode runs for a window after (loss - 1) / BUDGET windows, loss being
-  how many times slower it was: measuring costs about BUDGET. As accept >= 1,
-  t_spec / t_plain bounds loss, and so the wait.
+- The loser runs a window after r * (1 - 1 / loss) / BUDGET windows (loss: how many
+  times slower it was; r: its step time over the winner's): its extra time is BUDGET
+  of the time since. As accept >= 1, the wait is at most (t_spec/t_plain - 1)/BUDGET.
 
 TP: rank 0 plans each window and broadcasts the plan.
 
@@ -205,7 +205,8 @@ class SpecDisableController:
         else:
             state.windows_since_measured += 1
         loss = max(gain, 1 / gain)
-        if state.windows_since_measured >= (loss - 1) / BUDGET:
+        ratio = off / on if verdict else on / off  # the loser's step, in winner steps
+        if state.windows_since_measured >= ratio * (1 - 1 / loss) / BUDGET:
             return not verdict, True  # the loser's turn
         return verdict, False
 
@@ -320,7 +321,7 @@ class SpecDisableRuntime:
     def on_prefill(self, batch):
         # the next steps' time includes the prefill
         self.controller.history.clear()
-        # The prefill's draft extend writes the draft KV: nothing pending for these rows.
+        # the prefill's draft extend writes the draft KV: nothing pending for its rows
         self.pending[batch.req_pool_indices_cpu] = 0
         self.stale_from[batch.req_pool_indices_cpu] = NONE_STALE
 
@@ -350,18 +351,17 @@ class SpecDisableRuntime:
         seq_lens = batch.seq_lens
         new_seq_lens = seq_lens + 1
         batch.seq_lens_sum = None
-        # no host copy where the backends keep none (triton): it would wait for the GPU
+        # no host copy where the backends keep none (triton): it waits for the GPU
         if batch.seq_lens_cpu is not None:
             batch.seq_lens_cpu = batch.seq_lens_cpu + 1
             batch.seq_lens_sum = int(batch.seq_lens_cpu.sum())
         req_to_token = worker.req_to_token_pool.req_to_token
-        # The KV slot of position seq_lens was allocated by the spec-v2 prepare_for_decode.
+        # the slot of position seq_lens: allocated by the spec-v2 prepare_for_decode
         batch.out_cache_loc = req_to_token[batch.req_pool_indices, seq_lens].long()
         batch.input_ids = draft_input.bonus_tokens
         batch.forward_mode = ForwardMode.DECODE
         batch.spec_info = None
-        batch.seq_lens = new_seq_lens
-        batch.orig_seq_lens = new_seq_lens
+        batch.seq_lens = batch.orig_seq_lens = new_seq_lens
         model_runner = worker.target_worker.model_runner
         with plain_target(model_runner, self.attn_backend, self.graph_runner):
             out = worker.target_worker.forward_batch_generation(
@@ -387,7 +387,7 @@ class SpecDisableRuntime:
         out.speculative_num_draft_tokens = 1
         out.speculative_output_stride = 1
         out.new_seq_lens = new_seq_lens
-        out.accept_lens = torch.ones_like(seq_lens, dtype=torch.int32)
+        out.accept_lens = torch.ones_like(new_seq_lens, dtype=torch.int32)
         out.spec_disabled = True
         return out
 
