@@ -2,6 +2,7 @@
 
     python bench/core_sim.py --version 0.5.17 --scenario FILE.json
     python bench/core_sim.py --core OLD_CORE.py --scenario FILE.json   # e.g. a core from `git show`
+    python bench/core_sim.py --scenario TIERS.json --policy tiers       # draft steps: bench/tier_replay.py
 
 FILE.json gives a cost model and phases:
 
@@ -30,6 +31,8 @@ import random
 import sys
 from pathlib import Path
 from typing import Optional
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/tier_replay.py
 
 ROOT = Path(__file__).resolve().parent.parent
 CORES = ROOT / "patches/dynamic-disable/src"
@@ -137,14 +140,30 @@ def ratio_to_oracle(results: list[PhaseResult]) -> float:
     return sum(r.oracle_s for r in results) / sum(r.core_s for r in results)
 
 
+def replay_tiers(args, data: dict) -> int:
+    """A scenario with a step-time model per tier: bench/tier_replay.py."""
+    import tier_replay
+
+    scenario = tier_replay.TierScenario.from_json(data)
+    tier_replay.print_tier_results(tier_replay.simulate_tiers(args.policy or "tiers", scenario, args.version))
+    return 0
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", default="0.5.17", help="SGLang release of the core: 0.5.17 (default) or 0.5.23")
     parser.add_argument("--core", type=Path, help="a core module file instead of the release's")
     parser.add_argument("--scenario", required=True, type=Path, help="a scenario JSON file")
+    parser.add_argument("--policy", help="for a scenario with tier_ms (bench/tier_replay.py): tiers (default), "
+                        "upstream, core:K or fixed:K")
     args = parser.parse_args(argv)
     try:
-        scenario = Scenario.from_json(json.loads(args.scenario.read_text()))
+        data = json.loads(args.scenario.read_text())
+        if isinstance(data, dict) and "tier_ms" in data:
+            return replay_tiers(args, data)
+        if args.policy is not None:
+            raise ValueError("--policy needs a scenario with tier_ms")
+        scenario = Scenario.from_json(data)
     except (OSError, ValueError) as exc:
         print(f"core_sim: {args.scenario}: {exc}", file=sys.stderr)
         return 2

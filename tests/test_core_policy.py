@@ -62,7 +62,7 @@ def test_the_scenarios_run_within_3_percent_of_the_oracle(core, path):
 
 def gap_bound(core, s, bs):
     """Steps of a bucket before its losing mode runs again, as the docstring's rule bounds them:
-    (loss - 1) / BUDGET windows, loss at most t_spec / t_plain (accept >= 1), plus the window in
+    r * (1 - 1 / loss) / BUDGET windows, at most (t_spec / t_plain - 1) / BUDGET (accept >= 1), plus the window in
     progress and the measuring window's own steps; x 1.25 for the noise of the estimates."""
     loss = max(s.step_ms(True, bs) / s.step_ms(False, bs), s.step_ms(False, bs) / s.step_ms(True, bs))
     return core.WINDOW * (2 + 1.25 * (loss - 1) / core.BUDGET)

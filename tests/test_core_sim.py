@@ -53,3 +53,21 @@ def test_bad_scenarios_get_one_line_and_exit_2(tmp_path, content, message):
     proc = run("--version", "0.5.17", "--scenario", f)
     assert proc.returncode == 2 and proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr, proc.stderr
+
+
+def test_a_tier_scenario_replays_each_policy_with_its_last_line():
+    path = ROOT / "tests/scenarios/tiers/acceptance-moves.json"
+    for policy in ("tiers", "core:3", "fixed:0"):
+        proc = run("--scenario", path, "--policy", policy)
+        assert proc.returncode == 0, proc.stderr
+        assert re.fullmatch(r"sim: ratio_to_oracle=[0-9.]+", proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--scenario", "tests/scenarios/tiers/shrinking.json", "--policy", "core:4"), "no policy 'core:4'"),
+    (("--scenario", "tests/scenarios/never-comes-back.json", "--policy", "tiers"), "--policy needs a scenario with tier_ms"),
+])
+def test_a_policy_that_does_not_fit_gets_one_line(args, message):
+    proc = run(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1 and message in proc.stderr

@@ -1,0 +1,122 @@
+"""The draft-steps tier policy (patches/draft-steps/src/0.5.17/speculative/draft_steps.py), run on the
+CPU replay of bench/tier_replay.py with a step-time model per tier fitted to the H200 runs
+(tests/scenarios/tiers/). Judged by behaviour: its time against an oracle that runs the best tier at
+every step, against SGLang's own adaptive rule (adaptive_spec_params.py of the release) and the
+dynamic-disable core replayed on the same scenarios, and bounds that follow from its constants."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TIER_SCENARIOS = sorted((ROOT / "tests/scenarios/tiers").glob("*.json"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import tier_replay  # noqa: E402
+
+policy = tier_replay.load_module(ROOT / "patches/draft-steps/src/0.5.17/speculative/draft_steps.py", "draft_steps")
+
+MODEL = json.loads(TIER_SCENARIOS[0].read_text())
+
+
+def scenario(phases, seed=1):
+    data = {key: MODEL[key] for key in ("plain_ms", "tier_ms", "noise")}
+    data.update(seed=seed, phases=[{"tokens": t, "bs": b, "alpha": a} for t, b, a in phases])
+    return tier_replay.TierScenario.from_json(data)
+
+
+def replay(spec, s, sglang_source=None):
+    if spec == "upstream":
+        sglang_source("0.5.17")  # adaptive_spec_params.py of the release, in the source cache
+    return tier_replay.simulate_tiers(spec, s, "0.5.17")
+
+
+@pytest.mark.parametrize("path", TIER_SCENARIOS, ids=[p.stem for p in TIER_SCENARIOS])
+def test_the_tier_scenarios_run_within_3_percent_of_the_oracle(path):
+    results = replay("tiers", tier_replay.TierScenario.from_json(json.loads(path.read_text())))
+    assert tier_replay.tier_ratio_to_oracle(results) > 0.97
+    assert all(r.oracle_s / r.policy_s > 0.95 for r in results)  # no phase left behind
+
+
+@pytest.mark.parametrize("path", TIER_SCENARIOS, ids=[p.stem for p in TIER_SCENARIOS])
+def test_no_worse_than_upstreams_rule_or_the_core_on_any_scenario(path, sglang_source):
+    s = tier_replay.TierScenario.from_json(json.loads(path.read_text()))
+    ours = tier_replay.tier_ratio_to_oracle(replay("tiers", s))
+    assert ours > tier_replay.tier_ratio_to_oracle(replay("upstream", s, sglang_source)) - 0.01
+    assert ours > tier_replay.tier_ratio_to_oracle(replay("core:3", s)) - 0.01
+
+
+def test_more_steps_where_they_pay_than_upstreams_table_allows(sglang_source):
+    """At batch size 8-16 with drafts nearly always accepted, five or seven steps pay; upstream's
+    default table offers at most three there."""
+    s = scenario([(200000, 12, 0.95)])
+    (ours,), (upstream,) = replay("tiers", s), replay("upstream", s, sglang_source)
+    assert (ours.tier_steps[5] + ours.tier_steps[7]) / ours.steps > 0.5
+    assert ours.policy_s < upstream.policy_s / 1.03
+
+
+def test_plain_steps_where_no_draft_pays_and_drafting_again_when_they_do():
+    """A busy hour of useless drafts at batch size 128, then quiet traffic whose drafts are accepted:
+    plain steps while busy, and within the bound that the step times set a drafting tier again."""
+    s = scenario([(128 * 20000, 128, 0.0), (4 * 6 * 4000, 4, 0.9)])
+    busy, quiet = replay("tiers", s)
+    assert busy.tier_steps[0] / busy.steps > 0.95
+    assert quiet.tier_steps[0] / quiet.steps < 0.1
+    assert quiet.oracle_s / quiet.policy_s > 0.95
+
+
+def test_fewer_steps_when_acceptance_falls_under_the_same_load():
+    s = scenario([(8 * 5 * 3000, 8, 0.9), (8 * 20000, 8, 0.2)])
+    high, low = replay("tiers", s)
+    assert (high.tier_steps[5] + high.tier_steps[7]) / high.steps > 0.5
+    assert (low.tier_steps[0] + low.tier_steps[1]) / low.steps > 0.9
+    assert low.oracle_s / low.policy_s > 0.96
+
+
+def test_a_report_counts_for_the_tier_that_produced_it():
+    """The overlap scheduler processes a step's verify after the next decision: the rejections that
+    alpha counts are those of the tier decided before the last."""
+    clock = iter(range(10**6))
+    controller = policy.TierController((0, 1, 7), clock=lambda: next(clock) * 0.01)
+    assert controller.decide(4) == 1  # acceptance first, at the cheapest verify
+    controller.decide(4)
+    controller.observe([1, 1, 1, 1])  # the first step's: every request took its one draft
+    state = controller.buckets[4]
+    assert state.alpha() == 1.0
+
+
+def test_an_output_that_needs_the_verify_path_gets_a_drafting_tier():
+    clock = iter(range(10**6))
+    controller = policy.TierController((0, 3), clock=lambda: next(clock) * 0.01)
+    state = controller.buckets[4]
+    state.tier, state.steps_left = 0, policy.WINDOW  # a window of plain steps
+    assert controller.decide(4) == 0
+    assert controller.decide(4, needs_verify=True) == 3
+
+
+def test_every_tp_rank_runs_the_tier_rank_0_planned():
+    plans = []
+
+    def share(plan):
+        plans.append(plan)
+        return 7  # rank 0's plan
+
+    controller = policy.TierController((0, 1, 7), share=share, clock=lambda: 0.0)
+    assert [controller.decide(4) for _ in range(policy.WINDOW)] == [7] * policy.WINDOW
+    assert plans == [1]  # one plan per window, this rank's own proposal broadcast over
+
+
+def test_the_expected_accept_length_is_what_the_replay_draws():
+    rng = tier_replay.random.Random(5)
+    for alpha, steps in ((0.5, 3), (0.8, 7), (0.95, 1)):
+        drawn = sum(tier_replay.accepted_drafts(rng, alpha, steps) for _ in range(40000)) / 40000 + 1
+        assert abs(drawn - policy.accept_length(alpha, steps)) < 0.03
+
+
+def test_the_constants_are_documented():
+    for name in ("WINDOW", "BUDGET", "MARGIN", "IDLE", "REQUESTS"):
+        assert name in policy.__doc__
