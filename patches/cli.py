@@ -110,9 +110,25 @@ def check_command(sglang_path, series_name, no_contract_gate):
 @sglang_option
 @series_option
 @click.option("--no-contract-gate", is_flag=True, help="Apply without the contract catalog gates (reported, never silent).")
+@click.option("--with", "stacked", multiple=True, metavar="NAME",
+              help="Then a series that applies over it (e.g. draft-steps); all of them or none.")
 @one_line_errors
-def apply_command(sglang_path, series_name, no_contract_gate):
+def apply_command(sglang_path, series_name, no_contract_gate, stacked):
     """Apply every patch of the series, or none."""
+    applied = []
+    try:
+        for name in (series_name, *stacked):
+            _apply_one(sglang_path, name, no_contract_gate)
+            applied.append(name)
+    except SpectraceError as exc:
+        if not applied:
+            raise
+        for name in reversed(applied):  # all or none: undo the ones this command applied
+            engine.revert(sglang_path, name)
+        raise SpectraceError(f"{exc}; reverted {', '.join(repr(n) for n in reversed(applied))}") from None
+
+
+def _apply_one(sglang_path, series_name, no_contract_gate):
     result = engine.apply(sglang_path, series_name, use_contracts=not no_contract_gate, progress=click.echo)
     if no_contract_gate:
         click.echo("warning: applied WITHOUT the contract gates (--no-contract-gate)")
@@ -158,7 +174,7 @@ def status_command(sglang_path, series_name):
             click.echo("not patched")
         return
     for state, files in report.applied:
-        edited = [f for f in files if f.state != "patched"]
+        edited = [f for f in files if not f.state.startswith("patched")]
         original = [f for f in files if f.state == "original"]
         if original and len(original) == len(edited):
             since = (f"; {plural(len(original), 'file')} original again (a reinstall?): "

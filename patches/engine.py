@@ -732,12 +732,15 @@ class CheckReport:
     notes: list[str]
     applied_state: dict | None
     baseline_contracts: ContractSnapshot
+    missing_base: str | None = None  # the series this one applies over is not applied
 
     @property
     def refusal(self) -> str | None:
         """Why apply would refuse (one line), or None."""
         if self.applied_state is not None:
             return _already_patched_message(self.applied_state)
+        if self.missing_base is not None:
+            return self.missing_base
         if self.dry.already_applied:
             v = self.dry.already_applied[0]
             return f"the tree is already (partly) patched: {v.name} is in it; nothing was changed"
@@ -767,6 +770,42 @@ def _any_applied_state(target: Target) -> dict | None:
     return None
 
 
+def _applied_states(target: Target, other_than: str | None = None) -> list[dict]:
+    """The records of the series applied here; with ``other_than``, of the other series, and those
+    whose record is damaged left out (their own commands report them)."""
+    states = []
+    for state_dir in _series_dirs(target):
+        if other_than is None:
+            state = _read_json(state_dir / STATE)
+        elif state_dir.name == other_than:
+            continue
+        else:
+            try:
+                state = _read_json(state_dir / STATE)
+            except DamagedState:
+                continue
+        if state is not None:
+            states.append(state)
+    return states
+
+
+def _blocking_state(target: Target, series: Series) -> dict | None:
+    """An applied series that ``series`` cannot go over: any, but the one its manifest says it applies
+    over (``applies_over``: a series stacked like quilt's, reverted first)."""
+    base = series.manifest.get("applies_over")
+    for state in _applied_states(target):
+        if state.get("series") != base or base == series.name:
+            return state
+    return None
+
+
+def _missing_base(target: Target, series: Series) -> str | None:
+    base = series.manifest.get("applies_over")
+    if base and base not in {state.get("series") for state in _applied_states(target)}:
+        return f"series '{series.name}' applies over '{base}', which is not applied here: apply '{base}' first (or --with {series.name})"
+    return None
+
+
 def _series_for(target: Target, series_name: str) -> Series:
     return load_series(series_name, target.version)
 
@@ -781,13 +820,13 @@ def _check(target: Target, series: Series, use_contracts: bool) -> CheckReport:
         gates.append(cgate)
     else:
         gates.append(GateResult("contracts (before)", "skipped", "skipped on request (--no-contract-gate)"))
-    applied_state = _any_applied_state(target)
-    if applied_state is not None or dry.already_applied:
+    applied_state = _blocking_state(target, series)
+    if _any_applied_state(target) is not None or dry.already_applied:
         notes = []  # "differs from the release" says nothing new about a patched tree
     dirty = git_dirty(target, series.touched_files)
     if dirty:
         notes.append(f"uncommitted changes in {', '.join(dirty)} are kept: the series applies around them and revert restores them")
-    return CheckReport(target, series, dry, gates, notes, applied_state, baseline)
+    return CheckReport(target, series, dry, gates, notes, applied_state, baseline, _missing_base(target, series))
 
 
 def check(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, use_contracts: bool = True) -> tuple[CheckReport, list[str]]:
@@ -885,6 +924,7 @@ def _apply(path, series_name: str, use_contracts: bool, say: Callable[[str], Non
                     "root": str(target.root),
                     "applied_at": _now(),
                     "patches": [{"name": p.name, "sha256": p.sha256} for p in series.patches],
+                    "applies_over": series.manifest.get("applies_over"),
                     "files": files,
                     "contract_gates": {g.name: g.status for g in gates},
                 }
@@ -916,13 +956,29 @@ class FileStatus:
     state: str  # "patched", "edited since apply", "missing", "original", "deleted since apply (...)"
 
 
+def _patched_over(target: Target, state: dict) -> dict[str, tuple[str, str]]:
+    """{path: (series, its sha after)} of this series' files that a series applied over it patched again."""
+    ours = {entry["path"]: entry["sha_after"] for entry in state["files"]}
+    over = {}
+    for other in _applied_states(target, other_than=state.get("series")):
+        if other.get("applies_over") != state.get("series"):
+            continue
+        for entry in other["files"]:
+            if entry["path"] in ours and entry["sha_before"] == ours[entry["path"]]:
+                over[entry["path"]] = (other["series"], entry["sha_after"])
+    return over
+
+
 def _file_statuses(target: Target, state: dict) -> list[FileStatus]:
+    over = _patched_over(target, state)
     out = []
     for entry in state["files"]:
         data = _read_or_none(target.root / entry["path"])
         sha = sha256_bytes(data) if data is not None else None
         if sha == entry["sha_after"]:
             out.append(FileStatus(entry["path"], "patched"))
+        elif entry["path"] in over and sha == over[entry["path"]][1]:
+            out.append(FileStatus(entry["path"], f"patched, then patched over by '{over[entry['path']][0]}'"))
         elif data is None and not entry["existed_before"]:
             out.append(FileStatus(entry["path"], "deleted since apply (the series created it)"))
         elif sha == entry["sha_before"]:
@@ -1011,6 +1067,10 @@ def revert(path: str | os.PathLike, series_name: str = DEFAULT_SERIES, force: bo
             state = _rebuild_state(target, series_name)
         if state is None:
             raise SpectraceError(f"series '{series_name}' is not applied to {target.root}; nothing to revert")
+        above = [other["series"] for other in _applied_states(target, other_than=series_name)
+                 if other.get("applies_over") == series_name]
+        if above:
+            raise SpectraceError(f"series '{above[0]}' applies over '{series_name}': revert '{above[0]}' first; nothing was changed")
         statuses = _file_statuses(target, state)
         # a file already as before apply (a reinstall put it back) has nothing to discard or restore
         edited = [f for f in statuses if f.state not in ("patched", "original") and not f.state.startswith("deleted since")]

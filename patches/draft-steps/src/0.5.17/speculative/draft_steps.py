@@ -1,7 +1,9 @@
 """Draft steps by measured cost: the tier policy for --speculative-adaptive.
 
-Each decode step runs one tier: 0 is the dynamic-disable core's plain DECODE step,
-k > 0 a speculative step of k draft steps (upstream's adaptive tiers and graphs).
+With --speculative-adaptive and --speculative-dynamic-disable, each decode step runs
+one tier: 0 is the core's plain DECODE step, k > 0 a speculative step of k draft
+steps (upstream's adaptive tiers, their graphs: one per candidate step of
+--speculative-adaptive-config). This policy replaces upstream's table and average.
 
 The rule, per batch-size bucket (powers of two), as the core's for two modes:
 - A bucket runs in windows of WINDOW steps, each in one tier.
@@ -55,6 +57,18 @@ def accept_length(alpha: float, steps: int) -> float:
     if alpha >= 1.0:
         return steps + 1.0
     return (1.0 - alpha ** (steps + 1)) / (1.0 - alpha)
+
+
+def share_tier(tier: int) -> int:
+    """Rank 0's tier, on every rank of the TP group."""
+    import torch
+
+    from sglang.srt.distributed import get_tp_group
+
+    group = get_tp_group()
+    shared = torch.tensor([tier], dtype=torch.int32)
+    torch.distributed.broadcast(shared, group.ranks[0], group.cpu_group)
+    return int(shared.item())
 
 
 class Bucket:
@@ -122,6 +136,10 @@ class TierController:
             tier = min(t for t in self.tiers if t > 0)
         self.history.append(Decision(tier, bucket, now))
         return tier
+
+    def on_prefill(self) -> None:
+        # the next steps' time includes the prefill
+        self.history.clear()
 
     def _time_last_step(self, now: float, bucket: int) -> None:
         # Under the overlap scheduler the time between two decisions is a step's
