@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # One `spectrace bench` sweep on a GPU machine without network, from the checkout's root:
 #
-#   bash bench/gpu/run.sh [--patch[=SERIES]] BUNDLE_DIR CONFIG.toml [spectrace bench options...]
-#   bash bench/gpu/run.sh [--patch[=SERIES]] --pytest BUNDLE_DIR [pytest options...]
+#   bash bench/gpu/run.sh [--patch[=SERIES]] [--with=NAME] BUNDLE_DIR CONFIG.toml [spectrace bench options...]
+#   bash bench/gpu/run.sh [--patch[=SERIES]] [--with=NAME] --pytest BUNDLE_DIR [pytest options...]
 #
 # --pytest: the GPU test suite (pytest -m gpu tests/gpu) instead of a sweep; results in $OUT/pytest/.
 # BUNDLE_DIR: site.tar.xz (+ STUBS, jitcache.tar.xz) from the GPU recipe's build-bundle.sh.
-# --patch: apply a patch series (default dynamic-disable) to the unpacked SGLang first.
+# --patch: apply a patch series (default dynamic-disable) to the unpacked SGLang first; --with=NAME:
+# then a series that applies over it (e.g. draft-steps).
 # Results: $OUT/<config name>/ (bench.md, bench.json, bench.png, log-*.txt), $OUT/run.log.
 # Environment: OUT (/tmp/bench-out), TOTAL_S (570: the whole run, set-up included),
 # WHEELS (.gpu/whl), STUBS_DIR (.gpu/recipe/stubs), PY (python3), PACK=1 (tar the results folder),
@@ -16,16 +17,18 @@
 # sweeps share a machine, each on its own GPU through CUDA_VISIBLE_DEVICES).
 set -uo pipefail
 SERIES=
+WITH=()
 PYTEST=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --patch) SERIES=dynamic-disable; shift ;;
     --patch=*) SERIES=${1#--patch=}; shift ;;
+    --with=*) WITH+=(--with "${1#--with=}"); shift ;;
     --pytest) PYTEST=1; shift ;;
     *) break ;;
   esac
 done
-USAGE="usage: run.sh [--patch[=SERIES]] BUNDLE_DIR CONFIG.toml [bench options...] | run.sh [--patch] --pytest BUNDLE_DIR [pytest options...]"
+USAGE="usage: run.sh [--patch[=SERIES]] [--with=NAME] BUNDLE_DIR CONFIG.toml [bench options...] | run.sh [--patch] [--with=NAME] --pytest BUNDLE_DIR [pytest options...]"
 BUNDLE=${1:?$USAGE}
 shift
 if [ "$PYTEST" = 1 ]; then
@@ -94,7 +97,7 @@ $PY -c "import sglang, torch; print('[run] sglang', sglang.__version__, 'torch',
   || die "SGLang does not import from the bundle"
 
 if [ -n "$SERIES" ]; then
-  $PY -m spectrace patch apply --sglang "$SITE" --series "$SERIES" || die "applying the series $SERIES failed"
+  $PY -m spectrace patch apply --sglang "$SITE" --series "$SERIES" "${WITH[@]}" || die "applying the series $SERIES ${WITH[*]} failed"
 fi
 
 left=$(( DEADLINE - $(date +%s) - 15 ))
