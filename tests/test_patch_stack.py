@@ -1,4 +1,4 @@
-"""A series that applies over another (patches/draft-steps over dynamic-disable, 0.5.17), as quilt
+"""A series that applies over another (patches/draft-steps over dynamic-disable, 0.5.17 and 0.5.23), as quilt
 stacks patches: applied only over its base, `apply --with` takes both or neither, the base is not
 reverted from under it, and reverting both in turn gives the release back byte for byte. And the
 stacked series itself: generated from its sources, formatted as SGLang formats its code."""
@@ -27,10 +27,15 @@ def spectrace(*args):
                           capture_output=True, text=True)
 
 
+@pytest.fixture(params=["0.5.17", "0.5.23"])
+def version(request):
+    return request.param
+
+
 @pytest.fixture
-def release(sglang_source, tmp_path):
+def release(sglang_source, tmp_path, version):
     root = tmp_path / "tree"
-    shutil.copytree(sglang_source("0.5.17").root / "sglang", root / "sglang")
+    shutil.copytree(sglang_source(version).root / "sglang", root / "sglang")
     return root
 
 
@@ -41,15 +46,15 @@ def same_as(tree: Path, release_root: Path) -> bool:
     return clean(cmp)
 
 
-def test_the_stacked_series_is_refused_without_its_base(release, sglang_source):
+def test_the_stacked_series_is_refused_without_its_base(release, sglang_source, version):
     proc = spectrace("apply", "--sglang", release, "--series", "draft-steps")
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1
     assert "applies over 'dynamic-disable', which is not applied here" in proc.stderr
-    assert same_as(release, sglang_source("0.5.17").root)
+    assert same_as(release, sglang_source(version).root)
 
 
-def test_with_applies_both_and_they_revert_in_turn_to_the_release(release, sglang_source):
+def test_with_applies_both_and_they_revert_in_turn_to_the_release(release, sglang_source, version):
     proc = spectrace("apply", "--sglang", release, "--with", "draft-steps")
     assert proc.returncode == 0, proc.stderr
     assert "applied 2 patches of 'draft-steps'" in proc.stdout
@@ -60,19 +65,19 @@ def test_with_applies_both_and_they_revert_in_turn_to_the_release(release, sglan
     assert base_first.returncode == 2 and "revert 'draft-steps' first" in base_first.stderr
     assert spectrace("revert", "--sglang", release, "--series", "draft-steps").returncode == 0
     assert spectrace("revert", "--sglang", release).returncode == 0
-    assert same_as(release, sglang_source("0.5.17").root)
+    assert same_as(release, sglang_source(version).root)
 
 
-def test_with_a_series_that_cannot_apply_leaves_the_release_as_it_was(release, sglang_source):
+def test_with_a_series_that_cannot_apply_leaves_the_release_as_it_was(release, sglang_source, version):
     proc = spectrace("apply", "--sglang", release, "--with", "draft-steps", "--with", "no-such-series")
     assert proc.returncode == 2
     assert "no patch series 'no-such-series'" in proc.stderr
     assert "reverted 'draft-steps', 'dynamic-disable'" in proc.stderr
-    assert same_as(release, sglang_source("0.5.17").root)
+    assert same_as(release, sglang_source(version).root)
 
 
-def test_the_stacked_series_is_generated_from_its_sources():
-    proc = subprocess.run([sys.executable, str(STACKED / "tools/make_series.py"), "0.5.17", "--check"],
+def test_the_stacked_series_is_generated_from_its_sources(version):
+    proc = subprocess.run([sys.executable, str(STACKED / "tools/make_series.py"), version, "--check"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

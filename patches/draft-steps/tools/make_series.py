@@ -29,24 +29,28 @@ spec.loader.exec_module(base)
 
 base.SERIES = "draft-steps"
 base.HERE = HERE
-base.PATCHES = {
-    "0.5.17": [
-        ("0001-tier-policy-module", ["sglang/srt/speculative/draft_steps.py"]),
-        ("0002-worker-tiers", ["sglang/srt/speculative/eagle_worker_v2.py"]),
-    ],
-}
+_LAYOUT = [
+    ("0001-tier-policy-module", ["sglang/srt/speculative/draft_steps.py"]),
+    ("0002-worker-tiers", ["sglang/srt/speculative/eagle_worker_v2.py"]),
+]
+base.PATCHES = {"0.5.17": _LAYOUT, "0.5.23": _LAYOUT}
 base.VERIFIED = {
+    "0.5.23": [
+        "statically and on the CPU only (tests/test_tier_policy.py, the CPU replay of docs/draft-steps.md): "
+        "NOT run on a GPU (0.5.23 needs torch 2.13+)",
+    ],
     "0.5.17": [
         "statically and on the CPU only (tests/test_tier_policy.py, the CPU replay of docs/draft-steps.md): "
         "NOT yet run on a GPU",
     ],
 }
 base.EXTRA_MANIFEST = {"applies_over": "dynamic-disable"}
-base.DESCRIPTION = {
-    "0.5.17": "With --speculative-adaptive and --speculative-dynamic-disable: each decode step's number of "
+_DESCRIPTION = (
+    "With --speculative-adaptive and --speculative-dynamic-disable: each decode step's number of "
     "draft steps (0: the core's plain step) by measured step time per tier and one acceptance rate per "
-    "batch-size bucket, instead of upstream's tier table and moving average (docs/draft-steps.md).",
-}
+    "batch-size bucket, instead of upstream's tier table and moving average (docs/draft-steps.md)."
+)
+base.DESCRIPTION = {"0.5.17": _DESCRIPTION, "0.5.23": _DESCRIPTION}
 
 _pristine = base.default_pristine
 

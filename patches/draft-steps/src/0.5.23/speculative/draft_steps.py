@@ -1,0 +1,215 @@
+"""Draft steps by measured cost: the tier policy for --speculative-adaptive.
+
+With --speculative-adaptive and --speculative-dynamic-disable, each decode step runs
+one tier: 0 is the core's plain DECODE step, k > 0 a speculative step of k draft
+steps (upstream's adaptive tiers, their graphs: one per candidate step of
+--speculative-adaptive-config). This policy replaces upstream's table and average.
+
+The rule, per batch-size bucket (powers of two), as the core's for two modes:
+- A bucket runs in windows of WINDOW steps, each in one tier.
+- A tier's step time is the median of its last WINDOW steps, timed on the host
+  between decisions once three of one tier and bucket have passed; no gap over
+  IDLE s; at most a larger bucket's.
+- Acceptance is one rate per bucket, alpha: a draft token is accepted with chance
+  alpha once those before it were, so k steps give (1 - alpha^(k+1)) / (1 - alpha)
+  tokens per request. From the bucket's last verify steps of any tier, at least
+  WINDOW of them and REQUESTS requests: accepted drafts / (accepted drafts +
+  requests that rejected one).
+- A tier's value is its tokens per request over its step time. At a window's start:
+  acceptance first (the smallest tier that drafts), then a tier without a step time
+  that might be the best (more steps cost at least what fewer do: a smaller tier's
+  time bounds its value); else the best value, a MARGIN band around the current best.
+- Every other tier runs a window after r * (1 - 1 / loss) / (BUDGET / (n - 1))
+  windows, loss being how many times less it was worth and r its step time over
+  the best's: measuring the n - 1 others costs BUDGET. As a tier gives at least one
+  token, the wait while the plain step wins is at most (n - 1) (t_k / t_plain - 1) /
+  BUDGET windows: no acceptance can keep speculation off for good.
+
+TP: rank 0 plans each window and broadcasts the plan (share).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import statistics
+import time
+from typing import Optional
+
+logger = logging.getLogger(__name__)
+
+WINDOW = 8  # steps per window: fewer switches, later reactions
+BUDGET = 0.01  # time spent measuring the other tiers: finds a change sooner, costs more
+MARGIN = 0.03  # hysteresis on the best tier: no flapping on a close call, a late switch
+IDLE = 1.0  # seconds between decisions that mean an idle server, not a step
+REQUESTS = 64  # the fewest requests alpha is taken over: steadier at small batches
+
+Decision = collections.namedtuple("Decision", "tier bucket time")
+
+
+def bucket_of(batch_size: int) -> int:
+    """The power of two at or above the batch size."""
+    return 1 << max(0, batch_size - 1).bit_length()
+
+
+def accept_length(alpha: float, steps: int) -> float:
+    """Tokens per request that a verify of `steps` drafts is expected to give."""
+    if alpha >= 1.0:
+        return steps + 1.0
+    return (1.0 - alpha ** (steps + 1)) / (1.0 - alpha)
+
+
+def share_tier(tier: int) -> int:
+    """Rank 0's tier, on every rank of the TP group."""
+    import torch
+
+    from sglang.srt.distributed import get_tp_group
+
+    group = get_tp_group()
+    shared = torch.tensor([tier], dtype=torch.int32)
+    torch.distributed.broadcast(shared, group.ranks[0], group.cpu_group)
+    return int(shared.item())
+
+
+class Bucket:
+    """What one batch-size bucket has measured, and the window it is in."""
+
+    def __init__(self):
+        self.times = collections.defaultdict(lambda: collections.deque(maxlen=WINDOW))
+        # (accepted drafts, requests that rejected one, requests) of each verify step
+        self.verifies = collections.deque(maxlen=max(WINDOW, REQUESTS))
+        self.best = None  # the tier of the best value
+        self.tier = None  # the current window's tier
+        self.steps_left = 0  # in the current window
+        self.windows_since = collections.Counter()  # per tier: since it last ran
+
+    def time(self, tier: int) -> Optional[float]:
+        samples = self.times[tier]
+        if len(samples) < 3:
+            return None
+        return statistics.median(samples)
+
+    def alpha(self) -> Optional[float]:
+        accepted = rejected = requests = steps = 0
+        for step_accepted, step_rejected, step_requests in reversed(self.verifies):
+            accepted += step_accepted
+            rejected += step_rejected
+            requests += step_requests
+            steps += 1
+            if steps >= WINDOW and requests >= REQUESTS:
+                break
+        if accepted + rejected == 0:
+            return None
+        return accepted / (accepted + rejected)
+
+
+class TierController:
+    """The tier of each decode step (the rule: the module's docstring)."""
+
+    def __init__(self, tiers, share=None, clock=time.perf_counter):
+        self.tiers = tuple(sorted(set(tiers)))
+        self.share = share  # rank 0's plan on every TP rank; None without TP
+        self.clock = clock
+        self.buckets = collections.defaultdict(Bucket)
+        self.history = collections.deque(maxlen=3)  # the last Decisions
+
+    def cost(self, tier: int, bucket: int) -> Optional[float]:
+        """The bucket's step time of a tier, at most that of a larger bucket."""
+        times = [b.time(tier) for size, b in self.buckets.items() if size >= bucket]
+        return min((t for t in times if t is not None), default=None)
+
+    def decide(self, bs: int, needs_verify: bool = False) -> int:
+        now = self.clock()
+        bucket = bucket_of(bs)
+        self._time_last_step(now, bucket)
+        state = self.buckets[bucket]
+        if state.steps_left == 0:
+            tier = self._plan(bucket, state)
+            if self.share is not None:
+                tier = self.share(tier)
+            state.tier = tier
+            state.windows_since[tier] = 0
+            state.steps_left = WINDOW
+        state.steps_left -= 1
+        tier = state.tier
+        if needs_verify and tier == 0:  # the verify-shaped output path
+            tier = min(t for t in self.tiers if t > 0)
+        self.history.append(Decision(tier, bucket, now))
+        return tier
+
+    def on_prefill(self) -> None:
+        # the next steps' time includes the prefill
+        self.history.clear()
+
+    def _time_last_step(self, now: float, bucket: int) -> None:
+        # Under the overlap scheduler the time between two decisions is a step's
+        # once three decisions of one tier and bucket have passed.
+        if len(self.history) < 3:
+            return
+        last = self.history[-1]
+        for decision in self.history:
+            if decision.tier != last.tier or decision.bucket != bucket:
+                return
+        if now - last.time < IDLE:
+            self.buckets[bucket].times[last.tier].append(now - last.time)
+
+    def observe(self, num_correct_drafts_per_req) -> None:
+        """Each request's accepted drafts of a verify step: the one decided before
+        the last decision, as the overlap scheduler processes a step's result after
+        it launches the next."""
+        if not self.history:
+            return
+        steps = self.history[-2 if len(self.history) > 1 else -1].tier
+        requests = len(num_correct_drafts_per_req)
+        if requests > 0 and steps > 0:
+            accepted = sum(num_correct_drafts_per_req)
+            rejected = sum(1 for n in num_correct_drafts_per_req if n < steps)
+            verify = (accepted, rejected, requests)
+            self.buckets[bucket_of(requests)].verifies.append(verify)
+
+    def _plan(self, bucket: int, state: Bucket) -> int:
+        """The tier of the bucket's next window."""
+        for tier in self.tiers:
+            state.windows_since[tier] += 1
+        positive = [tier for tier in self.tiers if tier > 0]
+        alpha = state.alpha()
+        if alpha is None and positive:
+            return positive[0]  # acceptance first, at the cheapest verify
+        alpha = alpha or 0.0
+        # A tier not yet timed costs at least what a smaller one does: its best case.
+        times, measured = {}, set()
+        for tier in self.tiers:
+            if state.time(tier) is not None:
+                times[tier] = self.cost(tier, bucket)
+                measured.add(tier)
+            elif not measured:
+                return tier
+            else:
+                times[tier] = max(times[t] for t in measured)
+        value = {t: accept_length(alpha, t) / times[t] for t in self.tiers}
+        best = max(measured, key=value.get)
+        for tier in self.tiers:
+            if tier not in measured and value[tier] > value[best]:
+                return tier  # it might win: time it
+        if state.best in measured and value[best] <= value[state.best] * (1 + MARGIN):
+            best = state.best
+        if best != state.best:
+            logger.info(
+                f"[spec-draft-steps] {best} draft steps at batch size <= {bucket}: "
+                f"alpha {alpha:.2f}, step ms "
+                + "/".join(f"{t}:{times[t] * 1e3:.1f}" for t in sorted(measured))
+            )
+            state.best = best
+        share = BUDGET / max(1, len(self.tiers) - 1)
+        overdue = []
+        for tier in self.tiers:
+            if tier == best:
+                continue
+            loss = max(value[best], value[tier]) / min(value[best], value[tier])
+            ratio = times[tier] / times[best]
+            late = state.windows_since[tier] - ratio * (1 - 1 / loss) / share
+            if late >= 0:
+                overdue.append((late, tier))
+        if overdue:
+            return max(overdue)[1]  # the most overdue
+        return best
