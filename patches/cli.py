@@ -57,7 +57,8 @@ def list_command(sglang_path, series_name):
         raise SpectraceError("no patch series are installed")
     if sglang_path is None:
         for name, versions in found.items():
-            click.echo(f"{name}: SGLang {', '.join(versions)}")
+            base = load_series(name, versions[-1]).manifest.get("applies_over")
+            click.echo(f"{name}: SGLang {', '.join(versions)}" + (f" (applies over {base}: --with {name})" if base else ""))
         return
     if engine.is_version_spec(sglang_path):
         series = load_series(series_name, sglang_path)  # only reading the series: no tree needed
@@ -66,6 +67,8 @@ def list_command(sglang_path, series_name):
         click.echo(f"target: {target.describe()}")
         series = load_series(series_name, target.version)
     click.echo(f"series: {series.name} for SGLang {series.version} ({plural(len(series.patches), 'patch', 'patches')})")
+    if series.manifest.get("applies_over"):
+        click.echo(f"applies over: {series.manifest['applies_over']} (spectrace patch apply --with {series.name})")
     for patch in series.patches:
         first = patch.description.splitlines()[0] if patch.description else "(no description)"
         click.echo(f"  {patch.name}: {first}")
