@@ -38,17 +38,21 @@ ROOT = Path(__file__).resolve().parent.parent
 CORES = ROOT / "patches/dynamic-disable/src"
 
 
-def load_core(version: str, path: Optional[Path] = None):
-    """The core module of one release, as the series adds it (it imports no SGLang at module level),
-    or the core module at ``path``."""
-    path = path or CORES / version / "speculative/dynamic_disable.py"
+def load_module(path: Path, name: str):
+    """A module of a series' src/ (it imports no SGLang at module level) loaded from its file."""
     if not path.is_file():
-        raise SystemExit(f"core_sim: no core module at {path}")
-    spec = importlib.util.spec_from_file_location(f"core_{abs(hash(str(path)))}", path)
+        raise SystemExit(f"core_sim: no module at {path}")
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+def load_core(version: str, path: Optional[Path] = None):
+    """The core module of one release, as the series adds it, or the core module at ``path``."""
+    path = path or CORES / version / "speculative/dynamic_disable.py"
+    return load_module(path, f"core_{abs(hash(str(path)))}")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -27,7 +27,6 @@ between plain steps and K draft steps.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import math
 import random
 import sys
@@ -35,18 +34,10 @@ import types
 from pathlib import Path
 from typing import Optional
 
+from core_sim import load_core, load_module  # bench/ is on the path: core_sim puts it there
+
 ROOT = Path(__file__).resolve().parent.parent
 TIER_POLICIES = ROOT / "patches/draft-steps/src"
-
-
-def load_module(path: Path, name: str):
-    if not path.is_file():
-        raise SystemExit(f"core_sim: no module at {path}")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,8 +177,6 @@ def make_policy(spec: str, scenario: TierScenario, version: str, clock):
     if name in ("core", "fixed") and arg.isdigit() and (int(arg) in scenario.tier_ms or (name, arg) == ("fixed", "0")):
         if name == "fixed":
             return FixedAdapter(int(arg))
-        from core_sim import load_core  # noqa: E402  (bench/ is on the path when core_sim runs)
-
         return CoreAdapter(load_core(version), int(arg), clock)
     raise ValueError(f"no policy {spec!r}: tiers, upstream, core:K or fixed:K with K in tier_ms")
 
