@@ -10,10 +10,11 @@ FILE.json gives a step-time model per tier and phases of acceptance:
     {"plain_ms": [a, b],                       # the plain step: a + b x batch size ms
      "tier_ms": {"1": [a, b], "3": [a, b]},    # a speculative step of k draft steps
      "noise": 0.05, "seed": 1,
-     "phases": [{"tokens": N, "bs": B, "alpha": 0.8}, ...]}
+     "phases": [{"tokens": N, "bs": B, "alpha": 0.8, "decay": 0.9}, ...]}
 
-In a phase each draft token is accepted with chance `alpha` once those before it were, so a step of
-k drafts gives a request 1 + min(k, G) tokens, G geometric (each request drawn on its own). A phase
+In a phase draft i (from 0) is accepted with chance `alpha` x `decay`^i (decay: 1 unless given) once
+those before it were, each request drawn on its own; a step of k drafts gives a request one token
+more than the drafts it accepted. A phase
 lasts until N tokens are produced at batch size B. Accept reports reach the policy after the next
 decision, as under SGLang's overlap scheduler. The oracle runs the tier with the most expected
 tokens per second at every step, without noise; the last line is `sim: ratio_to_oracle=X`.
@@ -45,6 +46,10 @@ class TierPhase:
     tokens: int
     bs: int
     alpha: float
+    decay: float = 1.0
+
+    def rate(self, position: int) -> float:
+        return self.alpha * self.decay**position
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,15 +63,17 @@ class TierScenario:
     @classmethod
     def from_json(cls, data: dict) -> "TierScenario":
         try:
-            phases = tuple(TierPhase(int(p["tokens"]), int(p["bs"]), float(p["alpha"])) for p in data["phases"])
+            phases = tuple(TierPhase(int(p["tokens"]), int(p["bs"]), float(p["alpha"]), float(p.get("decay", 1.0)))
+                           for p in data["phases"])
             tiers = {int(k): tuple(map(float, v)) for k, v in data["tier_ms"].items()}
             scenario = cls(tuple(map(float, data["plain_ms"])), tiers, float(data["noise"]), int(data["seed"]), phases)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"not a tier scenario ({exc.__class__.__name__}: {exc})") from None
         if len(scenario.plain_ms) != 2 or any(len(v) != 2 or k <= 0 for k, v in tiers.items()) or not tiers:
             raise ValueError("plain_ms takes [a, b]; tier_ms maps draft steps > 0 to [a, b]")
-        if not phases or any(p.tokens <= 0 or p.bs <= 0 or not 0 <= p.alpha <= 1 for p in phases):
-            raise ValueError("each phase needs tokens > 0, bs > 0 and 0 <= alpha <= 1")
+        if not phases or any(p.tokens <= 0 or p.bs <= 0 or not 0 <= p.alpha <= 1 or not 0 <= p.decay <= 1
+                             for p in phases):
+            raise ValueError("each phase needs tokens > 0, bs > 0, 0 <= alpha <= 1 and 0 <= decay <= 1")
         return scenario
 
     @property
@@ -78,17 +85,20 @@ class TierScenario:
         return a + b * bs
 
 
-def expected_tokens(alpha: float, steps: int) -> float:
-    return steps + 1.0 if alpha >= 1 else (1.0 - alpha ** (steps + 1)) / (1.0 - alpha)
+def expected_tokens(phase: TierPhase, steps: int) -> float:
+    tokens = reach = 1.0
+    for position in range(steps):
+        reach *= phase.rate(position)
+        tokens += reach
+    return tokens
 
 
-def accepted_drafts(rng: random.Random, alpha: float, steps: int) -> int:
-    """One request's accepted drafts of `steps`: a geometric run, cut at `steps`."""
-    if steps == 0 or alpha <= 0:
-        return 0
-    if alpha >= 1:
-        return steps
-    return min(steps, int(math.log(1.0 - rng.random()) / math.log(alpha)))
+def accepted_drafts(rng: random.Random, phase: TierPhase, steps: int) -> int:
+    """One request's accepted drafts of `steps`: each accepted at its rate once those before it were."""
+    accepted = 0
+    while accepted < steps and rng.random() < phase.rate(accepted):
+        accepted += 1
+    return accepted
 
 
 class TierPolicyAdapter:
@@ -163,7 +173,7 @@ class TierPhaseResult:
 
 
 def tier_oracle_s(scenario: TierScenario, phase: TierPhase) -> float:
-    return min(math.ceil(phase.tokens / (phase.bs * expected_tokens(phase.alpha, k))) * scenario.step_ms(k, phase.bs)
+    return min(math.ceil(phase.tokens / (phase.bs * expected_tokens(phase, k))) * scenario.step_ms(k, phase.bs)
                for k in scenario.tiers) / 1e3
 
 
@@ -191,7 +201,7 @@ def simulate_tiers(spec: str, scenario: TierScenario, version: str = "0.5.17") -
             tier = policy.decide(phase.bs)
             if report is not None:  # the previous step's verify, processed after this launch
                 policy.observe(*report)
-            accepted = [accepted_drafts(rng, phase.alpha, tier) for _ in range(phase.bs)]
+            accepted = [accepted_drafts(rng, phase, tier) for _ in range(phase.bs)]
             report = (tier, accepted) if tier else None
             produced += phase.bs + sum(accepted)
             noise = max(0.05, 1.0 + scenario.noise * rng.gauss(0.0, 1.0))

@@ -79,14 +79,14 @@ def test_fewer_steps_when_acceptance_falls_under_the_same_load():
 
 def test_a_report_counts_for_the_tier_that_produced_it():
     """The overlap scheduler processes a step's verify after the next decision: the rejections that
-    alpha counts are those of the tier decided before the last."""
+    acceptance counts are those of the tier decided before the last."""
     clock = iter(range(10**6))
     controller = policy.TierController((0, 1, 7), clock=lambda: next(clock) * 0.01)
     assert controller.decide(4) == 1  # acceptance first, at the cheapest verify
     controller.decide(4)
     controller.observe([1, 1, 1, 1])  # the first step's: every request took its one draft
     state = controller.buckets[4]
-    assert state.alpha() == 1.0
+    assert state.rates() == [1.0]  # one draft position, accepted by all four
 
 
 def test_an_output_that_needs_the_verify_path_gets_a_drafting_tier():
@@ -112,9 +112,27 @@ def test_every_tp_rank_runs_the_tier_rank_0_planned():
 
 def test_the_expected_accept_length_is_what_the_replay_draws():
     rng = tier_replay.random.Random(5)
-    for alpha, steps in ((0.5, 3), (0.8, 7), (0.95, 1)):
-        drawn = sum(tier_replay.accepted_drafts(rng, alpha, steps) for _ in range(40000)) / 40000 + 1
-        assert abs(drawn - policy.accept_length(alpha, steps)) < 0.03
+    for alpha, decay, steps in ((0.5, 1.0, 3), (0.8, 1.0, 7), (0.95, 0.8, 5)):
+        phase = tier_replay.TierPhase(1, 1, alpha, decay)
+        drawn = sum(tier_replay.accepted_drafts(rng, phase, steps) for _ in range(40000)) / 40000 + 1
+        rates = [phase.rate(i) for i in range(steps)]
+        assert abs(drawn - policy.accept_length(rates, steps)) < 0.03
+        assert policy.accept_length(rates, steps) == pytest.approx(tier_replay.expected_tokens(phase, steps))
+
+
+def test_acceptance_by_position_pools_every_tiers_verify_steps():
+    """Draft i's rate counts the requests that reached it at any number of steps: a 1-step verify
+    tells position 0, a 3-step one positions 0-2."""
+    clock = iter(range(10**6))
+    controller = policy.TierController((0, 1, 3), clock=lambda: next(clock) * 0.01)
+    state = controller.buckets[4]
+    for tier, report in ((1, [1, 1, 0, 1]), (3, [3, 1, 0, 2])):
+        state.tier, state.steps_left = tier, policy.WINDOW
+        controller.decide(4)
+        controller.decide(4)
+        controller.observe(report)
+    # position 0: 8 reached, 6 accepted; 1: 3 reached (of the 3-step step), 2 accepted; 2: 2, 1
+    assert state.rates() == [6 / 8, 2 / 3, 1 / 2]
 
 
 def test_the_constants_are_documented():

@@ -47,8 +47,8 @@ base.VERIFIED = {
 base.EXTRA_MANIFEST = {"applies_over": "dynamic-disable"}
 _DESCRIPTION = (
     "With --speculative-adaptive and --speculative-dynamic-disable: each decode step's number of "
-    "draft steps (0: the core's plain step) by measured step time per tier and one acceptance rate per "
-    "batch-size bucket, instead of upstream's tier table and moving average (docs/draft-steps.md)."
+    "draft steps (0: the core's plain step) by measured step time per tier and acceptance per draft "
+    "position and batch-size bucket, instead of upstream's tier table and moving average (docs/draft-steps.md)."
 )
 base.DESCRIPTION = {"0.5.17": _DESCRIPTION, "0.5.23": _DESCRIPTION}
 

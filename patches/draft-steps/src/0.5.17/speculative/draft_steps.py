@@ -10,11 +10,13 @@ The rule, per batch-size bucket (powers of two), as the core's for two modes:
 - A tier's step time is the median of its last WINDOW steps, timed on the host
   between decisions once three of one tier and bucket have passed; no gap over
   IDLE s; at most a larger bucket's.
-- Acceptance is one rate per bucket, alpha: a draft token is accepted with chance
-  alpha once those before it were, so k steps give (1 - alpha^(k+1)) / (1 - alpha)
-  tokens per request. From the bucket's last verify steps of any tier, at least
-  WINDOW of them and REQUESTS requests: accepted drafts / (accepted drafts +
-  requests that rejected one).
+- Acceptance, per bucket and draft position i: the chance that draft i is accepted
+  once those before it were. A chain drafts its first i tokens alike at any number
+  of steps, so every tier's verify steps count: at position i, the requests that
+  reached it and those that accepted it, over the last verify steps that reached
+  it (at least WINDOW of them and REQUESTS requests), so a deeper position keeps
+  what the last deeper tier saw. k steps then give 1 + the sum over j <= k of the
+  chance of reaching j tokens; past the positions seen, the last one's chance.
 - A tier's value is its tokens per request over its step time. At a window's start:
   acceptance first (the smallest tier that drafts), then a tier without a step time
   that might be the best (more steps cost at least what fewer do: a smaller tier's
@@ -42,7 +44,7 @@ WINDOW = 8  # steps per window: fewer switches, later reactions
 BUDGET = 0.01  # time spent measuring the other tiers: finds a change sooner, costs more
 MARGIN = 0.03  # hysteresis on the best tier: no flapping on a close call, a late switch
 IDLE = 1.0  # seconds between decisions that mean an idle server, not a step
-REQUESTS = 64  # the fewest requests alpha is taken over: steadier at small batches
+REQUESTS = 64  # the fewest requests acceptance is taken over: steadier at small batches
 
 Decision = collections.namedtuple("Decision", "tier bucket time")
 
@@ -52,11 +54,14 @@ def bucket_of(batch_size: int) -> int:
     return 1 << max(0, batch_size - 1).bit_length()
 
 
-def accept_length(alpha: float, steps: int) -> float:
-    """Tokens per request that a verify of `steps` drafts is expected to give."""
-    if alpha >= 1.0:
-        return steps + 1.0
-    return (1.0 - alpha ** (steps + 1)) / (1.0 - alpha)
+def accept_length(rates: list, steps: int) -> float:
+    """Tokens per request that a verify of `steps` drafts is expected to give, each
+    draft position accepted at its rate (the last one's past the list)."""
+    tokens = reach = 1.0
+    for position in range(steps):
+        reach *= rates[min(position, len(rates) - 1)] if rates else 0.0
+        tokens += reach
+    return tokens
 
 
 def share_tier(tier: int) -> int:
@@ -76,8 +81,10 @@ class Bucket:
 
     def __init__(self):
         self.times = collections.defaultdict(lambda: collections.deque(maxlen=WINDOW))
-        # (accepted drafts, requests that rejected one, requests) of each verify step
-        self.verifies = collections.deque(maxlen=max(WINDOW, REQUESTS))
+        # per draft position: (requests that reached it, accepted it) of its last verifies
+        self.positions = collections.defaultdict(
+            lambda: collections.deque(maxlen=max(WINDOW, REQUESTS))
+        )
         self.best = None  # the tier of the best value
         self.tier = None  # the current window's tier
         self.steps_left = 0  # in the current window
@@ -89,18 +96,19 @@ class Bucket:
             return None
         return statistics.median(samples)
 
-    def alpha(self) -> Optional[float]:
-        accepted = rejected = requests = steps = 0
-        for step_accepted, step_rejected, step_requests in reversed(self.verifies):
-            accepted += step_accepted
-            rejected += step_rejected
-            requests += step_requests
-            steps += 1
-            if steps >= WINDOW and requests >= REQUESTS:
-                break
-        if accepted + rejected == 0:
-            return None
-        return accepted / (accepted + rejected)
+    def rates(self) -> Optional[list]:
+        """Each draft position's acceptance; None before any verify step."""
+        rates = []
+        for position in range(len(self.positions)):  # positions 0, 1, ... as seen
+            reached = accepted = steps = 0
+            for step_reached, step_accepted in reversed(self.positions[position]):
+                reached += step_reached
+                accepted += step_accepted
+                steps += 1
+                if steps >= WINDOW and reached >= REQUESTS:
+                    break
+            rates.append(accepted / reached)
+        return rates or None
 
 
 class TierController:
@@ -161,21 +169,27 @@ class TierController:
             return
         steps = self.history[-2 if len(self.history) > 1 else -1].tier
         requests = len(num_correct_drafts_per_req)
-        if requests > 0 and steps > 0:
-            accepted = sum(num_correct_drafts_per_req)
-            rejected = sum(1 for n in num_correct_drafts_per_req if n < steps)
-            verify = (accepted, rejected, requests)
-            self.buckets[bucket_of(requests)].verifies.append(verify)
+        if requests == 0 or steps == 0:
+            return
+        # at position i: the requests that accepted at least i drafts, at least i + 1
+        at_least = [0] * (steps + 2)
+        for accepted in num_correct_drafts_per_req:
+            at_least[min(accepted, steps)] += 1
+        for position in range(steps - 1, -1, -1):
+            at_least[position] += at_least[position + 1]
+        positions = self.buckets[bucket_of(requests)].positions
+        for position in range(steps):
+            if at_least[position] > 0:  # a position no request reached tells nothing
+                positions[position].append((at_least[position], at_least[position + 1]))
 
     def _plan(self, bucket: int, state: Bucket) -> int:
         """The tier of the bucket's next window."""
         for tier in self.tiers:
             state.windows_since[tier] += 1
         positive = [tier for tier in self.tiers if tier > 0]
-        alpha = state.alpha()
-        if alpha is None and positive:
+        rates = state.rates()
+        if rates is None and positive:
             return positive[0]  # acceptance first, at the cheapest verify
-        alpha = alpha or 0.0
         # A tier not yet timed costs at least what a smaller one does: its best case.
         times, measured = {}, set()
         for tier in self.tiers:
@@ -186,7 +200,7 @@ class TierController:
                 return tier
             else:
                 times[tier] = max(times[t] for t in measured)
-        value = {t: accept_length(alpha, t) / times[t] for t in self.tiers}
+        value = {t: accept_length(rates, t) / times[t] for t in self.tiers}
         best = max(measured, key=value.get)
         for tier in self.tiers:
             if tier not in measured and value[tier] > value[best]:
@@ -196,7 +210,7 @@ class TierController:
         if best != state.best:
             logger.info(
                 f"[spec-draft-steps] {best} draft steps at batch size <= {bucket}: "
-                f"alpha {alpha:.2f}, step ms "
+                f"accept {accept_length(rates, best):.2f}, step ms "
                 + "/".join(f"{t}:{times[t] * 1e3:.1f}" for t in sorted(measured))
             )
             state.best = best
