@@ -5,6 +5,7 @@ path's condition can hold together (``conditions.py``), and no catalog assumptio
 from __future__ import annotations
 
 import re
+from fnmatch import fnmatchcase as fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,6 +76,11 @@ def _rename_self_attrs(text: str, rename: dict) -> str:
     return text
 
 
+def _how(why: str, prefix: str) -> str:
+    """How a receiving function holds the worker's result, for the violation's ``context``."""
+    return "direct" if why.startswith(prefix) else why
+
+
 def deep_wants(reads: list[FieldRead]) -> dict[str, set[str]]:
     """{field: attributes below it} that these reads dereference (``next_draft_input.new_seq_lens``)."""
     out: dict[str, set[str]] = {}
@@ -105,17 +111,31 @@ class ViolationFinder:
         self.analysis = analysis
         self.symbols = analysis.symbols
         self.holders = holders
-        self.assumptions = assumptions
+        # configuration facts (``when`` -> ``implies``) and exclusions (``excludes``: consumers whose
+        # reads are no obligation of the workers on the releases named)
+        self.assumptions = [x for x in assumptions if "when" in x]
+        self.exclusions = [x for x in assumptions if "excludes" in x]
         self.assumptions_used: set[str] = set()
+        self.excluded: dict[str, list[FieldRead]] = {}  # exclusion id -> the reads it left out
+        self._premises = {a for x in self.assumptions for a in C.atoms(C.parse_receiver_free(x["when"]))}
 
     def checked(self, reads: list[FieldRead], scheduler_writes: set[str]) -> list[FieldRead]:
         """The unconditional, dereferenced scheduler reads of None-default fields in the functions
         that receive the worker's result (the obligations every worker path must meet)."""
         a = self.analysis
         self._context_map = self._contexts(reads)
-        return [r for r in reads if r.side == SCHEDULER and r.kind == ReadKind.UNCONDITIONAL and r.deref
-                and a.fields[r.field].may_be_none and r.field not in scheduler_writes
-                and (r.module, r.consumer) in self._context_map]
+        obligations = [r for r in reads if r.side == SCHEDULER and r.kind == ReadKind.UNCONDITIONAL and r.deref
+                       and a.fields[r.field].may_be_none and r.field not in scheduler_writes
+                       and (r.module, r.consumer) in self._context_map]
+        self.excluded = {}
+        kept = []
+        for r in obligations:
+            x = next((x for x in self.exclusions if any(fnmatch(r.consumer, pat) for pat in x["excludes"])), None)
+            if x is None:
+                kept.append(r)
+            else:
+                self.excluded.setdefault(x["id"], []).append(r)
+        return kept
 
     def find(self, reads: list[FieldRead], paths: list[ReturnPath], selection: dict,
              scheduler_writes: set[str]) -> list[Violation]:
@@ -144,6 +164,8 @@ class ViolationFinder:
                         continue
                     if p.sets is not None and tested_none & set(p.sets):
                         continue  # the call runs only when the result's field is None, which this path sets
+                    if set(r.tested_set) & set(p.cleared):
+                        continue  # the read runs only when the result's field is set, which this path leaves None
                     p_conds = [tuple(c) for c in p.conditions]
                     if worker_call is not None:
                         p_conds = self._decided_by_call(p, worker_call, p_conds)
@@ -154,9 +176,10 @@ class ViolationFinder:
                         sel_f = C.with_complements(C.conjunction(alt), comp)
                         if not C.satisfiable(read_f, sel_f, p_f):
                             continue
-                        if not C.satisfiable(read_f, sel_f, p_f, *self._definitions(read_f)):
+                        definitions = self._definitions(read_f)
+                        if not C.satisfiable(read_f, sel_f, p_f, *definitions):
                             continue
-                        if self._ruled_out(read_f, sel_f, p_f):
+                        if self._ruled_out(read_f, sel_f, p_f, definitions):
                             continue
                         read = ViolatingRead(id=r.id, file=r.file, line=r.line, consumer=r.consumer, shape=r.shape,
                                              path_condition=r.path_condition, context=how)
@@ -256,11 +279,21 @@ class ViolationFinder:
                 out.add(m.group(2))
         return out
 
-    def _ruled_out(self, read_f, sel_f, p_f) -> bool:
-        """Do the catalog's assumptions, when one speaks of these conditions, make them contradict?"""
-        relevant = [x for x in self.assumptions if C.atoms(C.parse_receiver_free(x["when"])) & C.atoms(C.all_of(read_f, sel_f, p_f))]
-        if relevant and not C.satisfiable(read_f, sel_f, p_f,
-                                          *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
+    def _ruled_out(self, read_f, sel_f, p_f, definitions: list) -> bool:
+        """Do the catalog's assumptions, when one speaks of these conditions (or of the definitions
+        of their atoms), make them contradict?"""
+        spoken = C.atoms(C.all_of(read_f, sel_f, p_f))
+        if self._contradicted(spoken, read_f, sel_f, p_f):
+            return True
+        # a definition that speaks of an assumption's premise (`self._pp_spec_relay` is `... and
+        # get_parallel().pp_size > 1 and ...`): asked again with the definitions
+        defined = C.atoms(C.all_of(*definitions)) if definitions else set()
+        return bool(defined & self._premises) and self._contradicted(defined, read_f, sel_f, p_f, *definitions)
+
+    def _contradicted(self, spoken: set, *formulas) -> bool:
+        if not any(C.atoms(C.parse_receiver_free(x["when"])) & spoken for x in self.assumptions):
+            return False
+        if not C.satisfiable(*formulas, *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
             self.assumptions_used.update(x["id"] for x in self.assumptions)
             return True
         return False
@@ -275,16 +308,24 @@ class ViolationFinder:
         to the scheduler's through the object's constructor call (``FutureMap(..., self.spec_algorithm)``
         stored as ``self.spec_algo``).
         """
+        out: dict = {}
         prefix = self.analysis.roles.worker_call_prefix
-        direct = {(r.module, r.consumer) for r in reads if r.holder.startswith(prefix)}
-        out: dict = {key: [Context([], {}, "direct")] for key in direct}
-        for module, consumer in sorted(direct):
+        held_by: dict = {}
+        for r in reads:
+            held_by.setdefault((r.module, r.consumer), set()).add(r.holder)
+        receivers = []
+        for module, consumer in sorted(held_by):
             got = self.symbols.indexed(f"{module}.{consumer}")
             if got is None:
                 continue
-            _, f = got
-            holders = self.holders.of(module, f)
-            poly = {h for h, why in holders.why.items() if why.startswith(prefix)}
+            holders = self.holders.of(module, got[1])
+            # a function that reads the worker's result: where it comes from, direct first
+            held = sorted((not why.startswith(prefix), why) for why in {holders.why[h] for h in holders.from_worker}
+                          if why in held_by[(module, consumer)])
+            if held:
+                out[(module, consumer)] = [Context([], {}, _how(held[0][1], prefix))]
+                receivers.append((module, consumer, got[1], holders.from_worker))
+        for module, consumer, f, poly in receivers:
             for c, rel2, g, _params in self.holders.calls_passing(module, f, poly):
                 key = (self.symbols.module_of_file(rel2), g.qualname)
                 rename = self._constructor_renames(module, f, c.callee)

@@ -67,6 +67,11 @@ EXPECTED = {
     "complement": ("present", None, None, ""),
     # `info = result.draft; if info.lens is not None`: only the draft must be set
     "alias": ("present", None, None, ""),
+    # a loop in a mixin gets the worker's result from run_batch (`ret = out; return ret`) and as
+    # item 0 of its own helper's tuple (`result, _ = self.launch(batch)`)
+    "relay_loop": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `if result.accepted is not None:` before the read: a worker path that leaves `accepted` None never reaches it
+    "relay_field_test": ("present", None, None, ""),
 }
 
 
@@ -178,3 +183,25 @@ def test_a_repeated_check_reads_the_cached_report_and_an_edit_invalidates_it(tmp
     assert status() == "present" and len(analysed) == 2
     assert check_catalog(package_source(program), program / "catalog.toml", use_cache=False).results[0].status == "present"
     assert len(analysed) == 3
+
+
+def test_an_exclusion_takes_its_consumers_reads_out_and_says_so(tmp_path):
+    """A catalog's ``[[assumption]]`` with ``excludes``: the consumers' reads are no obligation of
+    the workers (on the releases it names; none named: everywhere), and the notes list them."""
+    import shutil
+
+    program = shutil.copytree(PROGRAMS / "relay_loop", tmp_path / "relay_loop", symlinks=True)
+    roles, contract = (program / "catalog.toml").read_text().split("[[contract]]")
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    (catalog / "roles.toml").write_text(roles)
+    (catalog / "loop.toml").write_text("[[contract]]" + contract)
+    (catalog / "assumptions.toml").write_text(
+        '[[assumption]]\nid = "LOOP-OUT"\nexcludes = ["LoopMixin.*"]\nrationale = "no worker of these contracts runs the loop"\n')
+    report = check_catalog(package_source(program), catalog, strict=True, use_cache=False)
+    assert [r.status for r in report.results] == ["present"] and not report.violations and not report.unknowns
+    (note,) = [n for n in report.extraction.notes if "LOOP-OUT" in n]
+    assert note.endswith("relay_loop/scheduler.py:26")
+    # without the exclusion the same read is violated (relay_loop's expectation)
+    (catalog / "assumptions.toml").write_text("")
+    assert check_catalog(package_source(program), catalog, use_cache=False).results[0].status == "violated"
