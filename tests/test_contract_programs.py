@@ -72,6 +72,9 @@ EXPECTED = {
     "relay_loop": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `if result.accepted is not None:` before the read: a worker path that leaves `accepted` None never reaches it
     "relay_field_test": ("present", None, None, ""),
+    # `ret = Embedding(...); ret.copy_to_cpu()` after `ret = out` on the other branch: that copy
+    # runs on the embedding, not on the worker's result
+    "relay_rebound": ("present", None, None, ""),
 }
 
 
