@@ -141,7 +141,7 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
                                                                         source.version))
         checked = violation_finder.checked(reads, scheduler_writes)
         paths = worker_return_paths(a, targets, methods, deep_wants(checked), {r.field for r in checked},
-                                    witnessed={g for r in checked for g in r.tested_set})
+                                    witnessed=violation_finder.witnessed(checked))
         violations = violation_finder.find(reads, paths, conditions, scheduler_writes)
         producer_paths = named_producer_paths(a, dict(producers or {}))
         for xid, left_out in sorted(violation_finder.excluded.items()):

@@ -4,9 +4,10 @@ path's condition can hold together (``conditions.py``), and no catalog assumptio
 
 from __future__ import annotations
 
+import ast
 import re
-from fnmatch import fnmatchcase as fnmatch
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase as fnmatch
 from pathlib import Path
 
 from spectrace.contracts import conditions as C
@@ -74,6 +75,49 @@ def _rename_self_attrs(text: str, rename: dict) -> str:
     for old, new in rename.items():
         text = re.sub(rf"\bself\.{re.escape(old)}\b", f"self.{new}", text)
     return text
+
+
+def spread_keys(f, call) -> set[str] | None:
+    """The keys that a call's ``**name`` spreads can hold, when ``f`` builds each such local dict from
+    literal keys only (``fwd_kwargs = {}`` then ``fwd_kwargs["on_publish"] = ...``) and hands it to
+    nothing else; None when a key is not known (a ``*args`` spread among them, a computed key, an
+    ``update``, the dict passed on)."""
+    keys: set[str] = set()
+    for spread in call.spread:
+        name = spread[2:]
+        if not spread.startswith("**") or not name.isidentifier():
+            return None
+        binds = [b for b in f.bindings if b.target == name]
+        written = f.keyed_writes.get(name, [])
+        if not binds or None in written:
+            return None
+        for b in binds:
+            literal = _literal_keys(b.value)
+            if literal is None:
+                return None
+            keys |= literal
+        for c in f.calls:
+            if c.callee.startswith(f"{name}.") or any(isinstance(a, dict) and a.get("kind") == "name" and a.get("name") == name
+                                                      for a in [*c.args, *c.keywords.values()]):
+                return None
+        keys |= set(written)
+    return keys
+
+
+def _literal_keys(desc: dict) -> set[str] | None:
+    """The keys of a dict display or ``dict()`` written with literal string keys."""
+    if desc.get("kind") == "ifexp":
+        body, orelse = _literal_keys(desc["body"]), _literal_keys(desc["orelse"])
+        return None if body is None or orelse is None else body | orelse
+    try:
+        node = ast.parse(desc.get("text", ""), mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+        return {k.value for k in node.keys}
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
+        return {k.arg for k in node.keywords} if all(k.arg for k in node.keywords) else None
+    return None
 
 
 def _how(why: str, prefix: str) -> str:
@@ -150,7 +194,7 @@ class ViolationFinder:
             local = [tuple(c) for c in r.conditions] + [(e, False) for e in r.early_exits]
             for ctx in contexts[(r.module, r.consumer)]:
                 extra, how, caller = ctx.conds, ctx.how, ctx.caller
-                tested_none = self._result_fields_none(caller, extra) if caller else set()
+                tested_none, tested_set = self._result_fields(caller, extra) if caller else (set(), set())
                 worker_call = self._worker_call_before(caller, ctx.site) if caller else None
                 renamed = [(_substitute(_rename_self_attrs(t, ctx.rename), ctx.arguments), pos) for t, pos in local]
                 # the call site's conditions are the caller's text: inline the caller's properties
@@ -164,7 +208,7 @@ class ViolationFinder:
                         continue
                     if p.sets is not None and tested_none & set(p.sets):
                         continue  # the call runs only when the result's field is None, which this path sets
-                    if set(r.tested_set) & set(p.cleared):
+                    if (set(r.tested_set) | tested_set) & set(p.cleared):
                         continue  # the read runs only when the result's field is set, which this path leaves None
                     p_conds = [tuple(c) for c in p.conditions]
                     if worker_call is not None:
@@ -250,11 +294,13 @@ class ViolationFinder:
         last = max(calls, key=lambda c: c.line)
         if sum(1 for c in calls if c.line == last.line) != 1 or not dominates(last.blocks, site.blocks):
             return None
-        return last
+        return last, got[1]
 
-    def _decided_by_call(self, p: ReturnPath, call, conds: list) -> list | None:
-        """``conds`` of a return path of the worker method, with the parameters that ``call`` gives a
-        constant (or leaves at a constant default) decided."""
+    def _decided_by_call(self, p: ReturnPath, worker_call, conds: list) -> list | None:
+        """``conds`` of a return path of the worker method, with the parameters that the call gives a
+        constant (or leaves at a constant default) decided. ``worker_call``: (the call, the facts of
+        the function making it)."""
+        call, caller_f = worker_call
         module = self.symbols.module_of_file(p.file)
         got = self.symbols.function_facts(f"{module}.{p.method}") if module else None
         if got is None:
@@ -263,20 +309,62 @@ class ViolationFinder:
         args = [a if isinstance(a, dict) else {} for a in call.args]
         bound = bind(g, args, call.keywords)
         spread = len(args) != call.npos  # a *args or **kwargs among the arguments
+        keys = spread_keys(caller_f, call) if spread else None
+        if keys is not None:
+            # `**fwd_kwargs` whose every key is written as a literal: those parameters are free, the
+            # others keep what the call gives them or their defaults
+            bound.update({k: {"kind": "expr", "text": f"({call.spread[0]})[{k!r}]"} for k in keys if k not in bound})
+            spread = False
         return decided(conds, constant_parameters(g, bound, spread=spread))
 
-    def _result_fields_none(self, caller: tuple[str, str], conds: list) -> set[str]:
-        """The owner's fields that the call site's conditions say are None on the result the caller
-        holds (``if batch_result.delay_sample_func is None: batch_result.copy_to_cpu()``)."""
+    def _result_fields(self, caller: tuple[str, str], conds: list) -> tuple[set[str], set[str]]:
+        """(the owner's fields the call site's conditions say are None, those they say are set) on
+        the result the caller holds (``if batch_result.delay_sample_func is None:
+        batch_result.copy_to_cpu()``); a test of the owner's property that asks for a field
+        (``if batch_result.has_sampled_token_ids:``, which returns ``isinstance(self.next_token_ids,
+        torch.Tensor)``) says that field is set."""
         got = self.symbols.indexed(f"{caller[0]}.{caller[1]}")
         if got is None:
-            return set()
+            return set(), set()
         names = self.holders.of(caller[0], got[1])
-        out = set()
+        none, set_ = set(), set()
         for text, positive in conds:
             m = re.fullmatch(r"\s*(\w+)\.(\w+)\s+is\s+(not\s+)?None\s*", text)
-            if m and m.group(1) in names and m.group(2) in self.analysis.fields and positive != bool(m.group(3)):
-                out.add(m.group(2))
+            if m and m.group(1) in names and m.group(2) in self.analysis.fields:
+                (none if positive != bool(m.group(3)) else set_).add(m.group(2))
+                continue
+            m = re.fullmatch(r"\s*(\w+)\.(\w+)\s*", text)
+            if m and m.group(1) in names and positive:
+                asked = m.group(2) if m.group(2) in self.analysis.fields else self._property_asks(m.group(2))
+                if asked:
+                    set_.add(asked)
+        return none, set_
+
+    def _property_asks(self, name: str) -> str | None:
+        """The field a property of the owner is true only with: ``return self.f is not None``,
+        ``return isinstance(self.f, T)`` or ``return self.f``."""
+        owner = self.analysis.owner
+        module = self.symbols.module_of_file(owner.file)
+        target = self.symbols.lookup_method(f"{module}.{owner.name}", name) if module else None
+        if not target or not self.symbols.is_property(target):
+            return None
+        got = self.symbols.function_facts(target)
+        rets = got[1].returns if got else []
+        if len(rets) != 1 or rets[0].conds:
+            return None
+        text = rets[0].value.get("text", "")
+        m = re.fullmatch(r"\s*(?:isinstance\(\s*self\.(\w+)\s*,[^()]*\)|self\.(\w+)(?:\s+is\s+not\s+None)?)\s*", text)
+        field_name = m and (m.group(1) or m.group(2))
+        return field_name if field_name in self.analysis.fields else None
+
+    def witnessed(self, checked: list[FieldRead]) -> set[str]:
+        """The fields whose None a checked read's conditions, or its call site's, rule out (the
+        return paths note where they leave them None)."""
+        out = {g for r in checked for g in r.tested_set}
+        for r in checked:
+            for ctx in self._context_map.get((r.module, r.consumer), []):
+                if ctx.caller:
+                    out |= self._result_fields(ctx.caller, ctx.conds)[1]
         return out
 
     def _ruled_out(self, read_f, sel_f, p_f, definitions: list) -> bool:

@@ -50,6 +50,12 @@ EXPECTED = {
     "param_passed": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `self.draft.lens = []` dereferences the draft
     "owner_method_write_below": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `**kwargs` of a local dict whose keys are all written as literals: the others keep their
+    # defaults; a computed key leaves every parameter free
+    "param_spread": ("present", None, None, ""),
+    "param_spread_computed": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # the call runs under a property of the result that is true only with the draft set
+    "owner_method_property_test": ("present", None, None, ""),
     # the method's parameter is the call's argument in its conditions (`with_draft=self.spec.is_some()`)
     "owner_method_argument": ("present", None, None, ""),
     # `if self.draft.lens is not None: ... self.draft.lens`: only the draft must be set
