@@ -32,6 +32,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.cache_warnings import warn_cache_unusable
 from spectrace.contracts.complements import complements_in
+from spectrace.contracts.construction import Constructions
 from spectrace.contracts.facts import Mentions
 from spectrace.contracts.facts_cache import FactsCache
 from spectrace.contracts.holders import HolderFinder
@@ -142,6 +143,7 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
         checked = violation_finder.checked(reads, scheduler_writes)
         paths = worker_return_paths(a, targets, methods, deep_wants(checked), {r.field for r in checked},
                                     witnessed=violation_finder.witnessed(checked))
+        Constructions(symbols).conditioned(paths)
         violations = violation_finder.find(reads, paths, conditions, scheduler_writes)
         producer_paths = named_producer_paths(a, dict(producers or {}))
         for xid, left_out in sorted(violation_finder.excluded.items()):

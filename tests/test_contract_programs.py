@@ -54,6 +54,9 @@ EXPECTED = {
     # defaults; a computed key leaves every parameter free
     "param_spread": ("present", None, None, ""),
     "param_spread_computed": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # the worker's fast path, which leaves the draft unset, is built only under `fast`: the read
+    # under `not self.fast` never meets it
+    "constructed_under": ("present", None, None, ""),
     # the call runs under a property of the result that is true only with the draft set
     "owner_method_property_test": ("present", None, None, ""),
     # the method's parameter is the call's argument in its conditions (`with_draft=self.spec.is_some()`)
