@@ -154,7 +154,8 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
             a.notes.append("assumptions used to rule out violations: " + ", ".join(sorted(violation_finder.assumptions_used))
                            + " (contracts/catalog/assumptions.toml)")
         if scheduler_writes:
-            a.notes.append("fields the scheduler side sets itself on a result (not checked against workers): "
+            a.notes.append("fields the scheduler side sets itself on a result (checked against workers only where "
+                           "a read is reached without the write): "
                            + ", ".join(sorted(scheduler_writes)))
         _save_caches(symbols)
     _fail_on_unparsed(symbols)

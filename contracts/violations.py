@@ -169,7 +169,8 @@ class ViolationFinder:
         a = self.analysis
         self._context_map = self._contexts(reads)
         obligations = [r for r in reads if r.side == SCHEDULER and r.kind == ReadKind.UNCONDITIONAL and r.deref
-                       and a.fields[r.field].may_be_none and r.field not in scheduler_writes
+                       and a.fields[r.field].may_be_none
+                       and (r.field not in scheduler_writes or self._unwritten_somewhere(r))
                        and (r.module, r.consumer) in self._context_map]
         self.excluded = {}
         kept = []
@@ -193,6 +194,8 @@ class ViolationFinder:
             expand = expanders.setdefault((r.module, r.consumer), self._expander(r.module, r.consumer))
             local = [tuple(c) for c in r.conditions] + [(e, False) for e in r.early_exits]
             for ctx in contexts[(r.module, r.consumer)]:
+                if r.field in scheduler_writes and self._scheduler_sets_before(r, ctx):
+                    continue  # the scheduler sets the field itself on every way to this read
                 extra, how, caller = ctx.conds, ctx.how, ctx.caller
                 tested_none, tested_set = self._result_fields(caller, extra) if caller else (set(), set())
                 worker_call = self._worker_call_before(caller, ctx.site) if caller else None
@@ -260,6 +263,30 @@ class ViolationFinder:
                         ))
                         break
         return out
+
+    def _unwritten_somewhere(self, r: FieldRead) -> bool:
+        """Does some way to the read (one of its contexts) reach it without the scheduler's write?"""
+        return any(not self._scheduler_sets_before(r, ctx) for ctx in self._context_map[(r.module, r.consumer)])
+
+    def _scheduler_sets_before(self, r: FieldRead, ctx: Context) -> bool:
+        """Does the scheduler set ``r.field`` (non-None) on the result before the read on every way
+        there: in the reading function before the read, or in the caller before the call site
+        (``batch_result.copy_done = ...`` before ``batch_result.copy_to_cpu()``)? A write on one
+        branch only (path-sensitive) does not count."""
+        if ctx.caller is None:
+            module, consumer, line = r.module, r.consumer, r.line
+            got = self.symbols.indexed(f"{module}.{consumer}")
+            at = [x.blocks for x in got[1].reads if x.line == r.line and x.attrs[:1] == [r.field]] if got else []
+            blocks = at[0] if at else None
+        else:
+            (module, consumer), line, blocks = ctx.caller, ctx.site.line, ctx.site.blocks
+            got = self.symbols.indexed(f"{module}.{consumer}")
+        if got is None or blocks is None:
+            return False
+        f = got[1]
+        names = self.holders.of(module, f)
+        return any(w.root in names and w.attrs == [r.field] and w.value.get("kind") != "none" and w.line < line
+                   and dominates(w.blocks, blocks) for w in f.writes)
 
     def _definitions(self, formula) -> list:
         """``X == <expr>`` for each bare atom ``X`` that the consumer class assigns once, from a

@@ -57,6 +57,10 @@ EXPECTED = {
     # the worker's fast path, which leaves the draft unset, is built only under `fast`: the read
     # under `not self.fast` never meets it
     "constructed_under": ("present", None, None, ""),
+    # a field the scheduler sets on one branch only before calling the result's method is still
+    # the workers' to set on the other; set on every way there, it is not
+    "scheduler_write_one_path": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "scheduler_write_dominates": ("present", None, None, ""),
     # the call runs under a property of the result that is true only with the draft set
     "owner_method_property_test": ("present", None, None, ""),
     # the method's parameter is the call's argument in its conditions (`with_draft=self.spec.is_some()`)

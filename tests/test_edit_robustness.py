@@ -109,9 +109,17 @@ PP_EDITS = {
     "pp relay's guard swapped": (False, (
         Edit(PP_MIXIN, PP_RELAY_GUARD, "        if result.accept_lens is not None and self._pp_spec_relay:\n"),)),
 }
-EDITS = {**RELEASE_EDITS, **PP_EDITS}
+COPY_DONE = "                    batch_result.copy_done = self.device_module.Event()\n"
+SYNC_COPY = "                    if (\n                        batch_result.has_sampled_token_ids\n"
+# 0.5.23's synchronous V2 path sets the copy's event before calling copy_to_cpu, which records it
+SCHEDULER_EDITS = {
+    # the event set on the overlap path only: the workers never set it, copy_to_cpu records on None
+    "copy_done set on one path only": (True, (Edit(SCHED, COPY_DONE + SYNC_COPY, SYNC_COPY),)),
+}
+EDITS = {**RELEASE_EDITS, **PP_EDITS, **SCHEDULER_EDITS}
 
-CASES = [(v, name) for v in ("0.5.17", "0.5.23") for name in RELEASE_EDITS] + [("0.5.23", name) for name in PP_EDITS]
+CASES = [(v, name) for v in ("0.5.17", "0.5.23") for name in RELEASE_EDITS] + \
+    [("0.5.23", name) for name in {**PP_EDITS, **SCHEDULER_EDITS}]
 
 
 @pytest.mark.parametrize("version,name", CASES, ids=[f"{v}-{n}" for v, n in CASES])
