@@ -169,9 +169,8 @@ class ViolationFinder:
         a = self.analysis
         self._context_map = self._contexts(reads)
         obligations = [r for r in reads if r.side == SCHEDULER and r.kind == ReadKind.UNCONDITIONAL and r.deref
-                       and a.fields[r.field].may_be_none
-                       and (r.field not in scheduler_writes or self._unwritten_somewhere(r))
-                       and (r.module, r.consumer) in self._context_map]
+                       and a.fields[r.field].may_be_none and (r.module, r.consumer) in self._context_map
+                       and (r.field not in scheduler_writes or self._unwritten_somewhere(r))]
         self.excluded = {}
         kept = []
         for r in obligations:
@@ -266,7 +265,7 @@ class ViolationFinder:
 
     def _unwritten_somewhere(self, r: FieldRead) -> bool:
         """Does some way to the read (one of its contexts) reach it without the scheduler's write?"""
-        return any(not self._scheduler_sets_before(r, ctx) for ctx in self._context_map[(r.module, r.consumer)])
+        return any(not self._scheduler_sets_before(r, ctx) for ctx in self._context_map.get((r.module, r.consumer), []))
 
     def _scheduler_sets_before(self, r: FieldRead, ctx: Context) -> bool:
         """Does the scheduler set ``r.field`` (non-None) on the result before the read on every way
