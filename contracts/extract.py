@@ -32,6 +32,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.cache_warnings import warn_cache_unusable
 from spectrace.contracts.complements import complements_in
+from spectrace.contracts.construction import Constructions
 from spectrace.contracts.facts import Mentions
 from spectrace.contracts.facts_cache import FactsCache
 from spectrace.contracts.holders import HolderFinder
@@ -109,9 +110,11 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
 
         # reads and producers
         holder_finder = HolderFinder(a, scanned)
-        holder_finder.propagate([(symbols.module_of_file(rel), rel, f) for rel, flist in sorted(scanned.items())
-                                 if a.side_of(symbols.module_of_file(rel)) == SCHEDULER for f in flist],
-                                roles.worker_call_prefix)
+        consumer_side = [(symbols.module_of_file(rel), rel, f) for rel, flist in sorted(scanned.items())
+                         if a.side_of(symbols.module_of_file(rel)) == SCHEDULER for f in flist]
+        holder_finder.find_relays(consumer_side)
+        consumer_side += _relay_callers(a, holder_finder, files, wanted, scanned)
+        holder_finder.propagate(consumer_side)
         reads, found_producers, scheduler_writes, worker_calls = [], [], set(), set()
         undeclared = UndeclaredFinder(a)
         for rel, flist in sorted(scanned.items()):
@@ -138,14 +141,21 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
         violation_finder = ViolationFinder(a, holder_finder, applicable(load_assumptions() if assumptions is None else assumptions,
                                                                         source.version))
         checked = violation_finder.checked(reads, scheduler_writes)
-        paths = worker_return_paths(a, targets, methods, deep_wants(checked), {r.field for r in checked})
+        paths = worker_return_paths(a, targets, methods, deep_wants(checked), {r.field for r in checked},
+                                    witnessed=violation_finder.witnessed(checked))
+        Constructions(symbols).conditioned(paths)
         violations = violation_finder.find(reads, paths, conditions, scheduler_writes)
         producer_paths = named_producer_paths(a, dict(producers or {}))
+        for xid, left_out in sorted(violation_finder.excluded.items()):
+            sites = sorted({f"{r.file}:{r.line}" for r in left_out})
+            a.notes.append(f"reads left out of the workers' obligations by {xid} (contracts/catalog/assumptions.toml): "
+                           + ", ".join(sites))
         if violation_finder.assumptions_used:
             a.notes.append("assumptions used to rule out violations: " + ", ".join(sorted(violation_finder.assumptions_used))
                            + " (contracts/catalog/assumptions.toml)")
         if scheduler_writes:
-            a.notes.append("fields the scheduler side sets itself on a result (not checked against workers): "
+            a.notes.append("fields the scheduler side sets itself on a result (checked against workers only where "
+                           "a read is reached without the write): "
                            + ", ".join(sorted(scheduler_writes)))
         _save_caches(symbols)
     _fail_on_unparsed(symbols)
@@ -179,6 +189,37 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
     extraction._analysis = a
     extraction._roles = roles
     return extraction
+
+
+def _relay_callers(a: Analysis, holder_finder: HolderFinder, files: list[str], wanted: dict, scanned: dict) -> list:
+    """The consumer-side functions that name no field but call the worker or a relay of its result
+    (``event_loop_pp``: ``result, self.launch_event = self._pp_launch_batch(...)``): parsed too, and
+    their relays found, until no new one appears (``scanned`` and ``wanted`` grow in place)."""
+    symbols = a.symbols
+    added: list = []
+    seen = {id(s) for spans in wanted.values() for s in spans}
+    for _ in range(3):
+        calls = {f".{qn.rsplit('.', 1)[-1]}(" for qn in holder_finder.relays} | {f"self.{a.worker_attr}."}
+        more = {rel: [s for s in symbols.facts.spans(rel) if id(s) not in seen and any(c in s.text for c in calls)]
+                for rel in files if a.side_of(symbols.module_of_file(rel)) == SCHEDULER}
+        more = {rel: spans for rel, spans in more.items() if spans}
+        if not more:
+            break
+        for rel, spans in more.items():
+            seen.update(id(s) for s in spans)
+            wanted.setdefault(rel, []).extend(spans)
+        parsed = symbols.facts.facts_many(more)
+        fresh = []
+        for rel, flist in parsed.items():
+            symbols.add(rel, flist)
+            scanned.setdefault(rel, []).extend(flist)
+            fresh.extend((symbols.module_of_file(rel), rel, f) for f in flist)
+        before = set(holder_finder.relays)
+        holder_finder.find_relays(added + fresh)
+        added.extend(fresh)
+        if set(holder_finder.relays) == before:
+            break
+    return added
 
 
 def roles_of(extraction: Extraction) -> Roles:

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 
-FACTS_VERSION = 12  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 13  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -101,6 +101,7 @@ class CallSite:
     conds: list[tuple[str, bool]]
     blocks: list[str]
     args: list = field(default_factory=list)  # positional argument descriptors
+    spread: list = field(default_factory=list)  # the names spread into it: `*name` and `**name` ("**name")
 
 
 @dataclass
@@ -123,6 +124,8 @@ class FunctionFacts:
     calls: list[CallSite] = field(default_factory=list)
     none_tested: list[str] = field(default_factory=list)  # names/chains compared to None or tested for truth
     defaults: dict = field(default_factory=dict)  # parameter -> descriptor of its default value
+    # `name["key"] = value` with a literal key: {name: [keys]}; None among them for any other key
+    keyed_writes: dict = field(default_factory=dict)
 
 
 # ------------------------------------------------------------ function selection

@@ -180,9 +180,12 @@ class CallSites(_Collector):
         ctx = self.where.of(node)
         args = call_args(node)
         kws = {a.keyword: describe(src, a.value) for a in args if a.keyword is not None}
+        spread = [a.star + a.value.id for a in args if a.star and isinstance(a.value, ast.Name)]
+        spread += [a.star + "?" for a in args if a.star and not isinstance(a.value, ast.Name)]
         self.scope.current.calls.append(
             CallSite(src.code(node.func), kws, sum(1 for a in args if a.keyword is None), src.line(node),
-                     ctx.conds, ctx.blocks, [describe(src, a.value) for a in args if a.keyword is None and not a.star])
+                     ctx.conds, ctx.blocks, [describe(src, a.value) for a in args if a.keyword is None and not a.star],
+                     spread)
         )
 
 
@@ -268,6 +271,9 @@ class Assignments(_Collector):
                     AttrWrite(ch[0], ch[1], desc, src.line(stmt), self.where.statement_shape(stmt, ctx) or src.code(stmt),
                               ctx.conds, ctx.blocks, ctx.exits)
                 )
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            key = target.slice.value if isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str) else None
+            facts.keyed_writes.setdefault(target.value.id, []).append(key)
         elif isinstance(target, (ast.Tuple, ast.List)):
             values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
             for i, el in enumerate(target.elts):

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from spectrace.contracts.analysis import Analysis
+from spectrace.contracts.blocks import dominates
 from spectrace.contracts.facts import FunctionFacts
 from spectrace.tracer.index import ir_text
 
@@ -20,6 +21,9 @@ def mentions(text: str | None, name: str) -> bool:
 class Holders:
     why: dict[str, str] = field(default_factory=dict)  # name -> how it comes to hold the owner
     calls: set[str] = field(default_factory=set)  # callees seen returning the owner
+    # the names holding the result the worker returned: bound from the worker call, from a call of
+    # a function that returns that result (a relay), or aliases of those
+    from_worker: set[str] = field(default_factory=set)
 
     def __contains__(self, name: str) -> bool:
         return name in self.why
@@ -44,18 +48,25 @@ class HolderFinder:
         # (module, qualname) -> {param: Inbound}: unannotated parameters that a receiving function
         # passes its worker result to (a relay moved into a helper keeps its identity)
         self.inbound: dict[tuple[str, str], dict[str, Inbound]] = {}
+        # consumer-side functions that return the worker's result as they got it: {qualified name:
+        # the item of the returned tuple that holds it, None for the whole value} (find_relays)
+        self.relays: dict[str, int | None] = {}
+        self._of: dict[tuple, Holders] = {}
+        self._consumer_mro = set(self.symbols.mro(analysis.scheduler_qn)) if analysis.scheduler_qn else set()
 
     def calls_passing(self, module: str, f, names: set):
         """(call, callee's file, callee's facts, the callee's (param, annotation) that receive one of
         ``names``) for each call in ``f`` that passes one of them, per resolved callee; a call of
         the owner's own method on one of them (``result.copy_to_cpu()``) passes it as ``self``."""
         for c in f.calls:
-            method = self._owner_method(c.callee, names)
+            receiver = c.callee.split(".")[0]
+            method = self._owner_method(c.callee, {n for n in names if n != receiver or self._holds_at(module, f, n, c, names)})
             if method is not None:
                 yield c, *method, [("self", "")]
                 continue
-            pos = [i for i, a in enumerate(c.args) if a.get("kind") == "name" and a["name"] in names]
-            kws = [k for k, a in c.keywords.items() if a.get("kind") == "name" and a["name"] in names]
+            here = {n for n in names if self._holds_at(module, f, n, c, names)}
+            pos = [i for i, a in enumerate(c.args) if a.get("kind") == "name" and a["name"] in here]
+            kws = [k for k, a in c.keywords.items() if a.get("kind") == "name" and a["name"] in here]
             if not pos and not kws:
                 continue
             for target in self.symbols.resolve_callee(module, f, c.callee):
@@ -65,6 +76,16 @@ class HolderFinder:
                 rel2, g = got
                 params = [p for p in g.params if not (g.cls and p[0] in ("self", "cls"))]
                 yield c, rel2, g, [params[i] for i in pos if i < len(params)] + [p for p in params if p[0] in kws]
+
+    def _holds_at(self, module: str, f: FunctionFacts, name: str, call, names: set) -> bool:
+        """Does ``name`` still hold what ``names`` hold where ``call`` runs? Not when the last binding
+        that runs before it on every path binds something else (``ret = EmbeddingBatchResult(...)``
+        after ``ret = batch_result`` on another branch)."""
+        before = [b for b in f.bindings if b.target == name and b.line < call.line and dominates(b.blocks, call.blocks)]
+        if not before:
+            return True
+        last = max(before, key=lambda b: b.line)
+        return last.value.get("kind") == "none" or self.relays_result(module, f, last.value, names)
 
     def _owner_method(self, callee: str, names: set) -> tuple[str, FunctionFacts] | None:
         """(file, facts) of the owner's method that ``callee`` (``holder.m``) calls."""
@@ -77,6 +98,13 @@ class HolderFinder:
         return self.symbols.function_facts(target) if target else None
 
     def of(self, module: str, f: FunctionFacts) -> Holders:
+        """The holders of ``f`` (kept until a relay or an inbound parameter is found)."""
+        key = (module, f.qualname, id(f))
+        if key not in self._of:
+            self._of[key] = self._holders_of(module, f)
+        return self._of[key]
+
+    def _holders_of(self, module: str, f: FunctionFacts) -> Holders:
         holders = Holders()
         for name, ann in f.params:
             if mentions(ann, self.owner_name):
@@ -97,7 +125,72 @@ class HolderFinder:
                 if why:
                     holders.why[b.target] = why
                     changed = True
+        holders.from_worker = self._from_worker(module, f, holders)
         return holders
+
+    def _from_worker(self, module: str, f: FunctionFacts, holders: Holders) -> set[str]:
+        prefix = self.analysis.roles.worker_call_prefix
+        out = {name for name, why in holders.why.items() if why.startswith(prefix)}
+        for _ in range(4):  # aliases of aliases
+            grown = {b.target for b in f.bindings
+                     if b.target in holders and b.target not in out and self.relays_result(module, f, b.value, out)}
+            if not grown:
+                break
+            out |= grown
+        return out
+
+    def relays_result(self, module: str, f: FunctionFacts, desc: dict, names: set[str], item: int | None = None) -> bool:
+        """Is ``desc`` (item ``item`` of it, for a tuple) the worker's result, given the ``names``
+        of ``f`` that hold it: one of them, the worker call itself, or a relay's call?"""
+        kind = desc.get("kind")
+        if kind == "item":
+            return item is None and self.relays_result(module, f, desc["of"], names, desc["index"])
+        if kind == "tuple":
+            items = desc["items"]
+            return item is not None and item < len(items) and self.relays_result(module, f, items[item], names)
+        if kind == "ifexp":
+            return self.relays_result(module, f, desc["body"], names, item) or \
+                self.relays_result(module, f, desc["orelse"], names, item)
+        if item is None and kind == "name":
+            return desc["name"] in names
+        if kind == "call":
+            if item is None and desc["callee"].startswith(f"self.{self.analysis.worker_attr}."):
+                return True
+            return any(t in self.relays and self.relays[t] == item for t in self.targets(module, f, desc["callee"]))
+        return False
+
+    def targets(self, module: str, f: FunctionFacts, callee: str) -> list[str]:
+        """What ``callee`` runs: ``self.m()`` in a class the consumer derives from (a mixin) is the
+        consumer's ``m``, the method of the object the code runs on."""
+        parts = callee.split(".")
+        if len(parts) == 2 and parts[0] == "self" and f.cls and f"{module}.{f.cls}" in self._consumer_mro:
+            t = self.symbols.lookup_method(self.analysis.scheduler_qn, parts[1])
+            if t:
+                return [t]
+        return self.symbols.resolve_callee(module, f, callee)
+
+    def find_relays(self, functions: list[tuple[str, str, FunctionFacts]]) -> None:
+        """The consumer side's functions that return the worker's result as they got it, whole
+        (``run_batch``: ``batch_result = self.model_worker.forward_batch_generation(...)`` ...
+        ``ret = batch_result; return ret``) or as an item of a tuple (``return result, event``), so
+        that a name bound from their call holds it too (the pipeline-parallel loops get it through
+        ``result = self.run_batch(...)`` in ``_pp_launch_batch``)."""
+        for _ in range(4):  # relays of relays
+            grown = False
+            for module, _rel, f in functions:
+                qn = f"{module}.{f.qualname}"
+                if qn in self.relays:
+                    continue
+                names = self.of(module, f).from_worker
+                for r in f.returns:
+                    item = _relayed_item(r.value, lambda d, i=None: self.relays_result(module, f, d, names, i))
+                    if item is not False:
+                        self.relays[qn] = item
+                        self._of.clear()
+                        grown = True
+                        break
+            if not grown:
+                return
 
     def _value_holds(self, module: str, f: FunctionFacts, desc: dict, holders: Holders) -> str | None:
         kind = desc.get("kind")
@@ -107,11 +200,16 @@ class HolderFinder:
             callee = desc["callee"]
             if callee.split(".")[-1] == self.owner_name:
                 return "constructed"
-            if self._call_returns_owner(module, f, callee):
+            if self._call_returns_owner(module, f, callee) or \
+                    any(t in self.relays and self.relays[t] is None for t in self.targets(module, f, callee)):
                 holders.calls.add(callee)
                 return f"returned by {callee}(...)"
         if kind == "ifexp":
             return self._value_holds(module, f, desc["body"], holders) or self._value_holds(module, f, desc["orelse"], holders)
+        if kind == "item" and desc["of"].get("kind") == "call":
+            callee = desc["of"]["callee"]
+            if any(t in self.relays and self.relays[t] == desc["index"] for t in self.targets(module, f, callee)):
+                return f"item {desc['index']} of {callee}(...), the worker's result"
         return None
 
     def _call_returns_owner(self, module: str, f: FunctionFacts, callee: str) -> bool:
@@ -129,13 +227,12 @@ class HolderFinder:
             return True
         return any(t and t[1].endswith(f".{self.owner_name}") for t in project.return_types(func_qn))
 
-    def propagate(self, receivers: list[tuple[str, str, FunctionFacts]], prefix: str) -> None:
-        """Bind the parameters of the functions that each receiver (a function holding a result
-        ``returned by <prefix>...``) passes that result to, one call down: ``self._helper(batch_result)``.
+    def propagate(self, receivers: list[tuple[str, str, FunctionFacts]]) -> None:
+        """Bind the parameters of the functions that each receiver (a function holding the worker's
+        result, ``Holders.from_worker``) passes that result to, one call down: ``self._helper(batch_result)``.
         Only unannotated parameters: an annotation naming another type says the argument is not a result."""
         for module, rel, f in receivers:
-            holders = self.of(module, f)
-            poly = {h for h, why in holders.why.items() if why.startswith(prefix)}
+            poly = self.of(module, f).from_worker
             if not poly:
                 continue
             for c, rel2, g, names in self.calls_passing(module, f, poly):
@@ -143,6 +240,19 @@ class HolderFinder:
                     if ann and not mentions(ann, self.owner_name):
                         continue
                     key = (self.symbols.module_of_file(rel2), g.qualname)
+                    self._of.clear()
                     self.inbound.setdefault(key, {}).setdefault(name, Inbound(
                         why=f"parameter {name}, passed the result by {f.qualname} ({rel}:{c.line})",
                         caller=f.qualname, site=f"{rel}:{c.line}", conds=[tuple(x) for x in c.conds]))
+
+
+def _relayed_item(value: dict, is_result) -> int | None | bool:
+    """Which part of a returned ``value`` is the worker's result: None for the whole value, the
+    index of a tuple's item, False for none."""
+    if is_result(value):
+        return None
+    if value.get("kind") == "tuple":
+        for i, item in enumerate(value["items"]):
+            if is_result(item):
+                return i
+    return False

@@ -39,7 +39,7 @@ def producers_in(analysis: Analysis, rel: str, module: str, side: str, f: Functi
 
 def fields_set_on_worker_results(analysis: Analysis, f: FunctionFacts, holders: Holders) -> set[str]:
     """Fields a function sets non-None on a result it got from the worker (call on the scheduler side)."""
-    if not any(why.startswith(analysis.roles.worker_call_prefix) for why in holders.why.values()):
+    if not holders.from_worker:
         return set()
     return {w.attrs[0] for w in f.writes
             if w.root in holders and len(w.attrs) == 1 and w.attrs[0] in analysis.fields and w.value.get("kind") != "none"}

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.facts import ChainRead, FunctionFacts, Guard
@@ -46,7 +48,8 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
             # `if info.x is not None: ... info.x`: the alias itself is dereferenced, `x` is checked
             asked = [field_name] if r.guards2 and len(r.attrs) == 1 and not r.called else path
             out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, list(r.guards1),
-                                  f"alias {r.root}", deref=True, holder=holders.why[origin.root], asked=asked))
+                                  f"alias {r.root}", deref=True, holder=holders.why[origin.root], asked=asked,
+                                  root=origin.root))
     return out
 
 
@@ -99,8 +102,14 @@ def _stored_then_dereferenced(f: FunctionFacts, r: ChainRead) -> bool:
 
 def _make_read(analysis: Analysis, rel: str, module: str, side: str, f: FunctionFacts, r: ChainRead, field_name: str,
                path: list, guards: list[Guard], via: str, deref: bool, holder: str,
-               asked: list | None = None) -> FieldRead:
-    """``asked``: the attribute path the read needs set (default ``path``, which names the read)."""
+               asked: list | None = None, root: str | None = None) -> FieldRead:
+    """``asked``: the attribute path the read needs set (default ``path``, which names the read);
+    ``root``: the name holding the result (an alias read's is the name it was bound from)."""
+    tested: list = []
+    if r.conds or r.exits:
+        aliases = {v: f"{x.root}.{x.attrs[0]}" for x in f.reads if x.bound_to and len(x.attrs) == 1 and x.line <= r.line
+                   for v in x.bound_to}
+        tested = sorted(_tested_set(r, root or r.root, analysis.fields, aliases) - {field_name})
     if r.in_test:
         kind = ReadKind.CHECK
     elif guards:
@@ -129,4 +138,35 @@ def _make_read(analysis: Analysis, rel: str, module: str, side: str, f: Function
         in_test=r.in_test,
         kind=kind,
         holder=holder,
+        tested_set=tested,
     )
+
+
+_FIELD_TEST = re.compile(r"\(*\s*(not\s+)?([\w.]+)(\s+is\s+(not\s+)?None)?\s*\)*")
+_WALRUS = re.compile(r"\(\s*(\w+)\s*:=\s*([\w.]+)\s*\)")
+
+
+def _tested_set(r: ChainRead, root: str, fields, aliases: dict[str, str]) -> set[str]:
+    """The fields of ``root`` that hold non-None where the read runs: ``root.g is not None`` or
+    ``root.g`` true, ``root.g is None`` or ``not root.g`` false, among its conditions and the early
+    exits before it (which hold false there); ``aliases``: {local: "root.g"} bound from a field
+    (``v = root.g`` before, or ``(v := root.g) is not None`` in the test itself)."""
+    out = set()
+    for text, positive in [*r.conds, *[(e, False) for e in r.exits]]:
+        m = _FIELD_TEST.fullmatch(_WALRUS.sub(r"\2", text))
+        if m is None:
+            continue
+        head, _, name = aliases.get(m.group(2), m.group(2)).partition(".")
+        if head != root or name not in fields:
+            continue
+        negated = bool(m.group(1))
+        if m.group(3) is None:
+            # truthiness: a true value is not None (a false one may be either)
+            says_set = positive != negated
+        elif negated:
+            continue  # `not x.g is None`: rare enough to leave alone
+        else:
+            says_set = positive == bool(m.group(4))
+        if says_set:
+            out.add(name)
+    return out

@@ -70,6 +70,10 @@ class FieldRead:
     caller: str = ""
     caller_site: str = ""
     call_condition: str = ""
+    # the result's other fields that the read's conditions and early exits say are not None
+    # (``if result.accept_lens is not None: ... result.next_draft_input.x``): a worker path that
+    # leaves one of them None never reaches the read
+    tested_set: list = field(default_factory=list)
 
 
 @dataclass

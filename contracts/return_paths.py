@@ -124,7 +124,7 @@ def _want_paths(want: dict, prefix: str = "") -> list[str]:
 
 class ReturnPathFinder:
     def __init__(self, analysis: Analysis, tracked: set[str], deep: dict[str, set[str]] | None = None,
-                 relevant: set[str] | None = None):
+                 relevant: set[str] | None = None, witnessed: set[str] = frozenset()):
         self.symbols = analysis.symbols
         self.owner_name = analysis.owner_name
         self.fields = analysis.fields
@@ -135,6 +135,8 @@ class ReturnPathFinder:
         self._dataclasses: dict[str, dict | None] = {}
         # the names whose value a branch may fork on (the rest follows the paths that dominate)
         self.relevant = relevant
+        # names whose being left at a None default is noted (``cleared``) without forking on their value
+        self.witnessed = witnessed
         # the arguments of the calls being followed, per callee, innermost call last: a parameter
         # holds its argument, evaluated where the call is
         self._arguments: dict[str, list[dict[str, Argument]]] = {}
@@ -404,7 +406,7 @@ class ReturnPathFinder:
                     for s in states:
                         s.sets.add(name)
                         s.unknown.update({p: f"the default of {cls_name}.{name}" for p in _want_paths(want[name], name + ".")})
-                elif self._matters(name, cls_name):
+                elif self._matters(name, cls_name) or name in self.witnessed:
                     for s in states:
                         s.cleared[name] = f"{site} leaves {cls_name}.{name} at its default None"
                 continue
@@ -603,10 +605,12 @@ def _passes(call, name: str) -> bool:
 
 
 def worker_return_paths(analysis: Analysis, targets: list[str], methods: list[str],
-                        deep: dict[str, set[str]] | None = None, relevant: set[str] | None = None) -> list[ReturnPath]:
+                        deep: dict[str, set[str]] | None = None, relevant: set[str] | None = None,
+                        witnessed: set[str] = frozenset()) -> list[ReturnPath]:
     """Return paths of each method in ``methods`` of each ``model_worker`` class; ``deep``: {field:
-    attributes below it that the scheduler dereferences}, followed into the field's value."""
-    finder = ReturnPathFinder(analysis, set(analysis.fields), deep, relevant)
+    attributes below it that the scheduler dereferences}, followed into the field's value;
+    ``witnessed``: fields whose None default a path keeps is noted in its ``cleared`` too."""
+    finder = ReturnPathFinder(analysis, set(analysis.fields), deep, relevant, witnessed)
     paths: list[ReturnPath] = []
     for t in targets:
         for meth in methods:

@@ -4,8 +4,10 @@ path's condition can hold together (``conditions.py``), and no catalog assumptio
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase as fnmatch
 from pathlib import Path
 
 from spectrace.contracts import conditions as C
@@ -75,6 +77,54 @@ def _rename_self_attrs(text: str, rename: dict) -> str:
     return text
 
 
+def spread_keys(f, call) -> set[str] | None:
+    """The keys that a call's ``**name`` spreads can hold, when ``f`` builds each such local dict from
+    literal keys only (``fwd_kwargs = {}`` then ``fwd_kwargs["on_publish"] = ...``) and hands it to
+    nothing else; None when a key is not known (a ``*args`` spread among them, a computed key, an
+    ``update``, the dict passed on)."""
+    keys: set[str] = set()
+    for spread in call.spread:
+        name = spread[2:]
+        if not spread.startswith("**") or not name.isidentifier():
+            return None
+        binds = [b for b in f.bindings if b.target == name]
+        written = f.keyed_writes.get(name, [])
+        if not binds or None in written:
+            return None
+        for b in binds:
+            literal = _literal_keys(b.value)
+            if literal is None:
+                return None
+            keys |= literal
+        for c in f.calls:
+            if c.callee.startswith(f"{name}.") or any(isinstance(a, dict) and a.get("kind") == "name" and a.get("name") == name
+                                                      for a in [*c.args, *c.keywords.values()]):
+                return None
+        keys |= set(written)
+    return keys
+
+
+def _literal_keys(desc: dict) -> set[str] | None:
+    """The keys of a dict display or ``dict()`` written with literal string keys."""
+    if desc.get("kind") == "ifexp":
+        body, orelse = _literal_keys(desc["body"]), _literal_keys(desc["orelse"])
+        return None if body is None or orelse is None else body | orelse
+    try:
+        node = ast.parse(desc.get("text", ""), mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+        return {k.value for k in node.keys}
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
+        return {k.arg for k in node.keywords} if all(k.arg for k in node.keywords) else None
+    return None
+
+
+def _how(why: str, prefix: str) -> str:
+    """How a receiving function holds the worker's result, for the violation's ``context``."""
+    return "direct" if why.startswith(prefix) else why
+
+
 def deep_wants(reads: list[FieldRead]) -> dict[str, set[str]]:
     """{field: attributes below it} that these reads dereference (``next_draft_input.new_seq_lens``)."""
     out: dict[str, set[str]] = {}
@@ -105,17 +155,31 @@ class ViolationFinder:
         self.analysis = analysis
         self.symbols = analysis.symbols
         self.holders = holders
-        self.assumptions = assumptions
+        # configuration facts (``when`` -> ``implies``) and exclusions (``excludes``: consumers whose
+        # reads are no obligation of the workers on the releases named)
+        self.assumptions = [x for x in assumptions if "when" in x]
+        self.exclusions = [x for x in assumptions if "excludes" in x]
         self.assumptions_used: set[str] = set()
+        self.excluded: dict[str, list[FieldRead]] = {}  # exclusion id -> the reads it left out
+        self._premises = {a for x in self.assumptions for a in C.atoms(C.parse_receiver_free(x["when"]))}
 
     def checked(self, reads: list[FieldRead], scheduler_writes: set[str]) -> list[FieldRead]:
         """The unconditional, dereferenced scheduler reads of None-default fields in the functions
         that receive the worker's result (the obligations every worker path must meet)."""
         a = self.analysis
         self._context_map = self._contexts(reads)
-        return [r for r in reads if r.side == SCHEDULER and r.kind == ReadKind.UNCONDITIONAL and r.deref
-                and a.fields[r.field].may_be_none and r.field not in scheduler_writes
-                and (r.module, r.consumer) in self._context_map]
+        obligations = [r for r in reads if r.side == SCHEDULER and r.kind == ReadKind.UNCONDITIONAL and r.deref
+                       and a.fields[r.field].may_be_none and (r.module, r.consumer) in self._context_map
+                       and (r.field not in scheduler_writes or self._unwritten_somewhere(r))]
+        self.excluded = {}
+        kept = []
+        for r in obligations:
+            x = next((x for x in self.exclusions if any(fnmatch(r.consumer, pat) for pat in x["excludes"])), None)
+            if x is None:
+                kept.append(r)
+            else:
+                self.excluded.setdefault(x["id"], []).append(r)
+        return kept
 
     def find(self, reads: list[FieldRead], paths: list[ReturnPath], selection: dict,
              scheduler_writes: set[str]) -> list[Violation]:
@@ -129,8 +193,10 @@ class ViolationFinder:
             expand = expanders.setdefault((r.module, r.consumer), self._expander(r.module, r.consumer))
             local = [tuple(c) for c in r.conditions] + [(e, False) for e in r.early_exits]
             for ctx in contexts[(r.module, r.consumer)]:
+                if r.field in scheduler_writes and self._scheduler_sets_before(r, ctx):
+                    continue  # the scheduler sets the field itself on every way to this read
                 extra, how, caller = ctx.conds, ctx.how, ctx.caller
-                tested_none = self._result_fields_none(caller, extra) if caller else set()
+                tested_none, tested_set = self._result_fields(caller, extra) if caller else (set(), set())
                 worker_call = self._worker_call_before(caller, ctx.site) if caller else None
                 renamed = [(_substitute(_rename_self_attrs(t, ctx.rename), ctx.arguments), pos) for t, pos in local]
                 # the call site's conditions are the caller's text: inline the caller's properties
@@ -144,6 +210,8 @@ class ViolationFinder:
                         continue
                     if p.sets is not None and tested_none & set(p.sets):
                         continue  # the call runs only when the result's field is None, which this path sets
+                    if (set(r.tested_set) | tested_set) & set(p.cleared):
+                        continue  # the read runs only when the result's field is set, which this path leaves None
                     p_conds = [tuple(c) for c in p.conditions]
                     if worker_call is not None:
                         p_conds = self._decided_by_call(p, worker_call, p_conds)
@@ -154,9 +222,10 @@ class ViolationFinder:
                         sel_f = C.with_complements(C.conjunction(alt), comp)
                         if not C.satisfiable(read_f, sel_f, p_f):
                             continue
-                        if not C.satisfiable(read_f, sel_f, p_f, *self._definitions(read_f)):
+                        definitions = self._definitions(read_f)
+                        if not C.satisfiable(read_f, sel_f, p_f, *definitions):
                             continue
-                        if self._ruled_out(read_f, sel_f, p_f):
+                        if self._ruled_out(read_f, sel_f, p_f, definitions):
                             continue
                         read = ViolatingRead(id=r.id, file=r.file, line=r.line, consumer=r.consumer, shape=r.shape,
                                              path_condition=r.path_condition, context=how)
@@ -194,6 +263,30 @@ class ViolationFinder:
                         break
         return out
 
+    def _unwritten_somewhere(self, r: FieldRead) -> bool:
+        """Does some way to the read (one of its contexts) reach it without the scheduler's write?"""
+        return any(not self._scheduler_sets_before(r, ctx) for ctx in self._context_map.get((r.module, r.consumer), []))
+
+    def _scheduler_sets_before(self, r: FieldRead, ctx: Context) -> bool:
+        """Does the scheduler set ``r.field`` (non-None) on the result before the read on every way
+        there: in the reading function before the read, or in the caller before the call site
+        (``batch_result.copy_done = ...`` before ``batch_result.copy_to_cpu()``)? A write on one
+        branch only (path-sensitive) does not count."""
+        if ctx.caller is None:
+            module, consumer, line = r.module, r.consumer, r.line
+            got = self.symbols.indexed(f"{module}.{consumer}")
+            at = [x.blocks for x in got[1].reads if x.line == r.line and x.attrs[:1] == [r.field]] if got else []
+            blocks = at[0] if at else None
+        else:
+            (module, consumer), line, blocks = ctx.caller, ctx.site.line, ctx.site.blocks
+            got = self.symbols.indexed(f"{module}.{consumer}")
+        if got is None or blocks is None:
+            return False
+        f = got[1]
+        names = self.holders.of(module, f)
+        return any(w.root in names and w.attrs == [r.field] and w.value.get("kind") != "none" and w.line < line
+                   and dominates(w.blocks, blocks) for w in f.writes)
+
     def _definitions(self, formula) -> list:
         """``X == <expr>`` for each bare atom ``X`` that the consumer class assigns once, from a
         boolean expression (``self.enable_overlap = not ...disable_overlap_schedule and not use_mlx()``)."""
@@ -227,11 +320,13 @@ class ViolationFinder:
         last = max(calls, key=lambda c: c.line)
         if sum(1 for c in calls if c.line == last.line) != 1 or not dominates(last.blocks, site.blocks):
             return None
-        return last
+        return last, got[1]
 
-    def _decided_by_call(self, p: ReturnPath, call, conds: list) -> list | None:
-        """``conds`` of a return path of the worker method, with the parameters that ``call`` gives a
-        constant (or leaves at a constant default) decided."""
+    def _decided_by_call(self, p: ReturnPath, worker_call, conds: list) -> list | None:
+        """``conds`` of a return path of the worker method, with the parameters that the call gives a
+        constant (or leaves at a constant default) decided. ``worker_call``: (the call, the facts of
+        the function making it)."""
+        call, caller_f = worker_call
         module = self.symbols.module_of_file(p.file)
         got = self.symbols.function_facts(f"{module}.{p.method}") if module else None
         if got is None:
@@ -240,27 +335,79 @@ class ViolationFinder:
         args = [a if isinstance(a, dict) else {} for a in call.args]
         bound = bind(g, args, call.keywords)
         spread = len(args) != call.npos  # a *args or **kwargs among the arguments
+        keys = spread_keys(caller_f, call) if spread else None
+        if keys is not None:
+            # `**fwd_kwargs` whose every key is written as a literal: those parameters are free, the
+            # others keep what the call gives them or their defaults
+            bound.update({k: {"kind": "expr", "text": f"({call.spread[0]})[{k!r}]"} for k in keys if k not in bound})
+            spread = False
         return decided(conds, constant_parameters(g, bound, spread=spread))
 
-    def _result_fields_none(self, caller: tuple[str, str], conds: list) -> set[str]:
-        """The owner's fields that the call site's conditions say are None on the result the caller
-        holds (``if batch_result.delay_sample_func is None: batch_result.copy_to_cpu()``)."""
+    def _result_fields(self, caller: tuple[str, str], conds: list) -> tuple[set[str], set[str]]:
+        """(the owner's fields the call site's conditions say are None, those they say are set) on
+        the result the caller holds (``if batch_result.delay_sample_func is None:
+        batch_result.copy_to_cpu()``); a test of the owner's property that asks for a field
+        (``if batch_result.has_sampled_token_ids:``, which returns ``isinstance(self.next_token_ids,
+        torch.Tensor)``) says that field is set."""
         got = self.symbols.indexed(f"{caller[0]}.{caller[1]}")
         if got is None:
-            return set()
+            return set(), set()
         names = self.holders.of(caller[0], got[1])
-        out = set()
+        none, set_ = set(), set()
         for text, positive in conds:
             m = re.fullmatch(r"\s*(\w+)\.(\w+)\s+is\s+(not\s+)?None\s*", text)
-            if m and m.group(1) in names and m.group(2) in self.analysis.fields and positive != bool(m.group(3)):
-                out.add(m.group(2))
+            if m and m.group(1) in names and m.group(2) in self.analysis.fields:
+                (none if positive != bool(m.group(3)) else set_).add(m.group(2))
+                continue
+            m = re.fullmatch(r"\s*(\w+)\.(\w+)\s*", text)
+            if m and m.group(1) in names and positive:
+                asked = m.group(2) if m.group(2) in self.analysis.fields else self._property_asks(m.group(2))
+                if asked:
+                    set_.add(asked)
+        return none, set_
+
+    def _property_asks(self, name: str) -> str | None:
+        """The field a property of the owner is true only with: ``return self.f is not None``,
+        ``return isinstance(self.f, T)`` or ``return self.f``."""
+        owner = self.analysis.owner
+        module = self.symbols.module_of_file(owner.file)
+        target = self.symbols.lookup_method(f"{module}.{owner.name}", name) if module else None
+        if not target or not self.symbols.is_property(target):
+            return None
+        got = self.symbols.function_facts(target)
+        rets = got[1].returns if got else []
+        if len(rets) != 1 or rets[0].conds:
+            return None
+        text = rets[0].value.get("text", "")
+        m = re.fullmatch(r"\s*(?:isinstance\(\s*self\.(\w+)\s*,[^()]*\)|self\.(\w+)(?:\s+is\s+not\s+None)?)\s*", text)
+        field_name = m and (m.group(1) or m.group(2))
+        return field_name if field_name in self.analysis.fields else None
+
+    def witnessed(self, checked: list[FieldRead]) -> set[str]:
+        """The fields whose None a checked read's conditions, or its call site's, rule out (the
+        return paths note where they leave them None)."""
+        out = {g for r in checked for g in r.tested_set}
+        for r in checked:
+            for ctx in self._context_map.get((r.module, r.consumer), []):
+                if ctx.caller:
+                    out |= self._result_fields(ctx.caller, ctx.conds)[1]
         return out
 
-    def _ruled_out(self, read_f, sel_f, p_f) -> bool:
-        """Do the catalog's assumptions, when one speaks of these conditions, make them contradict?"""
-        relevant = [x for x in self.assumptions if C.atoms(C.parse_receiver_free(x["when"])) & C.atoms(C.all_of(read_f, sel_f, p_f))]
-        if relevant and not C.satisfiable(read_f, sel_f, p_f,
-                                          *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
+    def _ruled_out(self, read_f, sel_f, p_f, definitions: list) -> bool:
+        """Do the catalog's assumptions, when one speaks of these conditions (or of the definitions
+        of their atoms), make them contradict?"""
+        spoken = C.atoms(C.all_of(read_f, sel_f, p_f))
+        if self._contradicted(spoken, read_f, sel_f, p_f):
+            return True
+        # a definition that speaks of an assumption's premise (`self._pp_spec_relay` is `... and
+        # get_parallel().pp_size > 1 and ...`): asked again with the definitions
+        defined = C.atoms(C.all_of(*definitions)) if definitions else set()
+        return bool(defined & self._premises) and self._contradicted(defined, read_f, sel_f, p_f, *definitions)
+
+    def _contradicted(self, spoken: set, *formulas) -> bool:
+        if not any(C.atoms(C.parse_receiver_free(x["when"])) & spoken for x in self.assumptions):
+            return False
+        if not C.satisfiable(*formulas, *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
             self.assumptions_used.update(x["id"] for x in self.assumptions)
             return True
         return False
@@ -275,16 +422,24 @@ class ViolationFinder:
         to the scheduler's through the object's constructor call (``FutureMap(..., self.spec_algorithm)``
         stored as ``self.spec_algo``).
         """
+        out: dict = {}
         prefix = self.analysis.roles.worker_call_prefix
-        direct = {(r.module, r.consumer) for r in reads if r.holder.startswith(prefix)}
-        out: dict = {key: [Context([], {}, "direct")] for key in direct}
-        for module, consumer in sorted(direct):
+        held_by: dict = {}
+        for r in reads:
+            held_by.setdefault((r.module, r.consumer), set()).add(r.holder)
+        receivers = []
+        for module, consumer in sorted(held_by):
             got = self.symbols.indexed(f"{module}.{consumer}")
             if got is None:
                 continue
-            _, f = got
-            holders = self.holders.of(module, f)
-            poly = {h for h, why in holders.why.items() if why.startswith(prefix)}
+            holders = self.holders.of(module, got[1])
+            # a function that reads the worker's result: where it comes from, direct first
+            held = sorted((not why.startswith(prefix), why) for why in {holders.why[h] for h in holders.from_worker}
+                          if why in held_by[(module, consumer)])
+            if held:
+                out[(module, consumer)] = [Context([], {}, _how(held[0][1], prefix))]
+                receivers.append((module, consumer, got[1], holders.from_worker))
+        for module, consumer, f, poly in receivers:
             for c, rel2, g, _params in self.holders.calls_passing(module, f, poly):
                 key = (self.symbols.module_of_file(rel2), g.qualname)
                 rename = self._constructor_renames(module, f, c.callee)

@@ -50,6 +50,19 @@ EXPECTED = {
     "param_passed": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `self.draft.lens = []` dereferences the draft
     "owner_method_write_below": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `**kwargs` of a local dict whose keys are all written as literals: the others keep their
+    # defaults; a computed key leaves every parameter free
+    "param_spread": ("present", None, None, ""),
+    "param_spread_computed": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # the worker's fast path, which leaves the draft unset, is built only under `fast`: the read
+    # under `not self.fast` never meets it
+    "constructed_under": ("present", None, None, ""),
+    # a field the scheduler sets on one branch only before calling the result's method is still
+    # the workers' to set on the other; set on every way there, it is not
+    "scheduler_write_one_path": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "scheduler_write_dominates": ("present", None, None, ""),
+    # the call runs under a property of the result that is true only with the draft set
+    "owner_method_property_test": ("present", None, None, ""),
     # the method's parameter is the call's argument in its conditions (`with_draft=self.spec.is_some()`)
     "owner_method_argument": ("present", None, None, ""),
     # `if self.draft.lens is not None: ... self.draft.lens`: only the draft must be set
@@ -67,6 +80,14 @@ EXPECTED = {
     "complement": ("present", None, None, ""),
     # `info = result.draft; if info.lens is not None`: only the draft must be set
     "alias": ("present", None, None, ""),
+    # a loop in a mixin gets the worker's result from run_batch (`ret = out; return ret`) and as
+    # item 0 of its own helper's tuple (`result, _ = self.launch(batch)`)
+    "relay_loop": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `if result.accepted is not None:` before the read: a worker path that leaves `accepted` None never reaches it
+    "relay_field_test": ("present", None, None, ""),
+    # `ret = Embedding(...); ret.copy_to_cpu()` after `ret = out` on the other branch: that copy
+    # runs on the embedding, not on the worker's result
+    "relay_rebound": ("present", None, None, ""),
 }
 
 
@@ -178,3 +199,25 @@ def test_a_repeated_check_reads_the_cached_report_and_an_edit_invalidates_it(tmp
     assert status() == "present" and len(analysed) == 2
     assert check_catalog(package_source(program), program / "catalog.toml", use_cache=False).results[0].status == "present"
     assert len(analysed) == 3
+
+
+def test_an_exclusion_takes_its_consumers_reads_out_and_says_so(tmp_path):
+    """A catalog's ``[[assumption]]`` with ``excludes``: the consumers' reads are no obligation of
+    the workers (on the releases it names; none named: everywhere), and the notes list them."""
+    import shutil
+
+    program = shutil.copytree(PROGRAMS / "relay_loop", tmp_path / "relay_loop", symlinks=True)
+    roles, contract = (program / "catalog.toml").read_text().split("[[contract]]")
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    (catalog / "roles.toml").write_text(roles)
+    (catalog / "loop.toml").write_text("[[contract]]" + contract)
+    (catalog / "assumptions.toml").write_text(
+        '[[assumption]]\nid = "LOOP-OUT"\nexcludes = ["LoopMixin.*"]\nrationale = "no worker of these contracts runs the loop"\n')
+    report = check_catalog(package_source(program), catalog, strict=True, use_cache=False)
+    assert [r.status for r in report.results] == ["present"] and not report.violations and not report.unknowns
+    (note,) = [n for n in report.extraction.notes if "LOOP-OUT" in n]
+    assert note.endswith("relay_loop/scheduler.py:26")
+    # without the exclusion the same read is violated (relay_loop's expectation)
+    (catalog / "assumptions.toml").write_text("")
+    assert check_catalog(package_source(program), catalog, use_cache=False).results[0].status == "violated"

@@ -91,12 +91,40 @@ RELEASE_EDITS = {
              "            if logits.next_token_logprobs is not None:\n"),)),
 }
 
-CASES = [(v, name) for v in ("0.5.17", "0.5.23") for name in RELEASE_EDITS]
+PP_TOKENS = '            "next_token_ids": result.next_token_ids,\n'
+PP_BONUS = '            tensor_dict["spec_bonus_tokens"] = result.next_draft_input.bonus_tokens\n'
+PP_RELAY_GUARD = "        if self._pp_spec_relay and result.accept_lens is not None:\n"
+# 0.5.23's pipeline-parallel relay of the accepted tree (_pp_prepare_tensor_dict, last stage)
+PP_EDITS = {
+    # the bonus tokens read for every batch: pipeline parallelism without speculation has no draft input
+    "pp relay reads the draft input outside its guard": (True, (
+        Edit(PP_MIXIN, PP_TOKENS, PP_TOKENS + '            "spec_bonus_tokens": result.next_draft_input.bonus_tokens,\n'),)),
+    # the draft input through a local alias
+    "pp relay reads the draft input through an alias": (False, (
+        Edit(PP_MIXIN, PP_BONUS, "            relayed = result.next_draft_input\n"
+                                 '            tensor_dict["spec_bonus_tokens"] = relayed.bonus_tokens\n'),)),
+    # the guard's field test through a walrus, and its operands swapped
+    "pp relay's guard binds the accepted lengths": (False, (
+        Edit(PP_MIXIN, PP_RELAY_GUARD, "        if self._pp_spec_relay and (accepted := result.accept_lens) is not None:\n"),)),
+    "pp relay's guard swapped": (False, (
+        Edit(PP_MIXIN, PP_RELAY_GUARD, "        if result.accept_lens is not None and self._pp_spec_relay:\n"),)),
+}
+COPY_DONE = "                    batch_result.copy_done = self.device_module.Event()\n"
+SYNC_COPY = "                    if (\n                        batch_result.has_sampled_token_ids\n"
+# 0.5.23's synchronous V2 path sets the copy's event before calling copy_to_cpu, which records it
+SCHEDULER_EDITS = {
+    # the event set on the overlap path only: the workers never set it, copy_to_cpu records on None
+    "copy_done set on one path only": (True, (Edit(SCHED, COPY_DONE + SYNC_COPY, SYNC_COPY),)),
+}
+EDITS = {**RELEASE_EDITS, **PP_EDITS, **SCHEDULER_EDITS}
+
+CASES = [(v, name) for v in ("0.5.17", "0.5.23") for name in RELEASE_EDITS] + \
+    [("0.5.23", name) for name in {**PP_EDITS, **SCHEDULER_EDITS}]
 
 
 @pytest.mark.parametrize("version,name", CASES, ids=[f"{v}-{n}" for v, n in CASES])
 def test_release_edit(sglang_copy, version, name):
-    breaks, edits = RELEASE_EDITS[name]
+    breaks, edits = EDITS[name]
     root = sglang_copy(version, subdirs=SUBDIRS)
     _apply(root, edits)
     report = check(root, strict=True)
