@@ -1013,6 +1013,13 @@ def complete(light: ModuleSummary, whole: ModuleSummary) -> None:
     light.__dict__.pop("light", None)
 
 
+def _line_count(source: bytes) -> int:
+    """``len(source.splitlines())`` without making the lines (most sources have no ``\r``)."""
+    if b"\r" in source:
+        return len(source.splitlines())
+    return source.count(b"\n") + (1 if source and not source.endswith(b"\n") else 0)
+
+
 def _summarize(source: bytes, relpath: str, light: bool) -> ModuleSummary:
     module, is_pkg = module_name(relpath)
     summary = ModuleSummary(module=module, path=relpath, is_package=is_pkg)
@@ -1026,6 +1033,6 @@ def _summarize(source: bytes, relpath: str, light: bool) -> ModuleSummary:
     ex.visit(tree)
     ex._name_lambdas("")
     if ex.module_func.calls:
-        ex.module_func.end = len(source.splitlines()) or 1
+        ex.module_func.end = _line_count(source) or 1
         summary.functions[MODULE_FUNC] = ex.module_func
     return summary
