@@ -7,7 +7,8 @@
 # timed; the least of ROUNDS rounds, default 1; its CPU time printed beside).
 # With SUMMARIES_BASE=<commit>, first checks that tracer/index.py of that commit and of the
 # working tree summarise every module of the tree into the same pickles (a faster walk must not
-# change what it records); it stops if one differs.
+# change what it records), and that each light summary (no function bodies, what `index` writes)
+# is its whole one lightened; it stops if one differs.
 # Usage: [SUMMARIES_BASE=<commit>] bash bench/bench_tracer.sh [VERSION [ROUNDS]]
 set -euo pipefail
 version="${1:-0.5.23}"
@@ -43,15 +44,20 @@ def as_current(summary):
     return summary
 
 
-differ = []
+differ, light_differ = [], []
 for rel in rels:
     data = (root / rel).read_bytes()
     old = pickle.dumps(as_current(base_index.summarize_source(data, rel)), protocol=pickle.HIGHEST_PROTOCOL)
-    new = pickle.dumps(index.summarize_source(data, rel), protocol=pickle.HIGHEST_PROTOCOL)
-    if old != new:
+    whole = index.summarize_source(data, rel)
+    if old != pickle.dumps(whole, protocol=pickle.HIGHEST_PROTOCOL):
         differ.append(rel)
+    if (pickle.dumps(index.lighten(whole), protocol=pickle.HIGHEST_PROTOCOL)
+            != pickle.dumps(index.light_summary(data, rel), protocol=pickle.HIGHEST_PROTOCOL)):
+        light_differ.append(rel)
 print(f"summaries: {len(rels) - len(differ)} of {len(rels)} modules pickle the same as at the base", *differ[:10])
-sys.exit(1 if differ else 0)
+print(f"light summaries: {len(rels) - len(light_differ)} of {len(rels)} are their whole ones lightened",
+      *light_differ[:10])
+sys.exit(1 if differ or light_differ else 0)
 PY
 fi
 floor=$(python3 - "$tree" "$rounds" <<'PY'
@@ -91,4 +97,6 @@ timed "map Scheduler.run_batch --depth 2, warm" "$spectrace" map --sglang "$vers
 cold_cache
 timed "index (every module), cold" "$spectrace" index --sglang "$version"
 timed "index (every module), warm" "$spectrace" index --sglang "$version"
+timed "map Scheduler.run_batch --depth 2, after index" "$spectrace" map --sglang "$version" Scheduler.run_batch --depth 2 --format json
+timed "map --field next_draft_input, after index" "$spectrace" map --sglang "$version" --field next_draft_input --format json
 timed "map --field next_draft_input, warm" "$spectrace" map --sglang "$version" --field next_draft_input --format json

@@ -139,7 +139,7 @@ class ModuleStore:
             if target[0] == "from" and f"{mod}.{target[2]}" in files:
                 mod = f"{mod}.{target[2]}"
             rel = files.get(mod)
-            if rel is not None and mod not in self._summaries and rel not in pack and rel not in out:
+            if rel is not None and rel not in out and self._wants_whole(mod, rel, pack):
                 out.append(rel)
         return out
 
@@ -147,8 +147,17 @@ class ModuleStore:
         """While parsing ahead: these modules are about to be asked for, in this order."""
         if self._ahead is not None:
             pack = self._load_pack()
-            self._ahead.expect([rel for rel in (self.files.get(m) for m in modules if m not in self._summaries)
-                                if rel is not None and rel not in pack])
+            self._ahead.expect([rel for m in modules if (rel := self.files.get(m)) is not None
+                                and self._wants_whole(m, rel, pack)])
+
+    def _wants_whole(self, mod: str, rel: str, pack: dict) -> bool:
+        """Whether a module's whole summary is yet to be made: neither loaded whole nor in the pack
+        (a light one from ``spectrace index`` is completed when its bodies are needed)."""
+        loaded = self._summaries.get(mod)
+        if loaded is not None and not is_light(loaded):
+            return False
+        entry = pack.get(rel)
+        return entry is None or entry[5] is None
 
     def expect_calls(self, summary: ModuleSummary, f: FuncInfo) -> None:
         """While parsing ahead: the modules that the names ``f``'s calls start from are imported
@@ -254,8 +263,13 @@ class ModuleStore:
             except Exception:  # noqa: BLE001 (an unreadable cache entry: parsed again below)
                 whole = None
         if whole is None or whole.path != rel:
-            whole, entry = _summarize_shallow(self.root, rel, self.cache)
-            self._remember(rel, entry)
+            parsed = self._ahead.take(rel) if self._ahead is not None else None
+            if parsed is not None:
+                self._keep_parsed(rel, parsed)
+                whole = pickle.loads(parsed[0][5])
+            else:
+                whole, entry = _summarize_shallow(self.root, rel, self.cache)
+                self._remember(rel, entry)
         elif entry[5] is None:  # from the cache: the pack keeps it for the next process
             self._remember(rel, entry[:5] + (blob,))
         complete(light, whole)
