@@ -179,7 +179,8 @@ def map_command(roots, sglang, source_path, package, depth, fmt, output, include
 @click.option("--package", metavar="NAME", help="With --source: the top-level package to index.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (default: all cores).")
 def index_command(sglang, source_path, package, jobs):
-    """Index every module of an SGLang tree or a package (warms the cache for --field maps and contracts)."""
+    """Index every module of an SGLang tree or a package: what each defines outside function bodies
+    (the bodies are summarised when a map or a check first needs them)."""
     proj = open_project(sglang, source_path, package)
     t0 = time.perf_counter()
     # Brings the cache up to date; a warm run reads the counts kept beside each module's summary.
