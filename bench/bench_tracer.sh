@@ -4,7 +4,8 @@
 # and its workers (what other work on a shared machine moves least) and peak memory; the wall time
 # also as a ratio to the floor measured in the same run: plain `ast.parse` of every file of the tree
 # on one core, as the interpreter runs it by default (the files read beforehand, the parse alone
-# timed; the least of ROUNDS rounds, default 1; its CPU time printed beside).
+# timed; the least of ROUNDS rounds, default 1; its CPU time printed beside, and the same parse
+# split over two processes).
 # With SUMMARIES_BASE=<commit>, first checks that tracer/index.py of that commit and of the
 # working tree summarise every module of the tree into the same pickles (a faster walk must not
 # change what it records), and that each light summary (no function bodies, what `index` writes)
@@ -61,7 +62,7 @@ sys.exit(1 if differ or light_differ else 0)
 PY
 fi
 floor=$(python3 - "$tree" "$rounds" <<'PY'
-import ast, pathlib, sys, time
+import ast, os, pathlib, sys, time
 files = sorted(pathlib.Path(sys.argv[1]).rglob("*.py"))
 texts = [p.read_bytes() for p in files]
 best = best_cpu = None
@@ -75,10 +76,30 @@ for _ in range(int(sys.argv[2])):
     spent, cpu = time.perf_counter() - t0, time.process_time() - c0
     best = spent if best is None else min(best, spent)
     best_cpu = cpu if best_cpu is None else min(best_cpu, cpu)
-print(f"{best:.2f} {len(files)} {best_cpu:.2f}")
+# the same parse on two cores (every other file in each of two processes): what a whole-tree index
+# on two cores costs before it summarises anything
+best2 = None
+for _ in range(int(sys.argv[2])):
+    t0 = time.perf_counter()
+    pids = []
+    for half in (0, 1):
+        pid = os.fork()
+        if pid == 0:
+            for text in texts[half::2]:
+                try:
+                    ast.parse(text)
+                except (SyntaxError, ValueError):
+                    pass
+            os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+    spent = time.perf_counter() - t0
+    best2 = spent if best2 is None else min(best2, spent)
+print(f"{best:.2f} {len(files)} {best_cpu:.2f} {best2:.2f}")
 PY
 )
-read -r floor_s nfiles floor_cpu <<<"$floor"
+read -r floor_s nfiles floor_cpu floor2_s <<<"$floor"
 timed() {  # label, command...
   local label=$1; shift
   /usr/bin/time -f "%e %M %U %S" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
@@ -87,7 +108,8 @@ timed() {  # label, command...
     "$(echo "$user + $sys" | bc -l)" $((kb / 1024))
 }
 echo "SGLang $version, $(nproc) cores, $(python3 --version 2>&1), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "floor: ast.parse of the $nfiles files on one core, $floor_s s (CPU $floor_cpu s)"
+echo "floor: ast.parse of the $nfiles files on one core, $floor_s s (CPU $floor_cpu s);" \
+  "on two cores $floor2_s s, $(printf '%.3f' "$(echo "$floor2_s / $floor_s" | bc -l)") of the floor"
 echo "| run | ratio to the floor | wall | CPU (user+sys, all processes) | peak RSS |"
 echo "|---|---|---|---|---|"
 export SPECTRACE_CACHE_DIR="$work/c"
