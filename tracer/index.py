@@ -6,6 +6,11 @@ assignments, returned expressions, attribute reads and writes, local imports) an
 module's imports. Expressions are kept as a tiny tuple IR (see ``expr_ir``) so that a
 summary pickles small and loads fast.
 
+A summary is whole (``summarize_source``) or light (``light_summary``: no function bodies, nor
+what is defined inside them), the latter what ``spectrace index`` writes: a whole-tree index then
+costs little more than the parse. A light summary a query loads is completed in place, on first
+need of a body, from the whole one (``defer_bodies``, ``complete``).
+
 Why ``ast`` and not libcst here: the whole-package index must cover 4,700 files of SGLang
 0.5.23 in under a minute on two cores; libcst needs 257 s on one core for that.
 

@@ -2,7 +2,9 @@
 
 A summary comes from the per-tree pack when its file's size and mtime are unchanged, else from
 the cache by content or a fresh parse (``summary_cache``). Whatever is parsed is put back into the
-pack, which ``save`` writes for the next process.
+pack, which ``save`` writes for the next process. The pack keeps each module's light summary and,
+once a process has made it, its whole one; a module loaded from the pack is light until a query
+needs a body.
 """
 
 from __future__ import annotations
