@@ -4,10 +4,12 @@
 # and its workers (what other work on a shared machine moves least) and peak memory; the wall time
 # also as a ratio to the floor measured in the same run: plain `ast.parse` of every file of the tree
 # on one core, as the interpreter runs it by default (the files read beforehand, the parse alone
-# timed; the least of ROUNDS rounds, default 1; its CPU time printed beside).
+# timed; the least of ROUNDS rounds, default 1; its CPU time printed beside, and the same parse
+# split over two processes).
 # With SUMMARIES_BASE=<commit>, first checks that tracer/index.py of that commit and of the
 # working tree summarise every module of the tree into the same pickles (a faster walk must not
-# change what it records); it stops if one differs.
+# change what it records), and that each light summary (no function bodies, what `index` writes)
+# is its whole one lightened; it stops if one differs.
 # Usage: [SUMMARIES_BASE=<commit>] bash bench/bench_tracer.sh [VERSION [ROUNDS]]
 set -euo pipefail
 version="${1:-0.5.23}"
@@ -43,19 +45,24 @@ def as_current(summary):
     return summary
 
 
-differ = []
+differ, light_differ = [], []
 for rel in rels:
     data = (root / rel).read_bytes()
     old = pickle.dumps(as_current(base_index.summarize_source(data, rel)), protocol=pickle.HIGHEST_PROTOCOL)
-    new = pickle.dumps(index.summarize_source(data, rel), protocol=pickle.HIGHEST_PROTOCOL)
-    if old != new:
+    whole = index.summarize_source(data, rel)
+    if old != pickle.dumps(whole, protocol=pickle.HIGHEST_PROTOCOL):
         differ.append(rel)
+    if (pickle.dumps(index.lighten(whole), protocol=pickle.HIGHEST_PROTOCOL)
+            != pickle.dumps(index.light_summary(data, rel), protocol=pickle.HIGHEST_PROTOCOL)):
+        light_differ.append(rel)
 print(f"summaries: {len(rels) - len(differ)} of {len(rels)} modules pickle the same as at the base", *differ[:10])
-sys.exit(1 if differ else 0)
+print(f"light summaries: {len(rels) - len(light_differ)} of {len(rels)} are their whole ones lightened",
+      *light_differ[:10])
+sys.exit(1 if differ or light_differ else 0)
 PY
 fi
 floor=$(python3 - "$tree" "$rounds" <<'PY'
-import ast, pathlib, sys, time
+import ast, os, pathlib, sys, time
 files = sorted(pathlib.Path(sys.argv[1]).rglob("*.py"))
 texts = [p.read_bytes() for p in files]
 best = best_cpu = None
@@ -69,10 +76,30 @@ for _ in range(int(sys.argv[2])):
     spent, cpu = time.perf_counter() - t0, time.process_time() - c0
     best = spent if best is None else min(best, spent)
     best_cpu = cpu if best_cpu is None else min(best_cpu, cpu)
-print(f"{best:.2f} {len(files)} {best_cpu:.2f}")
+# the same parse on two cores (every other file in each of two processes): what a whole-tree index
+# on two cores costs before it summarises anything
+best2 = None
+for _ in range(int(sys.argv[2])):
+    t0 = time.perf_counter()
+    pids = []
+    for half in (0, 1):
+        pid = os.fork()
+        if pid == 0:
+            for text in texts[half::2]:
+                try:
+                    ast.parse(text)
+                except (SyntaxError, ValueError):
+                    pass
+            os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+    spent = time.perf_counter() - t0
+    best2 = spent if best2 is None else min(best2, spent)
+print(f"{best:.2f} {len(files)} {best_cpu:.2f} {best2:.2f}")
 PY
 )
-read -r floor_s nfiles floor_cpu <<<"$floor"
+read -r floor_s nfiles floor_cpu floor2_s <<<"$floor"
 timed() {  # label, command...
   local label=$1; shift
   /usr/bin/time -f "%e %M %U %S" -o "$work/t" "$@" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
@@ -81,7 +108,8 @@ timed() {  # label, command...
     "$(echo "$user + $sys" | bc -l)" $((kb / 1024))
 }
 echo "SGLang $version, $(nproc) cores, $(python3 --version 2>&1), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "floor: ast.parse of the $nfiles files on one core, $floor_s s (CPU $floor_cpu s)"
+echo "floor: ast.parse of the $nfiles files on one core, $floor_s s (CPU $floor_cpu s);" \
+  "on two cores $floor2_s s, $(printf '%.3f' "$(echo "$floor2_s / $floor_s" | bc -l)") of the floor"
 echo "| run | ratio to the floor | wall | CPU (user+sys, all processes) | peak RSS |"
 echo "|---|---|---|---|---|"
 export SPECTRACE_CACHE_DIR="$work/c"
@@ -91,4 +119,6 @@ timed "map Scheduler.run_batch --depth 2, warm" "$spectrace" map --sglang "$vers
 cold_cache
 timed "index (every module), cold" "$spectrace" index --sglang "$version"
 timed "index (every module), warm" "$spectrace" index --sglang "$version"
+timed "map Scheduler.run_batch --depth 2, after index" "$spectrace" map --sglang "$version" Scheduler.run_batch --depth 2 --format json
+timed "map --field next_draft_input, after index" "$spectrace" map --sglang "$version" --field next_draft_input --format json
 timed "map --field next_draft_input, warm" "$spectrace" map --sglang "$version" --field next_draft_input --format json

@@ -6,6 +6,11 @@ assignments, returned expressions, attribute reads and writes, local imports) an
 module's imports. Expressions are kept as a tiny tuple IR (see ``expr_ir``) so that a
 summary pickles small and loads fast.
 
+A summary is whole (``summarize_source``) or light (``light_summary``: no function bodies, nor
+what is defined inside them), the latter what ``spectrace index`` writes: a whole-tree index then
+costs little more than the parse. A light summary a query loads is completed in place, on first
+need of a body, from the whole one (``defer_bodies``, ``complete``).
+
 Why ``ast`` and not libcst here: the whole-package index must cover 4,700 files of SGLang
 0.5.23 in under a minute on two cores; libcst needs 257 s on one core for that.
 
@@ -16,6 +21,7 @@ stay in this module (moving one would orphan every cached entry).
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -204,6 +210,22 @@ class FuncInfo:
     # (line, col) of the calls no call expression writes: `raise E` and a bare `@decorator`
     implicit_sites: set = field(default_factory=set)
 
+    def __getattr__(self, name: str):
+        """Only for attributes not set: the body of a light summary's function is summarised on
+        first use (``ModuleStore`` sets how, see ``PendingTable``)."""
+        complete = self.__dict__.get("_complete")
+        if complete is None or name not in BODY_FIELDS:
+            raise AttributeError(name)
+        complete()
+        return self.__dict__[name]
+
+    def __getstate__(self):  # the hook that completes a light function is this process's alone
+        d = self.__dict__
+        if "_complete" in d:
+            d = dict(d)
+            del d["_complete"]
+        return d
+
     @property
     def kind(self) -> str:
         names = {d[1] if d[0] == "n" else (d[2] if d[0] == "a" else None) for d in self.decorators}
@@ -259,8 +281,9 @@ def _resolve_relative(module: str, is_package: bool, level: int, target: str | N
 class _Extractor(ast.NodeVisitor):
     """One pass over a module; one handler per node kind (as in pyflakes)."""
 
-    def __init__(self, summary: ModuleSummary):
+    def __init__(self, summary: ModuleSummary, light: bool = False):
         self.s = summary
+        self.light = light  # the bodies of functions not nested in one are left for ``summarize_source``
         self.class_stack: list[ClassInfo] = []
         self.func_stack: list[FuncInfo] = []
         self.hidden = 0  # inside a class body nested in a function: no scope records its calls
@@ -530,20 +553,28 @@ class _Extractor(ast.NodeVisitor):
             params.append(("*" + args.vararg.arg, None))
         if args.kwarg:
             params.append(("**" + args.kwarg.arg, None))
-        info = FuncInfo(
-            qualname=qn,
-            name=node.name,
-            line=node.lineno,
-            end=node.end_lineno or node.lineno,
-            cls=cls.qualname if cls is not None else None,
-            params=params,
-            returns=annotation_ir(node.returns) if node.returns is not None else None,
-            decorators=[expr_ir(d) for d in node.decorator_list],
-            parent=parent.qualname if parent is not None else None,
-            npos=len(args.posonlyargs) + len(args.args),
-        )
+        signature = {"qualname": qn, "name": node.name, "line": node.lineno, "end": node.end_lineno or node.lineno,
+                     "cls": cls.qualname if cls is not None else None, "params": params,
+                     "returns": annotation_ir(node.returns) if node.returns is not None else None,
+                     "decorators": [expr_ir(d) for d in node.decorator_list],
+                     "parent": parent.qualname if parent is not None else None,
+                     "npos": len(args.posonlyargs) + len(args.args)}
+        if self.light and parent is None:  # a signature alone: its body is summarised when asked for
+            info = FuncInfo.__new__(FuncInfo)  # the fields in their order, the body's left out
+            info.__dict__.update(signature)
+        else:
+            info = FuncInfo(**signature)
         self._decorators(node, qn)  # decorators are calls made at definition time
         getter = self._property_of(node, cls)
+        if self.light and parent is None:
+            if getter is not None:
+                getter.params += [p for p in info.params if p not in getter.params]
+                getter.end = max(getter.end, info.end)
+                return
+            if cls is not None:
+                cls.methods[node.name] = qn
+            self.s.functions[qn] = info
+            return
         if getter is not None:  # `@x.setter def x(...)`: one node with the getter, the two bodies' facts merged
             self.func_stack.append(info)
             for stmt in node.body:
@@ -791,6 +822,17 @@ def _unpacked(targets: list, value_ir):
     return out
 
 
+# What a function's body holds: left out of a light summary's functions (``light_summary``).
+BODY_FIELDS = ("calls", "assigns", "return_exprs", "imports", "reads", "writes", "nested", "args", "protocols",
+               "deco_sites", "uses", "lambda_sites", "implicit_sites")
+
+
+def _strip_body(info: FuncInfo) -> None:
+    d = info.__dict__
+    for name in BODY_FIELDS:
+        del d[name]
+
+
 def _merge_accessor(getter: FuncInfo, accessor: FuncInfo) -> None:
     """A property's setter or deleter runs on attribute writes: its calls and facts are the property's."""
     getter.calls += accessor.calls
@@ -813,6 +855,177 @@ def _merge_accessor(getter: FuncInfo, accessor: FuncInfo) -> None:
 
 
 def summarize_source(source: bytes, relpath: str) -> ModuleSummary:
+    """The whole summary of a module: every function's body included."""
+    return _summarize(source, relpath, light=False)
+
+
+def light_summary(source: bytes, relpath: str) -> ModuleSummary:
+    """A module's summary without the bodies of its functions and methods (what is written inside
+    them: their calls, assignments and other facts, and the functions, classes and lambdas defined
+    there), for ``spectrace index`` and a lazy walk; ``complete`` adds them from the whole one.
+    Module-level code, class bodies, decorators and signatures are all in."""
+    summary = _summarize(source, relpath, light=True)
+    if summary.error is None:
+        summary.__dict__["light"] = True  # no field: a whole summary pickles as it always has
+    return summary
+
+
+def lighten(whole: ModuleSummary) -> ModuleSummary:
+    """``light_summary`` of the source that ``whole`` summarises, made from ``whole`` (left as it is)."""
+    if whole.error is not None:
+        return whole
+    defs = [(f.line, f.end) for f in whole.functions.values()
+            if f.parent is None and f.qualname != MODULE_FUNC and not f.name.startswith("<lambda")]
+
+    def in_a_body(line: int) -> bool:  # a class statement's line is never its function's `def` line
+        return any(start < line <= end for start, end in defs)
+
+    classes = {qn: c for qn, c in whole.classes.items() if not in_a_body(c.line)}
+    functions = {}
+    for qn, f in whole.functions.items():
+        if f.name.startswith("<lambda"):
+            outer = qn.rpartition(".")[0]
+            if f.parent is None and (not outer or outer in classes):
+                functions[qn] = f
+        elif f.parent is None and (f.cls is None or f.cls in classes):
+            if qn != MODULE_FUNC:
+                f = copy.copy(f)
+                _strip_body(f)
+            functions[qn] = f
+    light = copy.copy(whole)
+    light.functions = functions
+    light.classes = classes
+    light.lambdas = {pos: qn for pos, qn in whole.lambdas.items() if qn in functions}
+    light.__dict__["light"] = True
+    return light
+
+
+def is_light(summary: ModuleSummary) -> bool:
+    return "light" in summary.__dict__
+
+
+class PendingTable(dict):
+    """A light summary's table of functions, classes or lambdas. Walking over it, or asking for a
+    key that may have been defined inside a function's body, first completes the module; other
+    misses are answered from what the light summary holds."""
+
+    __slots__ = ("_complete", "_inside")
+
+    def __init__(self, items: dict, complete, inside):
+        super().__init__(items)
+        self._complete = complete  # None once the module is complete
+        self._inside = inside  # key -> whether it may name something written in a body
+
+    def _fill(self) -> None:
+        complete = self._complete
+        if complete is not None:
+            complete()
+
+    def _miss(self, key) -> None:
+        if self._complete is not None and not dict.__contains__(self, key) and self._inside(key):
+            self._complete()
+
+    def get(self, key, default=None):
+        self._miss(key)
+        return dict.get(self, key, default)
+
+    def __getitem__(self, key):
+        self._miss(key)
+        return dict.__getitem__(self, key)
+
+    def __contains__(self, key):
+        self._miss(key)
+        return dict.__contains__(self, key)
+
+    def __iter__(self):
+        self._fill()
+        return dict.__iter__(self)
+
+    def __len__(self):
+        self._fill()
+        return dict.__len__(self)
+
+    def keys(self):
+        self._fill()
+        return dict.keys(self)
+
+    def values(self):
+        self._fill()
+        return dict.values(self)
+
+    def items(self):
+        self._fill()
+        return dict.items(self)
+
+    def __reduce__(self):  # pickles as the plain table it stands for
+        self._fill()
+        return (dict, (dict(self),))
+
+
+def defer_bodies(light: ModuleSummary, complete) -> None:
+    """Arrange for ``complete()`` to be called (once) when a query first needs what ``light``
+    leaves out: a function's body, or anything defined inside one."""
+    functions = light.functions
+    defs = {qn: (f.line, f.end) for qn, f in functions.items()
+            if "calls" not in f.__dict__}  # the functions whose bodies are left out
+
+    def once():
+        for table in tables:
+            table._complete = None
+        complete()
+
+    def named_inside(qn) -> bool:  # `f.inner`, `C.m.<lambda1>`, `f.Local`: under a function left out
+        if type(qn) is not str:
+            return False
+        head, _, _ = qn.rpartition(".")
+        while head:
+            if head in defs:
+                return True
+            head, _, _ = head.rpartition(".")
+        return False
+
+    def at_inside(pos) -> bool:  # a lambda's (line, col) inside a function left out
+        return any(start <= pos[0] <= end for start, end in defs.values())
+
+    tables = [PendingTable(functions, once, named_inside), PendingTable(light.classes, once, named_inside),
+              PendingTable(light.lambdas, once, at_inside)]
+    light.functions, light.classes, light.lambdas = tables
+    for qn in defs:
+        functions[qn].__dict__["_complete"] = once
+
+
+def complete(light: ModuleSummary, whole: ModuleSummary) -> None:
+    """Make ``light`` the whole summary ``whole`` of the same source, in place: the functions it
+    holds (the same objects, which callers may keep) get their bodies, the tables get what was
+    defined inside functions, in ``whole``'s order."""
+    functions = {}
+    for qn, f in whole.functions.items():
+        mine = light.functions.get(qn)
+        if mine is not None:
+            d = mine.__dict__
+            d.clear()
+            d.update(f.__dict__)
+            f = mine
+        functions[qn] = f
+    tables = {"functions": functions, "classes": whole.classes, "lambdas": whole.lambdas}
+    for name, value in whole.__dict__.items():
+        if name in tables:
+            own = light.__dict__[name]  # a table a caller may hold: filled in place
+            dict.clear(own)
+            dict.update(own, tables[name])
+            value = tables[name]  # a plain dict from here on
+        light.__dict__[name] = value
+    light.__dict__.pop("light", None)
+
+
+def _line_count(source: bytes) -> int:
+    """``len(source.splitlines())`` without making the lines (most sources have no ``\r``)."""
+    if b"\r" in source:
+        return len(source.splitlines())
+    return source.count(b"\n") + (1 if source and not source.endswith(b"\n") else 0)
+
+
+def _summarize(source: bytes, relpath: str, light: bool) -> ModuleSummary:
     module, is_pkg = module_name(relpath)
     summary = ModuleSummary(module=module, path=relpath, is_package=is_pkg)
     try:
@@ -821,10 +1034,10 @@ def summarize_source(source: bytes, relpath: str) -> ModuleSummary:
         line = getattr(exc, "lineno", None)
         summary.error = f"{relpath}:{line}: syntax error: {getattr(exc, 'msg', exc)}"
         return summary
-    ex = _Extractor(summary)
+    ex = _Extractor(summary, light)
     ex.visit(tree)
     ex._name_lambdas("")
     if ex.module_func.calls:
-        ex.module_func.end = len(source.splitlines()) or 1
+        ex.module_func.end = _line_count(source) or 1
         summary.functions[MODULE_FUNC] = ex.module_func
     return summary

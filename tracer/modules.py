@@ -2,7 +2,9 @@
 
 A summary comes from the per-tree pack when its file's size and mtime are unchanged, else from
 the cache by content or a fresh parse (``summary_cache``). Whatever is parsed is put back into the
-pack, which ``save`` writes for the next process.
+pack, which ``save`` writes for the next process. The pack keeps each module's light summary and,
+once a process has made it, its whole one; a module loaded from the pack is light until a query
+needs a body.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from typing import Callable, Iterable, Iterator
 
 from spectrace.interrupts import process_pool
 from spectrace.source import module_name
-from spectrace.tracer.index import FuncInfo, ModuleSummary
+from spectrace.tracer.index import FuncInfo, ModuleSummary, complete, defer_bodies, is_light
 from spectrace.tracer.prefetch import ParseAhead
-from spectrace.tracer.summary_cache import SummaryCache, summarize_file, summarize_in_worker
+from spectrace.tracer.summary_cache import (SummaryCache, keep_blobs, summarize_file, summarize_in_worker,
+                                           whole_key)
 
 Progress = Callable[[int, int], None]
 
@@ -48,7 +51,8 @@ class ModuleStore:
         self.errors: list[str] = []  # files that could not be parsed, "path:line: why"
         self._summaries: dict[str, ModuleSummary | None] = {}  # None: no such module in the tree
         self._files: dict[str, str] | None = None
-        self._pack: dict | None = None  # relpath -> (size, mtime_ns, content key, pickled summary)
+        # relpath -> (size, mtime_ns, content key, pickled light summary, stats, pickled whole one or None)
+        self._pack: dict | None = None
         self._pack_dirty = False
         self._ahead: ParseAhead | None = None
 
@@ -107,14 +111,14 @@ class ModuleStore:
         if parsed is None:
             return None
         self._keep_parsed(rel, parsed)
-        return pickle.loads(parsed[0][3])
+        return pickle.loads(parsed[0][5])
 
     def _keep_parsed(self, rel: str, parsed) -> None:
         """A pack entry from another process, and its summary for the cache where it was parsed anew."""
         entry, fresh = parsed
         self._remember(rel, entry)
         if fresh:
-            self.cache.put_blob(entry[2], entry[3])
+            keep_blobs(self.cache, entry)
 
     @staticmethod
     def _base_imports(summary: ModuleSummary) -> list:
@@ -137,7 +141,7 @@ class ModuleStore:
             if target[0] == "from" and f"{mod}.{target[2]}" in files:
                 mod = f"{mod}.{target[2]}"
             rel = files.get(mod)
-            if rel is not None and mod not in self._summaries and rel not in pack and rel not in out:
+            if rel is not None and rel not in out and self._wants_whole(mod, rel, pack):
                 out.append(rel)
         return out
 
@@ -145,8 +149,17 @@ class ModuleStore:
         """While parsing ahead: these modules are about to be asked for, in this order."""
         if self._ahead is not None:
             pack = self._load_pack()
-            self._ahead.expect([rel for rel in (self.files.get(m) for m in modules if m not in self._summaries)
-                                if rel is not None and rel not in pack])
+            self._ahead.expect([rel for m in modules if (rel := self.files.get(m)) is not None
+                                and self._wants_whole(m, rel, pack)])
+
+    def _wants_whole(self, mod: str, rel: str, pack: dict) -> bool:
+        """Whether a module's whole summary is yet to be made: neither loaded whole nor in the pack
+        (a light one from ``spectrace index`` is completed when its bodies are needed)."""
+        loaded = self._summaries.get(mod)
+        if loaded is not None and not is_light(loaded):
+            return False
+        entry = pack.get(rel)
+        return entry is None or entry[5] is None
 
     def expect_calls(self, summary: ModuleSummary, f: FuncInfo) -> None:
         """While parsing ahead: the modules that the names ``f``'s calls start from are imported
@@ -171,28 +184,28 @@ class ModuleStore:
         for mod, rel in self.files.items():
             if mod in self._summaries:
                 continue
-            summary = self._from_pack(rel)
+            summary = self._from_pack(rel, whole=True)
             if summary is not None:
                 self._adopt(summary)
             else:
                 todo.append(rel)
-        for rel, summary in self._parse(todo, jobs, progress):
-            self._adopt(summary if summary is not None else pickle.loads(self._pack[rel][3]))
+        for rel, summary in self._parse(todo, jobs, progress, whole=True):
+            self._adopt(summary if summary is not None else pickle.loads(self._pack[rel][5]))
         self.save()
 
     def refresh(self, jobs: int | None = None, progress: Progress | None = None) -> list[tuple]:
-        """Bring the pack up to date with every file (the changed ones parsed in parallel) without
-        loading any summary; the ``module_stats`` of every module, in file order."""
+        """Bring the pack up to date with every file (the changed ones parsed in parallel into light
+        summaries) without loading any summary; the ``module_stats`` of every module, in file order."""
         pack = self._load_pack()
         todo = [rel for rel in self.files.values() if not self._fresh(pack.get(rel), rel)]
-        for _rel, _summary in self._parse(todo, jobs, progress):
+        for _rel, _summary in self._parse(todo, jobs, progress, whole=False):
             pass
         self.save()
         return [pack[rel][4] for rel in self.files.values() if rel in pack]
 
-    def _parse(self, todo: list[str], jobs: int | None, progress: Progress | None):
-        """Parse ``todo`` into the pack; yields (file, its summary, or None where only the pack
-        entry came back from a worker process)."""
+    def _parse(self, todo: list[str], jobs: int | None, progress: Progress | None, whole: bool):
+        """Parse ``todo`` into the pack (whole summaries, or light ones); yields (file, its summary,
+        or None where only the pack entry came back from a worker process)."""
         total = len(todo)
         if progress:
             progress(0, total)
@@ -201,13 +214,13 @@ class ModuleStore:
         jobs = jobs or min(os.cpu_count() or 1, 8)
         if jobs <= 1 or total < PARALLEL_FROM:
             for i, rel in enumerate(todo, 1):
-                summary, entry = summarize_file(self.root, rel, self.cache)
+                summary, entry = summarize_file(self.root, rel, self.cache, whole)
                 self._remember(rel, entry)
                 yield rel, summary
                 if progress:
                     progress(i, total)
         else:
-            args = [(str(self.root), rel, self.cache.enabled) for rel in todo]
+            args = [(str(self.root), rel, self.cache.enabled, whole) for rel in todo]
             with process_pool(jobs) as pool:
                 done = pool.map(summarize_in_worker, args, chunksize=16)
                 for i, (rel, entry, fresh) in enumerate(done, 1):
@@ -228,9 +241,40 @@ class ModuleStore:
             self._pack = self.cache.load_pack(self.root)
         return self._pack
 
-    def _from_pack(self, rel: str) -> ModuleSummary | None:
+    def _from_pack(self, rel: str, whole: bool = False) -> ModuleSummary | None:
+        """The file's light summary from the pack (its bodies summarised when first needed), or
+        with ``whole`` its whole one if the pack has it; None if the pack has no fresh entry."""
         entry = self._load_pack().get(rel)
-        return pickle.loads(entry[3]) if self._fresh(entry, rel) else None
+        if not self._fresh(entry, rel):
+            return None
+        if whole:
+            return pickle.loads(entry[5]) if entry[5] is not None else None
+        summary = pickle.loads(entry[3])
+        if is_light(summary):
+            defer_bodies(summary, lambda: self._complete(summary, rel))
+        return summary
+
+    def _complete(self, light: ModuleSummary, rel: str) -> None:
+        """Give a light summary its functions' bodies: from the pack, the cache or a parse."""
+        entry = self._load_pack()[rel]
+        blob = entry[5] if entry[5] is not None else self.cache.get_blob(whole_key(entry[2]))
+        whole = None
+        if blob is not None:
+            try:
+                whole = pickle.loads(blob)
+            except Exception:  # noqa: BLE001 (an unreadable cache entry: parsed again below)
+                whole = None
+        if whole is None or whole.path != rel:
+            parsed = self._ahead.take(rel) if self._ahead is not None else None
+            if parsed is not None:
+                self._keep_parsed(rel, parsed)
+                whole = pickle.loads(parsed[0][5])
+            else:
+                whole, entry = _summarize_shallow(self.root, rel, self.cache)
+                self._remember(rel, entry)
+        elif entry[5] is None:  # from the cache: the pack keeps it for the next process
+            self._remember(rel, entry[:5] + (blob,))
+        complete(light, whole)
 
     def _fresh(self, entry, rel: str) -> bool:
         """A pack entry whose file has the size and mtime it was read with."""

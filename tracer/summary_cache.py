@@ -16,9 +16,9 @@ from pathlib import Path
 
 from spectrace.atomic import atomic_write
 from spectrace.source import cache_dir
-from spectrace.tracer.index import ModuleSummary, summarize_source
+from spectrace.tracer.index import ModuleSummary, light_summary, lighten, summarize_source
 
-SUMMARY_FORMAT = 17  # bump when the summary layout changes: old cache entries are ignored
+SUMMARY_FORMAT = 18  # bump when the summary layout changes: old cache entries are ignored
 
 # What an unreadable entry raises: absent or unreadable file (OSError), truncated (EOFError),
 # corrupt (UnpicklingError), written by an older layout of the classes (AttributeError).
@@ -153,41 +153,76 @@ class SummaryCache:
             report_write_failure(str(exc))
 
 
-def module_stats(summary: ModuleSummary) -> tuple:
+def module_stats(light: ModuleSummary) -> tuple:
     """What ``spectrace index`` reports of a module, kept beside its pickle so that a warm index
-    need not unpickle it: (classes, functions, call sites, parse error or None)."""
-    return (len(summary.classes), len(summary.functions),
-            sum(len(f.calls) for f in summary.functions.values()), summary.error)
+    need not unpickle it: (classes, functions, parse error or None), as its light summary counts
+    them (what is defined outside function bodies)."""
+    return len(light.classes), len(light.functions), light.error
 
 
-def summarize_file(root: Path, relpath: str, cache: SummaryCache | None = None) -> tuple[ModuleSummary, tuple]:
-    """A file's summary and its pack entry, (size, mtime_ns, content key, pickled summary,
-    ``module_stats``), from the cache when its content was seen before."""
-    summary, entry, fresh = read_or_parse(root, relpath, cache)
+def whole_key(key: str) -> str:
+    """The cache key of a content's whole summary (its light one is under the content key)."""
+    return key + ":whole"
+
+
+def summarize_file(root: Path, relpath: str, cache: SummaryCache | None = None,
+                   whole: bool = True) -> tuple[ModuleSummary, tuple]:
+    """A file's summary (its whole one, or its light one) and its pack entry: (size, mtime_ns,
+    content key, pickled light summary, ``module_stats``, pickled whole summary or None), from
+    the cache when its content was seen before."""
+    summary, entry, fresh = read_or_parse(root, relpath, cache, whole)
     if fresh and cache is not None:
-        cache.put_blob(entry[2], entry[3])
+        keep_blobs(cache, entry)
     return summary, entry
 
 
-def read_or_parse(root: Path, relpath: str, cache: SummaryCache | None = None) -> tuple[ModuleSummary, tuple, bool]:
-    """``summarize_file`` without putting the summary in the cache: also whether it was parsed
-    anew (and so is worth keeping under its content key)."""
+def keep_blobs(cache: SummaryCache, entry: tuple) -> None:
+    """Put a pack entry's summaries in the cache by content."""
+    cache.put_blob(entry[2], entry[3])
+    if entry[5] is not None:
+        cache.put_blob(whole_key(entry[2]), entry[5])
+
+
+def _loads(blob: bytes | None, relpath: str) -> ModuleSummary | None:
+    if blob is None:
+        return None
+    try:
+        summary = pickle.loads(blob)
+    except _UNREADABLE:
+        return None
+    return summary if summary.path == relpath else None
+
+
+def read_or_parse(root: Path, relpath: str, cache: SummaryCache | None = None,
+                  whole: bool = True) -> tuple[ModuleSummary, tuple, bool]:
+    """``summarize_file`` without putting the summaries in the cache: also whether they were made
+    anew (and so are worth keeping under their content key)."""
     path = root / relpath
     st = os.stat(path)  # before reading: a file changed meanwhile is read again next time
     data = path.read_bytes()
     key = content_key(data)
-    blob = cache.get_blob(key) if cache is not None else None
-    summary = None
-    if blob is not None:
-        try:
-            summary = pickle.loads(blob)
-        except _UNREADABLE:
-            summary = None
-    fresh = summary is None or summary.path != relpath
-    if fresh:
-        summary = summarize_source(data, relpath)
-        blob = pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
-    return summary, (st.st_size, st.st_mtime_ns, key, blob, module_stats(summary)), fresh
+    dumps = pickle.dumps
+    if whole:
+        whole_blob = cache.get_blob(whole_key(key)) if cache is not None else None
+        summary = _loads(whole_blob, relpath)
+        light_blob = cache.get_blob(key) if summary is not None else None
+        light = _loads(light_blob, relpath)
+        fresh = light is None
+        if summary is None:
+            summary = summarize_source(data, relpath)
+            whole_blob = dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
+        if light is None:
+            light = lighten(summary)
+            light_blob = dumps(light, protocol=pickle.HIGHEST_PROTOCOL)
+    else:
+        whole_blob = None
+        light_blob = cache.get_blob(key) if cache is not None else None
+        summary = light = _loads(light_blob, relpath)
+        fresh = summary is None
+        if fresh:
+            summary = light = light_summary(data, relpath)
+            light_blob = dumps(light, protocol=pickle.HIGHEST_PROTOCOL)
+    return summary, (st.st_size, st.st_mtime_ns, key, light_blob, module_stats(light), whole_blob), fresh
 
 
 _worker_caches: dict[bool, SummaryCache] = {}
@@ -203,9 +238,9 @@ def worker_cache(enabled: bool) -> SummaryCache:
     return cache
 
 
-def summarize_in_worker(args: tuple[str, str, bool]) -> tuple[str, tuple, bool]:
+def summarize_in_worker(args: tuple[str, str, bool, bool]) -> tuple[str, tuple, bool]:
     """``read_or_parse`` in a pool process: the pack entry alone comes back (the summary travels
     pickled once), with whether it was parsed anew (the parent writes those)."""
-    root, relpath, enabled = args
-    _summary, entry, fresh = read_or_parse(Path(root), relpath, worker_cache(enabled))
+    root, relpath, enabled, whole = args
+    _summary, entry, fresh = read_or_parse(Path(root), relpath, worker_cache(enabled), whole)
     return relpath, entry, fresh
