@@ -75,24 +75,32 @@ def _close(name: str, names) -> str:
 
 def check_field_names(proj, field: str, owner: str | None) -> None:
     """A field nothing reads or writes, or an ``--owner`` no class of that name declaring the field,
-    is a typo: refused with the names that come close, rather than drawn as a smaller map."""
-    fields: set[str] = set()
+    is a typo: refused with the names that come close, rather than drawn as a smaller map. Only the
+    modules whose text names the field are read for a field that exists; the whole tree only to
+    find the names close to one that does not."""
+    where = proj.source.describe()
     declaring: set[str] = set()  # classes whose annotations hold the field
-    classes: set[str] = set()
-    for summary in proj.loaded_modules():
+    found = False
+    for summary in filter(None, map(proj.module, proj.texts.mentions(field))):
         for c in summary.classes.values():
-            classes.add(c.name)
-            fields.update(c.annotations)
             if field in c.annotations:
                 declaring.add(c.name)
-        for f in summary.functions.values():
-            fields.update(f.reads)
-            fields.update(f.writes)
-    where = proj.source.describe()
-    if field not in fields:
+                found = True
+        found = found or any(field in f.reads or field in f.writes for f in summary.functions.values())
+    if not found:
+        proj.index_all(progress=Bar("indexing"))
+        fields: set[str] = set()
+        for summary in proj.loaded_modules():
+            for c in summary.classes.values():
+                fields.update(c.annotations)
+            for f in summary.functions.values():
+                fields.update(f.reads)
+                fields.update(f.writes)
         raise SpectraceError(f"no reads or writes of a field named '{field}' in {where}{_close(field, fields)}")
     if owner is None or owner in declaring:
         return
+    proj.index_all(progress=Bar("indexing"))
+    classes = {c.name for summary in proj.loaded_modules() for c in summary.classes.values()}
     if owner not in classes:
         raise SpectraceError(f"no class named '{owner}' in {where}{_close(owner, declaring or classes)}")
     raise SpectraceError(f"class '{owner}' declares no field '{field}' in {where}; "
@@ -145,7 +153,6 @@ def map_command(roots, sglang, source_path, package, depth, fmt, output, include
     if owner and not field:
         raise SpectraceError("--owner goes with --field")
     if field:
-        proj.index_all(progress=Bar("indexing"))
         check_field_names(proj, field, owner)
         graph = field_graph(proj, field, owner=owner)
         if graph.number_of_edges() == 0:

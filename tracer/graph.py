@@ -173,9 +173,11 @@ def field_graph(proj: Project, field: str, owner: str | None = None) -> nx.DiGra
     """
     import networkx as nx
 
-    proj.index_all()
+    # Only a module whose text names the field can read, write or declare it: the others' bodies
+    # are never summarised (after a light index, the bodies of the few that name it).
+    modules = [m for m in map(proj.module, proj.texts.mentions(field)) if m is not None]
     owners = set()
-    for summary in proj.loaded_modules():
+    for summary in modules:
         for qn, c in summary.classes.items():
             if field in c.annotations and (owner is None or c.name == owner):
                 owners.add(f"{summary.module}.{qn}")
@@ -184,7 +186,7 @@ def field_graph(proj: Project, field: str, owner: str | None = None) -> nx.DiGra
     g = nx.DiGraph()
     g.add_node(fid, kind="field", file=None, line=None, module=None, cls=None, side="other",
                label=field, owners=sorted(owners))
-    for summary in proj.loaded_modules():
+    for summary in modules:
         for qn, f in summary.functions.items():
             fq = f"{summary.module}.{qn}"
             writes = f.writes.get(field, [])
