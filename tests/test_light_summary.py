@@ -122,3 +122,28 @@ def test_a_light_module_answers_signatures_without_its_bodies(sglang_copy, tmp_p
     assert mod.functions.get("Scheduler.no_such_method") is None and is_light(mod)
     with pytest.raises(TypeError):  # a body asked for: the module is completed (here: refused)
         run_batch.calls
+
+
+def test_a_field_map_completes_only_the_modules_that_name_the_field(sglang_copy, tmp_path, monkeypatch):
+    """After a light index, `map --field` needs the bodies of the modules whose text names the
+    field, and gets the map a cold whole-tree reading gets."""
+    from spectrace.source import from_path
+    from spectrace.tracer.graph import field_graph
+    from spectrace.tracer.project import Project
+
+    root = sglang_copy(OLD, subdirs=("sglang/srt/managers", "sglang/srt/speculative"))
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    whole = Project(from_path(root), use_cache=False)
+    whole.index_all(jobs=1)
+    expected = field_graph(whole, "next_draft_input")
+    Project(from_path(root)).store.refresh(jobs=1)  # the pack: light summaries alone
+    proj = Project(from_path(root))
+    graph = field_graph(proj, "next_draft_input")
+    def edges(g):
+        return {(a, b, tuple(sites)) for a, b, sites in g.edges(data="sites")}
+
+    assert edges(graph) == edges(expected) and graph.number_of_edges() > 3
+    naming = set(proj.texts.mentions("next_draft_input"))
+    complete_modules = {m.module for m in proj.loaded_modules() if not is_light(m)}
+    assert complete_modules and complete_modules <= naming
+    assert len(naming) < len(proj.files) / 4
