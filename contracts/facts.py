@@ -1,6 +1,6 @@
 """Per-function facts: attribute reads, writes, bindings, calls and returns.
 
-This module holds the fact records and the expression descriptors; ``facts_visitors.py`` collects
+This module holds the fact records (the values they name are the records of ``values.py``); ``facts_visitors.py`` collects
 them and ``node_context.py`` says where each node sits (conditions, blocks, guards).
 
 The facts are independent of which dataclass is being traced, so that they can be cached per
@@ -27,8 +27,10 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
+from spectrace.contracts.values import Value
 
-FACTS_VERSION = 13  # bump when the facts change shape: invalidates caches
+
+FACTS_VERSION = 14  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -63,7 +65,7 @@ class ChainRead:
 class AttrWrite:
     root: str
     attrs: list[str]  # target chain: root.attrs[0]...
-    value: dict  # expression descriptor
+    value: Value
     line: int
     shape: str
     conds: list[tuple[str, bool]]
@@ -74,7 +76,7 @@ class AttrWrite:
 @dataclass
 class Binding:
     target: str
-    value: dict
+    value: Value
     line: int
     conds: list[tuple[str, bool]]
     blocks: list[str]
@@ -84,7 +86,7 @@ class Binding:
 
 @dataclass
 class Return:
-    value: dict
+    value: Value
     line: int
     shape: str
     conds: list[tuple[str, bool]]
@@ -95,12 +97,12 @@ class Return:
 @dataclass
 class CallSite:
     callee: str  # normalised text of the called expression
-    keywords: dict  # name -> descriptor
+    keywords: dict[str, Value]
     npos: int
     line: int
     conds: list[tuple[str, bool]]
     blocks: list[str]
-    args: list = field(default_factory=list)  # positional argument descriptors
+    args: list[Value] = field(default_factory=list)  # the positional arguments, starred ones left out
     spread: list = field(default_factory=list)  # the names spread into it: `*name` and `**name` ("**name")
 
 
@@ -123,7 +125,7 @@ class FunctionFacts:
     returns: list[Return] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     none_tested: list[str] = field(default_factory=list)  # names/chains compared to None or tested for truth
-    defaults: dict = field(default_factory=dict)  # parameter -> descriptor of its default value
+    defaults: dict[str, Value] = field(default_factory=dict)  # parameter -> its default value
     # `name["key"] = value` with a literal key: {name: [keys]}; None among them for any other key
     keyed_writes: dict = field(default_factory=dict)
 
