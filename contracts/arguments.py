@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from spectrace.contracts.facts import FunctionFacts
+from spectrace.contracts.facts import FunctionFacts, path_conditions
 from spectrace.contracts.symbols import Symbols
 from spectrace.contracts.values import Chain, Value, is_name
 
@@ -138,7 +138,7 @@ class PassedWrites:
         for w in g.writes:
             if w.root not in roots:
                 continue
-            conds = list(w.conds) + [(e, False) for e in w.exits]
+            conds = path_conditions(w)
             out.append(PassedWrite(
                 attrs=roots[w.root] + list(w.attrs), value=w.value, module=module, rel=rel, f=g,
                 write_line=w.line, write_blocks=w.blocks, shape=w.shape, line=w.line,

@@ -14,7 +14,7 @@ libcst gave the same facts about nine times slower (its position metadata costs 
 
 Every read carries:
 - ``conds``: the enclosing if/elif/else/while/ternary/short-circuit conditions, innermost last,
-  each as ``(text, positive)``; the path condition is their conjunction (else-branches negated);
+  each a ``Cond(text, positive)``; the path condition is their conjunction (else-branches negated);
 - guard facts for the read's first two chain prefixes (``root`` and ``root.field``): conditions
   that establish the prefix is not None, hasattr/getattr, try/except AttributeError, an early
   return/raise/continue on ``prefix is None``, or an ``assert``.
@@ -26,13 +26,27 @@ import ast
 import hashlib
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 14  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 15  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
+
+
+class Cond(NamedTuple):
+    """One condition a statement runs under: its text as written, and whether it holds there
+    (False on an else branch, or for an earlier early exit that did not fire)."""
+    text: str
+    positive: bool
+
+
+def path_conditions(fact) -> list[Cond]:
+    """The conditions a fact (a write, binding or return) runs under: its enclosing ones, then
+    its earlier early exits, which did not fire."""
+    return [*fact.conds, *(Cond(e, False) for e in fact.exits)]
 
 
 @dataclass
@@ -49,7 +63,7 @@ class ChainRead:
     line: int
     col: int
     shape: str  # the enclosing statement, normalised
-    conds: list[tuple[str, bool]]
+    conds: list[Cond]
     blocks: list[str]  # enclosing block ids (for dominance)
     exits: list[str]  # tests of earlier `if test: return/raise/continue` in enclosing blocks (hold false here)
     guards1: list[Guard]  # guards establishing `root` is not None
@@ -68,7 +82,7 @@ class AttrWrite:
     value: Value
     line: int
     shape: str
-    conds: list[tuple[str, bool]]
+    conds: list[Cond]
     blocks: list[str]
     exits: list[str] = field(default_factory=list)
 
@@ -78,7 +92,7 @@ class Binding:
     target: str
     value: Value
     line: int
-    conds: list[tuple[str, bool]]
+    conds: list[Cond]
     blocks: list[str]
     annotation: str | None = None
     exits: list[str] = field(default_factory=list)
@@ -89,7 +103,7 @@ class Return:
     value: Value
     line: int
     shape: str
-    conds: list[tuple[str, bool]]
+    conds: list[Cond]
     blocks: list[str]
     exits: list[str] = field(default_factory=list)
 
@@ -100,7 +114,7 @@ class CallSite:
     keywords: dict[str, Value]
     npos: int
     line: int
-    conds: list[tuple[str, bool]]
+    conds: list[Cond]
     blocks: list[str]
     args: list[Value] = field(default_factory=list)  # the positional arguments, starred ones left out
     spread: list = field(default_factory=list)  # the names spread into it: `*name` and `**name` ("**name")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.blocks import dominates
-from spectrace.contracts.facts import FunctionFacts
+from spectrace.contracts.facts import Cond, FunctionFacts
 from spectrace.contracts.values import CallValue, IfExp, ItemOf, Name, NoneValue, TupleValue, Value, is_name
 from spectrace.tracer.index import ir_text
 
@@ -35,7 +35,7 @@ class Inbound:
     why: str
     caller: str  # Class.method that passes the result
     site: str  # file:line of the call
-    conds: list  # the call's path condition in the caller, [(text, positive)]
+    conds: list[Cond]  # the call's path condition in the caller
 
 
 class HolderFinder:
@@ -240,7 +240,7 @@ class HolderFinder:
                     self._of.clear()
                     self.inbound.setdefault(key, {}).setdefault(name, Inbound(
                         why=f"parameter {name}, passed the result by {f.qualname} ({rel}:{c.line})",
-                        caller=f.qualname, site=f"{rel}:{c.line}", conds=[tuple(x) for x in c.conds]))
+                        caller=f.qualname, site=f"{rel}:{c.line}", conds=list(c.conds)))
 
 
 def _relayed_item(value: Value, is_result) -> int | None | bool:

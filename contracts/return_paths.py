@@ -21,7 +21,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, Place, bind, function_key
 from spectrace.contracts.dataclasses_scan import find_dataclass
-from spectrace.contracts.facts import Binding, FunctionFacts, Return
+from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.records import ProducerFunction, ReturnPath
 from spectrace.contracts.values import CallValue, Chain, IfExp, LambdaValue, Name, NoneValue, Value, is_name
@@ -86,9 +86,9 @@ def _same_value(a: Outcome, b: Outcome, relevant: set[str] | None = None) -> boo
             and keep(a.cleared) == keep(b.cleared))
 
 
-def _not_all(conds: list) -> tuple:
-    """The negation of a conjunction of (text, positive) as one condition."""
-    return (C.render(conds), False)
+def _not_all(conds: list[Cond]) -> Cond:
+    """The negation of a conjunction as one condition."""
+    return Cond(C.render(conds), False)
 
 
 def _under(path: str, prefix: str) -> bool:
@@ -203,7 +203,7 @@ class ReturnPathFinder:
                 out = []
                 for sub, pos in ((body, True), (orelse, False)):
                     for o in self._value(at, sub, walk):
-                        c = (test, pos)
+                        c = Cond(test, pos)
                         out.append(o.but(conds=[c] + o.conds, branch=[c] + o.branch))
                 return out
             case CallValue():
@@ -543,12 +543,12 @@ def effective_returns(f: FunctionFacts) -> list[tuple[Return, list]]:
                 finals.setdefault(b[:-1], []).append(ret)
     out = []
     for ret in f.returns:
-        own = list(ret.conds) + [(e, False) for e in ret.exits]
+        own = path_conditions(ret)
         cancelled = False
         for b in ret.blocks:
             m = _TRY_PART.match(b)
             for final in finals.get(m.group(1), []) if m else []:
-                extra = [c for c in list(final.conds) + [(e, False) for e in final.exits] if c not in own]
+                extra = [c for c in path_conditions(final) if c not in own]
                 if not extra:
                     cancelled = True
                 else:
@@ -595,7 +595,7 @@ def decided(conds: list, constants: dict[str, object]) -> list | None:
             if bool(constants[t]) != positive:
                 return None
             continue
-        out.append((text, positive))
+        out.append(Cond(text, positive))
     return out
 
 

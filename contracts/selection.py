@@ -13,10 +13,10 @@ import re
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
-from spectrace.contracts.facts import FunctionFacts
+from spectrace.contracts.facts import Cond, FunctionFacts, path_conditions
 from spectrace.contracts.values import CallValue, Chain, IfExp, Name, NoneValue, Value
 
-Alternative = list  # [(condition text, positive)]
+Alternative = list  # [Cond]
 
 
 class WorkerSelection:
@@ -72,7 +72,7 @@ class WorkerSelection:
             return re.sub(r"\bself\.(\w+) is None\b", sub, text)
 
         for short, alts in by_short.items():
-            by_short[short] = [[(expand_none(t), pos) for t, pos in alt] for alt in alts]
+            by_short[short] = [[Cond(expand_none(t), pos) for t, pos in alt] for alt in alts]
         out = {}
         for t in targets:
             short = t.rsplit(".", 1)[-1]
@@ -89,7 +89,7 @@ class WorkerSelection:
             return []
         out = []
         for module, f, w in self.symbols.attr_writes(class_qn, attr):
-            conds = list(w.conds) + [(e, False) for e in w.exits]
+            conds = path_conditions(w)
             out.extend((conds + c2, name) for c2, name in self._value_classes(class_qn, module, f, w.value, w.line, depth))
         return out
 
@@ -100,8 +100,8 @@ class WorkerSelection:
             case Chain(root="self", attrs=(attr,)):
                 return self._attr_sources(class_qn, attr, depth + 1)
             case IfExp(test=test, body=body, orelse=orelse):
-                return [([(test, True)] + c, n) for c, n in self._value_classes(class_qn, module, f, body, line, depth)] + \
-                    [([(test, False)] + c, n) for c, n in self._value_classes(class_qn, module, f, orelse, line, depth)]
+                return [([Cond(test, True)] + c, n) for c, n in self._value_classes(class_qn, module, f, body, line, depth)] + \
+                    [([Cond(test, False)] + c, n) for c, n in self._value_classes(class_qn, module, f, orelse, line, depth)]
             case CallValue(callee=callee):
                 head = callee.split(".")[0]
                 local = [b for b in f.bindings if b.target == head and b.line < line]
@@ -123,7 +123,7 @@ class WorkerSelection:
                     if got is None:
                         continue
                     for ret in got[1].returns:
-                        conds = list(ret.conds) + [(e, False) for e in ret.exits]
+                        conds = path_conditions(ret)
                         if isinstance(ret.value, Name):
                             out.append((conds, ret.value.name))
                 return out

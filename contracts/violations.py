@@ -14,6 +14,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import bind
 from spectrace.contracts.blocks import dominates
+from spectrace.contracts.facts import Cond
 from spectrace.contracts.kinds import ReadKind
 from spectrace.contracts.return_paths import constant_parameters, decided
 from spectrace.contracts.values import BoolOp, CallValue, Chain, IfExp, Name, NoneValue, Opaque, Value, is_name
@@ -191,19 +192,19 @@ class ViolationFinder:
         expanders: dict = {}
         for r in checked:
             expand = expanders.setdefault((r.module, r.consumer), self._expander(r.module, r.consumer))
-            local = [tuple(c) for c in r.conditions] + [(e, False) for e in r.early_exits]
+            local = [Cond(*c) for c in r.conditions] + [Cond(e, False) for e in r.early_exits]
             for ctx in contexts[(r.module, r.consumer)]:
                 if r.field in scheduler_writes and self._scheduler_sets_before(r, ctx):
                     continue  # the scheduler sets the field itself on every way to this read
                 extra, how, caller = ctx.conds, ctx.how, ctx.caller
                 tested_none, tested_set = self._result_fields(caller, extra) if caller else (set(), set())
                 worker_call = self._worker_call_before(caller, ctx.site) if caller else None
-                renamed = [(_substitute(_rename_self_attrs(t, ctx.rename), ctx.arguments), pos) for t, pos in local]
+                renamed = [Cond(_substitute(_rename_self_attrs(t, ctx.rename), ctx.arguments), pos) for t, pos in local]
                 # the call site's conditions are the caller's text: inline the caller's properties
                 outer = expanders.setdefault(caller, self._expander(*caller)) if caller else expand
                 comp = a.complements
                 read_f = C.with_complements(C.all_of(C.conjunction(renamed, expand),
-                                                     C.conjunction([tuple(c) for c in extra], outer)), comp)
+                                                     C.conjunction([Cond(*c) for c in extra], outer)), comp)
                 for p in paths:
                     missing, why = _obligation(r, p)
                     if missing is None and why is None:
@@ -212,7 +213,7 @@ class ViolationFinder:
                         continue  # the call runs only when the result's field is None, which this path sets
                     if (set(r.tested_set) | tested_set) & set(p.cleared):
                         continue  # the read runs only when the result's field is set, which this path leaves None
-                    p_conds = [tuple(c) for c in p.conditions]
+                    p_conds = [Cond(*c) for c in p.conditions]
                     if worker_call is not None:
                         p_conds = self._decided_by_call(p, worker_call, p_conds)
                         if p_conds is None:

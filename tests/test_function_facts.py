@@ -4,7 +4,7 @@ file's lines and characters, and the records in source order."""
 
 import pickle
 
-from spectrace.contracts.facts import function_spans
+from spectrace.contracts.facts import Cond, function_spans
 from spectrace.contracts.facts_visitors import facts_for_span
 from spectrace.contracts.values import BoolOp, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue, Opaque, TupleValue
 
@@ -81,6 +81,7 @@ def test_imports_asserts_and_chained_operands():
     assert last.attrs == ["logits"] and [g.kind for g in last.guards2] == ["assert"]
     ok = next(r for r in f.reads if r.attrs == ["ok"])
     assert ok.conds == [("a", True), ("b", True)]
+    assert all(isinstance(c, Cond) for c in ok.conds) and ok.conds[0].text == "a" and ok.conds[0].positive
     # `a and b and c` is `(a and b) and c`: each left operand is a tested condition
     assert f.none_tested[-4:] == ["a", "b", "a", "a"]
 
