@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from spectrace.contracts.facts import FunctionFacts
+from spectrace.contracts.facts import FunctionFacts, path_conditions
 from spectrace.contracts.symbols import Symbols
+from spectrace.contracts.values import Chain, Value, is_name
 
 # calls followed below the one that receives the object (a helper calling a helper ...)
 MAX_DEPTH = 3
@@ -30,7 +31,7 @@ class Place:
         """Another statement of the same function."""
         return Place(self.module, self.rel, self.f, line, blocks)
 
-    def holding(self, value: dict) -> "Argument":
+    def holding(self, value: Value) -> "Argument":
         """The expression ``value``, evaluated here."""
         return Argument(value, self.module, self.rel, self.f, self.line, self.blocks)
 
@@ -38,7 +39,7 @@ class Place:
 @dataclass
 class Argument:
     """A parameter's value: an expression of the caller, evaluated where the call is."""
-    value: dict
+    value: Value
     module: str
     rel: str
     f: FunctionFacts
@@ -49,7 +50,7 @@ class Argument:
     def place(self) -> Place:
         return Place(self.module, self.rel, self.f, self.line, self.blocks)
 
-    def but_value(self, value: dict) -> "Argument":
+    def but_value(self, value: Value) -> "Argument":
         """Another expression evaluated at the same place."""
         return self.place.holding(value)
 
@@ -58,7 +59,7 @@ class Argument:
 class PassedWrite:
     """``<passed object>.<attrs> = value`` done by a callee, seen from the caller's call."""
     attrs: list[str]  # the path written, below the object the caller passed
-    value: dict  # the value written, an expression of ``f`` (the callee's frame)
+    value: Value  # the value written, an expression of ``f`` (the callee's frame)
     module: str
     rel: str
     f: FunctionFacts
@@ -75,8 +76,8 @@ def function_key(module: str, f: FunctionFacts) -> str:
     return f"{module}.{f.qualname}"
 
 
-def bind(g: FunctionFacts, args: list, keywords: dict) -> dict[str, dict]:
-    """The callee's parameters and the argument descriptors a call gives them (``self``/``cls`` of a
+def bind(g: FunctionFacts, args: list[Value], keywords: dict[str, Value]) -> dict[str, Value]:
+    """The callee's parameters and the argument values a call gives them (``self``/``cls`` of a
     method are the receiver, not an argument)."""
     params = [p for p, _ in g.params if not (g.cls and p in ("self", "cls"))]
     out = dict(zip(params, args))
@@ -107,9 +108,9 @@ class PassedWrites:
             bound = bind(g, call.args, call.keywords)
             arguments = {p: Argument(v, module, rel, f, call.line, call.blocks) for p, v in bound.items()}
             for param, desc in bound.items():
-                if desc.get("kind") != "name" or desc["name"] not in roots:
+                if not is_name(desc, roots):
                     continue
-                prefix = roots[desc["name"]]
+                prefix = roots[desc.name]
                 for pw in self._through(mod2, rel2, g, param, depth):
                     out.append(PassedWrite(
                         attrs=prefix + pw.attrs, value=pw.value, module=pw.module, rel=pw.rel, f=pw.f,
@@ -130,14 +131,14 @@ class PassedWrites:
         roots = {param: []}
         for b in g.bindings:  # ``d = param.a`` then ``d.x = ...`` writes ``param.a.x``
             v = b.value
-            if (v.get("kind") == "chain" and v["root"] in roots and b.target not in roots
+            if (isinstance(v, Chain) and v.root in roots and b.target not in roots
                     and sum(x.target == b.target for x in g.bindings) == 1):
-                roots[b.target] = roots[v["root"]] + list(v["attrs"])
+                roots[b.target] = roots[v.root] + list(v.attrs)
         out: list[PassedWrite] = []
         for w in g.writes:
             if w.root not in roots:
                 continue
-            conds = list(w.conds) + [(e, False) for e in w.exits]
+            conds = path_conditions(w)
             out.append(PassedWrite(
                 attrs=roots[w.root] + list(w.attrs), value=w.value, module=module, rel=rel, f=g,
                 write_line=w.line, write_blocks=w.blocks, shape=w.shape, line=w.line,
@@ -145,7 +146,7 @@ class PassedWrites:
                 conds=conds, arguments=[]))
         if depth < MAX_DEPTH:
             for c in g.calls:
-                if any(a.get("kind") == "name" and a["name"] in roots for a in [*c.args, *c.keywords.values()]):
+                if any(is_name(a, roots) for a in [*c.args, *c.keywords.values()]):
                     # an earlier return may skip the call (calls carry no early exits of their own)
                     skippable = any(r.line < c.line for r in g.returns)
                     for pw in self._of_call(module, rel, g, c, roots, depth + 1):

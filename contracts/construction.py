@@ -12,10 +12,11 @@ import ast
 import re
 
 from spectrace.contracts import conditions as C
+from spectrace.contracts.facts import Cond
 from spectrace.contracts.records import ReturnPath
 from spectrace.contracts.symbols import Symbols
 
-Alternative = list  # [(condition text, positive)]
+Alternative = list  # [Cond]
 
 
 class Constructions:
@@ -50,7 +51,7 @@ class Constructions:
         for f in self.symbols.facts.facts(rel, spans[:1]):
             for c in f.calls:
                 if c.line == line and c.callee.split(".")[-1] == name:
-                    return [tuple(x) for x in c.conds]
+                    return list(c.conds)
         return None
 
     def conditioned(self, paths: list[ReturnPath]) -> None:
@@ -62,10 +63,10 @@ class Constructions:
                 found = self.symbols.find_class(cls)
                 alternatives = self.condition(found[0]) if len(found) == 1 else None
                 if alternatives:
-                    extra.append((C.render_dnf(alternatives), True))
+                    extra.append(Cond(C.render_dnf(alternatives), True))
             if extra:
                 p.conditions = [*p.conditions, *[list(x) for x in extra]]
-                p.path_condition = C.render([tuple(c) for c in p.conditions])
+                p.path_condition = C.render([Cond(*c) for c in p.conditions])
 
 
 def _construction_sites(project, name: str, word) -> list[tuple[str, int]] | None:

@@ -1,5 +1,5 @@
 """What the fact collectors make of expressions: an attribute chain, a call's arguments in source
-order, and a small serialisable descriptor of a value (the facts, facts.py, hold only these)."""
+order, and the record of what a value is (values.py; the facts, facts.py, hold only these)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass
 
 from spectrace.contracts.snippet import DottedName, Snippet, singleton_name
+from spectrace.contracts.values import BoolOp, CallValue, Chain, IfExp, LambdaValue, Name, NoneValue, Opaque, TupleValue, Value
 
 
 def chain_of(node: ast.AST) -> tuple[str, list[str]] | None:
@@ -43,46 +44,40 @@ def call_args(node: ast.Call) -> list[Arg]:
     return args + kws
 
 
-def describe(src: Snippet, node: ast.AST | None) -> dict:
-    """A small serialisable descriptor of an expression (what the flow analysis needs)."""
-    desc = _describe(src, node)
-    if node is not None and "text" not in desc:
-        desc["text"] = src.code(node)[:300]
-    return desc
-
-
-def _describe(src: Snippet, node: ast.AST | None) -> dict:
-    if node is None or is_none(node):
-        return {"kind": "none"}
+def describe(src: Snippet, node: ast.AST | None) -> Value:
+    """The record of what an expression is, as far as the flow analysis tells kinds apart (values.py)."""
+    if node is None:
+        return NoneValue()
+    text = src.code(node)
+    if is_none(node):
+        return NoneValue(text[:300])
     if isinstance(node, ast.Name):
-        return {"kind": "name", "name": node.id}
+        return Name(node.id, text[:300])
     name = singleton_name(node)
     if name:
-        return {"kind": "name", "name": name}
+        return Name(name, text[:300])
     if isinstance(node, ast.Attribute):
         ch = chain_of(node)
         if ch:
-            return {"kind": "chain", "root": ch[0], "attrs": ch[1], "text": src.code(node)}
+            return Chain(ch[0], tuple(ch[1]), text)
     if isinstance(node, ast.Call):
         args = call_args(node)
         kws = {a.keyword: describe(src, a.value) for a in args if a.keyword is not None}
-        positional = [describe(src, a.value) for a in args if a.keyword is None and not a.star]
+        positional = tuple(describe(src, a.value) for a in args if a.keyword is None and not a.star)
         spread = any(a.star for a in args)  # *args or **kwargs: which parameters it fills is not known
-        return {"kind": "call", "callee": src.code(node.func), "kw": kws, "npos": len(positional), "args": positional,
-                "spread": spread, "text": src.code(node)[:200]}
+        return CallValue(src.code(node.func), kws, positional, spread, text[:200])
     if isinstance(node, ast.IfExp):
-        return {"kind": "ifexp", "test": src.code(node.test), "body": describe(src, node.body),
-                "orelse": describe(src, node.orelse)}
+        return IfExp(src.code(node.test), describe(src, node.body), describe(src, node.orelse), text[:300])
     if isinstance(node, (ast.Tuple, ast.List)):
-        return {"kind": "tuple", "items": [describe(src, e.value if isinstance(e, ast.Starred) else e) for e in node.elts]}
+        return TupleValue(tuple(describe(src, e.value if isinstance(e, ast.Starred) else e) for e in node.elts), text[:300])
     if isinstance(node, ast.Lambda):
         # a callable passed on: the flow analysis follows its body where it is called
         a = node.args
-        params = [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
-        return {"kind": "lambda", "params": params, "body": describe(src, node.body), "text": src.code(node)[:200]}
+        params = tuple(p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs])
+        return LambdaValue(params, describe(src, node.body), text[:200])
     if isinstance(node, ast.BoolOp):
         # binary, as written left to right: a or b or c is (a or b) or c
         n = len(node.values)
-        return {"kind": "boolop", "op": "and" if isinstance(node.op, ast.And) else "or",
-                "left": describe(src, src.prefix(node, n - 1)), "right": describe(src, node.values[-1])}
-    return {"kind": "expr", "text": src.code(node)[:200]}
+        return BoolOp("and" if isinstance(node.op, ast.And) else "or",
+                      describe(src, src.prefix(node, n - 1)), describe(src, node.values[-1]), text[:300])
+    return Opaque(text[:200])

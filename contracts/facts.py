@@ -1,6 +1,6 @@
 """Per-function facts: attribute reads, writes, bindings, calls and returns.
 
-This module holds the fact records and the expression descriptors; ``facts_visitors.py`` collects
+This module holds the fact records (the values they name are the records of ``values.py``); ``facts_visitors.py`` collects
 them and ``node_context.py`` says where each node sits (conditions, blocks, guards).
 
 The facts are independent of which dataclass is being traced, so that they can be cached per
@@ -14,7 +14,7 @@ libcst gave the same facts about nine times slower (its position metadata costs 
 
 Every read carries:
 - ``conds``: the enclosing if/elif/else/while/ternary/short-circuit conditions, innermost last,
-  each as ``(text, positive)``; the path condition is their conjunction (else-branches negated);
+  each a ``Cond(text, positive)``; the path condition is their conjunction (else-branches negated);
 - guard facts for the read's first two chain prefixes (``root`` and ``root.field``): conditions
   that establish the prefix is not None, hasattr/getattr, try/except AttributeError, an early
   return/raise/continue on ``prefix is None``, or an ``assert``.
@@ -26,11 +26,27 @@ import ast
 import hashlib
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 13  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 15  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
+
+
+class Cond(NamedTuple):
+    """One condition a statement runs under: its text as written, and whether it holds there
+    (False on an else branch, or for an earlier early exit that did not fire)."""
+    text: str
+    positive: bool
+
+
+def path_conditions(fact) -> list[Cond]:
+    """The conditions a fact (a write, binding or return) runs under: its enclosing ones, then
+    its earlier early exits, which did not fire."""
+    return [*fact.conds, *(Cond(e, False) for e in fact.exits)]
 
 
 @dataclass
@@ -47,7 +63,7 @@ class ChainRead:
     line: int
     col: int
     shape: str  # the enclosing statement, normalised
-    conds: list[tuple[str, bool]]
+    conds: list[Cond]
     blocks: list[str]  # enclosing block ids (for dominance)
     exits: list[str]  # tests of earlier `if test: return/raise/continue` in enclosing blocks (hold false here)
     guards1: list[Guard]  # guards establishing `root` is not None
@@ -63,10 +79,10 @@ class ChainRead:
 class AttrWrite:
     root: str
     attrs: list[str]  # target chain: root.attrs[0]...
-    value: dict  # expression descriptor
+    value: Value
     line: int
     shape: str
-    conds: list[tuple[str, bool]]
+    conds: list[Cond]
     blocks: list[str]
     exits: list[str] = field(default_factory=list)
 
@@ -74,9 +90,9 @@ class AttrWrite:
 @dataclass
 class Binding:
     target: str
-    value: dict
+    value: Value
     line: int
-    conds: list[tuple[str, bool]]
+    conds: list[Cond]
     blocks: list[str]
     annotation: str | None = None
     exits: list[str] = field(default_factory=list)
@@ -84,10 +100,10 @@ class Binding:
 
 @dataclass
 class Return:
-    value: dict
+    value: Value
     line: int
     shape: str
-    conds: list[tuple[str, bool]]
+    conds: list[Cond]
     blocks: list[str]
     exits: list[str] = field(default_factory=list)
 
@@ -95,12 +111,12 @@ class Return:
 @dataclass
 class CallSite:
     callee: str  # normalised text of the called expression
-    keywords: dict  # name -> descriptor
+    keywords: dict[str, Value]
     npos: int
     line: int
-    conds: list[tuple[str, bool]]
+    conds: list[Cond]
     blocks: list[str]
-    args: list = field(default_factory=list)  # positional argument descriptors
+    args: list[Value] = field(default_factory=list)  # the positional arguments, starred ones left out
     spread: list = field(default_factory=list)  # the names spread into it: `*name` and `**name` ("**name")
 
 
@@ -123,7 +139,7 @@ class FunctionFacts:
     returns: list[Return] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     none_tested: list[str] = field(default_factory=list)  # names/chains compared to None or tested for truth
-    defaults: dict = field(default_factory=dict)  # parameter -> descriptor of its default value
+    defaults: dict[str, Value] = field(default_factory=dict)  # parameter -> its default value
     # `name["key"] = value` with a literal key: {name: [keys]}; None among them for any other key
     keyed_writes: dict = field(default_factory=dict)
 

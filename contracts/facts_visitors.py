@@ -17,6 +17,7 @@ import ast
 from collections.abc import Iterator
 
 from spectrace.contracts.expr_values import call_args, chain_of, describe
+from spectrace.contracts.values import ItemOf
 from spectrace.contracts.facts import (
     AttrWrite,
     Binding,
@@ -261,7 +262,7 @@ class Assignments(_Collector):
     def _record_target(self, target, value, stmt, ctx: Context, index: int | None = None):
         src = self.src
         facts = self.scope.current
-        desc = describe(src, value) if index is None else {"kind": "item", "index": index, "of": describe(src, value)}
+        desc = describe(src, value) if index is None else ItemOf(index, describe(src, value))
         if isinstance(target, ast.Name):
             facts.bindings.append(Binding(target.id, desc, src.line(stmt), ctx.conds, ctx.blocks, exits=ctx.exits))
         elif isinstance(target, ast.Attribute):

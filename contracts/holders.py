@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.blocks import dominates
-from spectrace.contracts.facts import FunctionFacts
+from spectrace.contracts.facts import Cond, FunctionFacts
+from spectrace.contracts.values import CallValue, IfExp, ItemOf, Name, NoneValue, TupleValue, Value, is_name
 from spectrace.tracer.index import ir_text
 
 
@@ -34,7 +35,7 @@ class Inbound:
     why: str
     caller: str  # Class.method that passes the result
     site: str  # file:line of the call
-    conds: list  # the call's path condition in the caller, [(text, positive)]
+    conds: list[Cond]  # the call's path condition in the caller
 
 
 class HolderFinder:
@@ -65,8 +66,8 @@ class HolderFinder:
                 yield c, *method, [("self", "")]
                 continue
             here = {n for n in names if self._holds_at(module, f, n, c, names)}
-            pos = [i for i, a in enumerate(c.args) if a.get("kind") == "name" and a["name"] in here]
-            kws = [k for k, a in c.keywords.items() if a.get("kind") == "name" and a["name"] in here]
+            pos = [i for i, a in enumerate(c.args) if is_name(a, here)]
+            kws = [k for k, a in c.keywords.items() if is_name(a, here)]
             if not pos and not kws:
                 continue
             for target in self.symbols.resolve_callee(module, f, c.callee):
@@ -85,7 +86,7 @@ class HolderFinder:
         if not before:
             return True
         last = max(before, key=lambda b: b.line)
-        return last.value.get("kind") == "none" or self.relays_result(module, f, last.value, names)
+        return isinstance(last.value, NoneValue) or self.relays_result(module, f, last.value, names)
 
     def _owner_method(self, callee: str, names: set) -> tuple[str, FunctionFacts] | None:
         """(file, facts) of the owner's method that ``callee`` (``holder.m``) calls."""
@@ -139,24 +140,22 @@ class HolderFinder:
             out |= grown
         return out
 
-    def relays_result(self, module: str, f: FunctionFacts, desc: dict, names: set[str], item: int | None = None) -> bool:
+    def relays_result(self, module: str, f: FunctionFacts, desc: Value, names: set[str], item: int | None = None) -> bool:
         """Is ``desc`` (item ``item`` of it, for a tuple) the worker's result, given the ``names``
         of ``f`` that hold it: one of them, the worker call itself, or a relay's call?"""
-        kind = desc.get("kind")
-        if kind == "item":
-            return item is None and self.relays_result(module, f, desc["of"], names, desc["index"])
-        if kind == "tuple":
-            items = desc["items"]
-            return item is not None and item < len(items) and self.relays_result(module, f, items[item], names)
-        if kind == "ifexp":
-            return self.relays_result(module, f, desc["body"], names, item) or \
-                self.relays_result(module, f, desc["orelse"], names, item)
-        if item is None and kind == "name":
-            return desc["name"] in names
-        if kind == "call":
-            if item is None and desc["callee"].startswith(f"self.{self.analysis.worker_attr}."):
-                return True
-            return any(t in self.relays and self.relays[t] == item for t in self.targets(module, f, desc["callee"]))
+        match desc:
+            case ItemOf(index=index, of=of):
+                return item is None and self.relays_result(module, f, of, names, index)
+            case TupleValue(items=items):
+                return item is not None and item < len(items) and self.relays_result(module, f, items[item], names)
+            case IfExp(body=body, orelse=orelse):
+                return self.relays_result(module, f, body, names, item) or self.relays_result(module, f, orelse, names, item)
+            case Name(name=name) if item is None:
+                return name in names
+            case CallValue(callee=callee):
+                if item is None and callee.startswith(f"self.{self.analysis.worker_attr}."):
+                    return True
+                return any(t in self.relays and self.relays[t] == item for t in self.targets(module, f, callee))
         return False
 
     def targets(self, module: str, f: FunctionFacts, callee: str) -> list[str]:
@@ -192,24 +191,22 @@ class HolderFinder:
             if not grown:
                 return
 
-    def _value_holds(self, module: str, f: FunctionFacts, desc: dict, holders: Holders) -> str | None:
-        kind = desc.get("kind")
-        if kind == "name" and desc["name"] in holders:
-            return f"alias of {desc['name']}"
-        if kind == "call":
-            callee = desc["callee"]
-            if callee.split(".")[-1] == self.owner_name:
-                return "constructed"
-            if self._call_returns_owner(module, f, callee) or \
-                    any(t in self.relays and self.relays[t] is None for t in self.targets(module, f, callee)):
-                holders.calls.add(callee)
-                return f"returned by {callee}(...)"
-        if kind == "ifexp":
-            return self._value_holds(module, f, desc["body"], holders) or self._value_holds(module, f, desc["orelse"], holders)
-        if kind == "item" and desc["of"].get("kind") == "call":
-            callee = desc["of"]["callee"]
-            if any(t in self.relays and self.relays[t] == desc["index"] for t in self.targets(module, f, callee)):
-                return f"item {desc['index']} of {callee}(...), the worker's result"
+    def _value_holds(self, module: str, f: FunctionFacts, desc: Value, holders: Holders) -> str | None:
+        match desc:
+            case Name(name=name) if name in holders:
+                return f"alias of {name}"
+            case CallValue(callee=callee):
+                if callee.split(".")[-1] == self.owner_name:
+                    return "constructed"
+                if self._call_returns_owner(module, f, callee) or \
+                        any(t in self.relays and self.relays[t] is None for t in self.targets(module, f, callee)):
+                    holders.calls.add(callee)
+                    return f"returned by {callee}(...)"
+            case IfExp(body=body, orelse=orelse):
+                return self._value_holds(module, f, body, holders) or self._value_holds(module, f, orelse, holders)
+            case ItemOf(index=index, of=CallValue(callee=callee)):
+                if any(t in self.relays and self.relays[t] == index for t in self.targets(module, f, callee)):
+                    return f"item {index} of {callee}(...), the worker's result"
         return None
 
     def _call_returns_owner(self, module: str, f: FunctionFacts, callee: str) -> bool:
@@ -243,16 +240,16 @@ class HolderFinder:
                     self._of.clear()
                     self.inbound.setdefault(key, {}).setdefault(name, Inbound(
                         why=f"parameter {name}, passed the result by {f.qualname} ({rel}:{c.line})",
-                        caller=f.qualname, site=f"{rel}:{c.line}", conds=[tuple(x) for x in c.conds]))
+                        caller=f.qualname, site=f"{rel}:{c.line}", conds=list(c.conds)))
 
 
-def _relayed_item(value: dict, is_result) -> int | None | bool:
+def _relayed_item(value: Value, is_result) -> int | None | bool:
     """Which part of a returned ``value`` is the worker's result: None for the whole value, the
     index of a tuple's item, False for none."""
     if is_result(value):
         return None
-    if value.get("kind") == "tuple":
-        for i, item in enumerate(value["items"]):
+    if isinstance(value, TupleValue):
+        for i, item in enumerate(value.items):
             if is_result(item):
                 return i
     return False

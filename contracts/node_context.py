@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from spectrace.contracts.expr_values import call_args, chain_of, is_none
-from spectrace.contracts.facts import Guard
+from spectrace.contracts.facts import Cond, Guard
 from spectrace.contracts.snippet import COMPOUND, FUNCTIONS, Snippet
 
 _EXIT_STMTS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -22,7 +22,7 @@ _TRIES = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
 @dataclass
 class Context:
-    conds: list[tuple[str, bool]]  # enclosing conditions as text, outermost first (if a and b: a, b)
+    conds: list[Cond]  # enclosing conditions as text, outermost first (if a and b: a, b)
     cond_nodes: list[tuple[ast.expr, bool]]  # the same, as whole test nodes
     blocks: list[str]  # enclosing block ids, outermost first, for dominance
     statement: list[ast.stmt] | ast.stmt | None  # the statement line, or the if/while whose test holds the node
@@ -167,7 +167,7 @@ class ContextFinder:
         """Walk up to the function: conditions, block ids, the statement, in-test flag, try handlers."""
         src = self.src
         cond_nodes: list[tuple[ast.expr, bool]] = []
-        case_conds: list[tuple[str, bool]] = []  # `case "v":` of `match x`: x == "v"
+        case_conds: list[Cond] = []  # `case "v":` of `match x`: x == "v"
         blocks: list[str] = []
         statement = None
         in_test = False
@@ -227,7 +227,7 @@ class ContextFinder:
                 match = src.parent(cur)
                 blocks.append(f"{src.line(match)}c{src.line(cur)}")
                 if isinstance(cur.pattern, ast.MatchValue) and cur.guard is None:
-                    case_conds.append((f"{src.code(match.subject)} == {src.code(cur.pattern.value)}", True))
+                    case_conds.append(Cond(f"{src.code(match.subject)} == {src.code(cur.pattern.value)}", True))
                 elif cur.guard is not None:
                     cond_nodes.append((cur.guard, True))
             elif isinstance(cur, (ast.For, ast.AsyncFor)) and where == "body":
@@ -240,7 +240,7 @@ class ContextFinder:
         conds = []
         for t, pos in cond_nodes:  # `if a and b` contributes a, b; `else` of `a or b`: not a, not b
             parts = split_and(t) if pos else split_or(t)
-            conds.extend((src.code(p), pos) for p in parts)
+            conds.extend(Cond(src.code(p), pos) for p in parts)
         conds.extend(reversed(case_conds))
         return Context(conds=conds, cond_nodes=cond_nodes, blocks=blocks, statement=statement, in_test=in_test,
                        handlers=handlers, exits_before=exits_before, asserts_before=asserts_before,

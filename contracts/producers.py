@@ -9,6 +9,7 @@ from spectrace.contracts.facts import FunctionFacts
 from spectrace.contracts.holders import Holders
 from spectrace.contracts.kinds import ProducerKind
 from spectrace.contracts.records import Producer, producer_id
+from spectrace.contracts.values import NoneValue
 
 
 def producers_in(analysis: Analysis, rel: str, module: str, side: str, f: FunctionFacts, holders: Holders) -> list[Producer]:
@@ -17,8 +18,8 @@ def producers_in(analysis: Analysis, rel: str, module: str, side: str, f: Functi
     for c in f.calls:
         if c.callee.split(".")[-1] != owner:
             continue
-        set_fields = sorted(k for k, v in c.keywords.items() if v.get("kind") != "none" and k in analysis.fields)
-        none_fields = sorted(k for k, v in c.keywords.items() if v.get("kind") == "none")
+        set_fields = sorted(k for k, v in c.keywords.items() if not isinstance(v, NoneValue) and k in analysis.fields)
+        none_fields = sorted(k for k, v in c.keywords.items() if isinstance(v, NoneValue))
         shape = f"{c.callee}({', '.join(sorted(c.keywords))})"
         out.append(Producer(
             id=producer_id(ProducerKind.CONSTRUCT, f.qualname, shape), kind=ProducerKind.CONSTRUCT, owner=owner,
@@ -27,7 +28,7 @@ def producers_in(analysis: Analysis, rel: str, module: str, side: str, f: Functi
         ))
     for w in f.writes:
         if w.root in holders and len(w.attrs) == 1 and w.attrs[0] in analysis.fields:
-            is_none = w.value.get("kind") == "none"
+            is_none = isinstance(w.value, NoneValue)
             out.append(Producer(
                 id=producer_id(ProducerKind.ASSIGN, f.qualname, w.shape), kind=ProducerKind.ASSIGN, owner=owner,
                 fields=[] if is_none else [w.attrs[0]], none_fields=[w.attrs[0]] if is_none else [],
@@ -42,4 +43,4 @@ def fields_set_on_worker_results(analysis: Analysis, f: FunctionFacts, holders: 
     if not holders.from_worker:
         return set()
     return {w.attrs[0] for w in f.writes
-            if w.root in holders and len(w.attrs) == 1 and w.attrs[0] in analysis.fields and w.value.get("kind") != "none"}
+            if w.root in holders and len(w.attrs) == 1 and w.attrs[0] in analysis.fields and not isinstance(w.value, NoneValue)}

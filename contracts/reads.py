@@ -7,7 +7,7 @@ import re
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
-from spectrace.contracts.facts import ChainRead, FunctionFacts, Guard
+from spectrace.contracts.facts import ChainRead, FunctionFacts, Guard, path_conditions
 from spectrace.contracts.holders import Holders
 from spectrace.contracts.kinds import ReadKind
 from spectrace.contracts.records import FieldRead, read_id
@@ -152,7 +152,7 @@ def _tested_set(r: ChainRead, root: str, fields, aliases: dict[str, str]) -> set
     exits before it (which hold false there); ``aliases``: {local: "root.g"} bound from a field
     (``v = root.g`` before, or ``(v := root.g) is not None`` in the test itself)."""
     out = set()
-    for text, positive in [*r.conds, *[(e, False) for e in r.exits]]:
+    for text, positive in path_conditions(r):
         m = _FIELD_TEST.fullmatch(_WALRUS.sub(r"\2", text))
         if m is None:
             continue

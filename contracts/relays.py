@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.facts import CallSite, FunctionFacts
+from spectrace.contracts.values import is_name
 
 MAX_DEPTH = 4
 
@@ -104,8 +105,8 @@ class RelayFinder:
 
     def _passes(self, module: str, f: FunctionFacts, c: CallSite, name: str) -> list[tuple[str, str]]:
         """(helper, its parameter) that call ``c`` hands callable ``name`` to."""
-        pos = [i for i, a in enumerate(c.args) if a.get("kind") == "name" and a["name"] == name]
-        kws = [k for k, a in c.keywords.items() if a.get("kind") == "name" and a["name"] == name]
+        pos = [i for i, a in enumerate(c.args) if is_name(a, name)]
+        kws = [k for k, a in c.keywords.items() if is_name(a, name)]
         if not pos and not kws:
             return []
         out = []
@@ -124,8 +125,7 @@ class RelayFinder:
         out = []
         for c in f.calls:
             if c.callee == name:
-                args = [a.get("text", a.get("name", "")) for a in c.args]
-                if any(re.search(rf"\b{re.escape(self.field)}\b", a or "") for a in args):
+                if any(re.search(rf"\b{re.escape(self.field)}\b", a.text) for a in c.args):
                     out.append((c, "direct"))
                 continue
             for helper, param in self._passes(module, f, c, name):

@@ -21,9 +21,10 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, Place, bind, function_key
 from spectrace.contracts.dataclasses_scan import find_dataclass
-from spectrace.contracts.facts import Binding, FunctionFacts, Return
+from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.records import ProducerFunction, ReturnPath
+from spectrace.contracts.values import CallValue, Chain, IfExp, LambdaValue, Name, NoneValue, Value, is_name
 
 MAX_HOPS = 6
 MAX_FORKS = 64  # outcomes of one value before the remaining branches are reported as not followed
@@ -85,9 +86,9 @@ def _same_value(a: Outcome, b: Outcome, relevant: set[str] | None = None) -> boo
             and keep(a.cleared) == keep(b.cleared))
 
 
-def _not_all(conds: list) -> tuple:
-    """The negation of a conjunction of (text, positive) as one condition."""
-    return (C.render(conds), False)
+def _not_all(conds: list[Cond]) -> Cond:
+    """The negation of a conjunction as one condition."""
+    return Cond(C.render(conds), False)
 
 
 def _under(path: str, prefix: str) -> bool:
@@ -191,25 +192,25 @@ class ReturnPathFinder:
 
     # ------------------------------------------------------------ values
 
-    def _value(self, at: Place, desc: dict, walk: Walk) -> list[Outcome]:
+    def _value(self, at: Place, desc: Value, walk: Walk) -> list[Outcome]:
         """The ways the expression ``desc``, evaluated ``at`` a place, turns out."""
-        kind = desc.get("kind")
         if walk.depth > MAX_HOPS:
             return [Outcome(None, unresolved="too many hops")]
-        if kind == "none":
-            return [Outcome(None, not_a_result=True)]
-        if kind == "ifexp":
-            out = []
-            for sub, pos in ((desc["body"], True), (desc["orelse"], False)):
-                for o in self._value(at, sub, walk):
-                    c = (desc["test"], pos)
-                    out.append(o.but(conds=[c] + o.conds, branch=[c] + o.branch))
-            return out
-        if kind == "call":
-            return self._call(at, desc, walk)
-        if kind == "name":
-            return self._name(at, desc["name"], walk)
-        return [Outcome(None, unresolved=f"returns {desc.get('text', kind)}")]
+        match desc:
+            case NoneValue():
+                return [Outcome(None, not_a_result=True)]
+            case IfExp(test=test, body=body, orelse=orelse):
+                out = []
+                for sub, pos in ((body, True), (orelse, False)):
+                    for o in self._value(at, sub, walk):
+                        c = Cond(test, pos)
+                        out.append(o.but(conds=[c] + o.conds, branch=[c] + o.branch))
+                return out
+            case CallValue():
+                return self._call(at, desc, walk)
+            case Name(name=name):
+                return self._name(at, name, walk)
+        return [Outcome(None, unresolved=f"returns {desc.shown}")]
 
     def _matters(self, name: str, cls_name: str) -> bool:
         """Is an owner's attribute one whose value is followed path by path (a sub-object's always is)?"""
@@ -248,9 +249,9 @@ class ReturnPathFinder:
             self._dataclasses[cls_qn] = merged if own is not None else None
         return self._dataclasses[cls_qn]
 
-    def _call(self, at: Place, desc: dict, walk: Walk) -> list[Outcome]:
+    def _call(self, at: Place, desc: CallValue, walk: Walk) -> list[Outcome]:
         module, f = at.module, at.f
-        callee = desc["callee"]
+        callee = desc.callee
         if callee.split(".")[-1] == self.owner_name:
             return self._construct(at, desc, walk, self.fields, self.owner_name)
         if not walk.owner:
@@ -284,9 +285,9 @@ class ReturnPathFinder:
                 continue
             rel2, f2 = got
             mod2 = self.symbols.module_of_file(rel2)
-            bound = bind(f2, desc.get("args", []), desc.get("kw", {}))
+            bound = bind(f2, list(desc.args), desc.keywords)
             arguments = {p: at.holding(v) for p, v in bound.items()}
-            constants = constant_parameters(f2, bound, spread=desc.get("spread", True))
+            constants = constant_parameters(f2, bound, spread=desc.spread)
             with self._passing([(function_key(mod2, f2), arguments)]), \
                     self._receiver(self._self_class(module, f) if on_self else None):
                 for ret, own in effective_returns(f2):
@@ -332,7 +333,7 @@ class ReturnPathFinder:
         binds = [b for b in at.f.bindings if b.target == name and b.line < at.line]
         if binds:
             b = max(binds, key=lambda b: b.line)
-            if b.value.get("kind") == "lambda":
+            if isinstance(b.value, LambdaValue):
                 return at.moved(b.line, b.blocks).holding(b.value)
         return None
 
@@ -341,24 +342,24 @@ class ReturnPathFinder:
         parameters bound to the call's arguments, or the function it names (``self._catch_up``,
         ``functools.partial(f, ...)``), followed where the argument was written."""
         v = arg.value
-        kind = v.get("kind")
-        if kind == "lambda":
-            params, args = v.get("params", []), called.value.get("args", [])
-            if len(args) != len(params) or called.value.get("kw"):
-                return [Outcome(None, unresolved=f"{callee}(...) is `{v.get('text')}`, called with other arguments "
+        if isinstance(v, LambdaValue):
+            args = called.value.args if isinstance(called.value, CallValue) else ()
+            if len(args) != len(v.params) or (isinstance(called.value, CallValue) and called.value.keywords):
+                return [Outcome(None, unresolved=f"{callee}(...) is `{v.text}`, called with other arguments "
                                                  "than its parameters")]
-            bound = {p: called.but_value(a) for p, a in zip(params, args)}
+            bound = {p: called.but_value(a) for p, a in zip(v.params, args)}
             with self._lambda_bound(function_key(arg.module, arg.f), bound):
-                return self._value(arg.place, v["body"], walk.deeper())
-        if kind == "call" and v["callee"].split(".")[-1] == "partial" and v.get("args"):
-            v = v["args"][0]
-            kind = v.get("kind")
-        if kind in ("name", "chain"):
-            ref = v["name"] if kind == "name" else v["text"]
-            call = {"kind": "call", "callee": ref, "kw": {}, "args": [], "text": f"{ref}()"}
+                return self._value(arg.place, v.body, walk.deeper())
+        if isinstance(v, CallValue) and v.callee.split(".")[-1] == "partial" and v.args:
+            v = v.args[0]
+        if isinstance(v, (Name, Chain)):
+            ref = v.name if isinstance(v, Name) else v.text
+            # the function it names, called with no arguments known (``spread``: any of its
+            # parameters may be filled)
+            call = CallValue(ref, {}, (), spread=True, text=f"{ref}()")
             # one hop, as any call: _call counts it when it follows the function's returns
             return self._call(arg.place, call, walk)
-        return [Outcome(None, unresolved=f"{callee}(...) calls `{v.get('text', kind)}`")]
+        return [Outcome(None, unresolved=f"{callee}(...) calls `{v.shown}`")]
 
     def _self_class(self, module: str, f: FunctionFacts) -> str:
         """The class of ``self`` in ``f``: the receiver being followed, else ``f``'s own class."""
@@ -392,11 +393,11 @@ class ReturnPathFinder:
         return sorted({t for c in self._indexed_calls[func_qn] if c.text == text for t in c.targets
                        if project.func(t) is not None})
 
-    def _construct(self, at: Place, desc: dict, walk: Walk, fields: dict, cls_name: str) -> list[Outcome]:
+    def _construct(self, at: Place, desc: CallValue, walk: Walk, fields: dict, cls_name: str) -> list[Outcome]:
         """A constructor call: keywords, positionals (in field order) and the dataclass defaults."""
-        want, site = walk.want, f"{at.rel}:{at.line} `{desc.get('text', cls_name)}`"
-        passed = dict(desc.get("kw", {}))
-        for name, arg in zip(fields, desc.get("args", [])):
+        want, site = walk.want, f"{at.rel}:{at.line} `{desc.text or cls_name}`"
+        passed = dict(desc.keywords)
+        for name, arg in zip(fields, desc.args):
             passed.setdefault(name, arg)
         states = [Outcome(set())]
         for name in want:
@@ -417,26 +418,25 @@ class ReturnPathFinder:
             states = nxt[:MAX_FORKS]
         return states
 
-    def _assign(self, at: Place, state: Outcome, name: str, value: dict, walk: Walk, site: str, matters: bool = True,
+    def _assign(self, at: Place, state: Outcome, name: str, value: Value, walk: Walk, site: str, matters: bool = True,
                 write_conds=()) -> list[Outcome]:
         """``state`` with attribute ``name`` given ``value`` (evaluated ``at``): set, left None, or
         its attributes below it (``walk.want``). ``write_conds``: the conditions the write runs under
         (they may rule a None value out)."""
         want_sub = walk.want
-        kind = value.get("kind")
         base = state.sets - {p for p in state.sets if _under(p, name)}
         unknown = {p: w for p, w in state.unknown.items() if not _under(p, name)}
         cleared = {p: w for p, w in state.cleared.items() if not _under(p, name)}
-        if kind == "none":
+        if isinstance(value, NoneValue):
             cleared[name] = f"{site} sets it to None"
             return [state.but(sets=base, unknown=unknown, cleared=cleared)]
-        follow = (matters and kind in ("ifexp", "name")) or (kind == "call" and want_sub)
+        follow = (matters and isinstance(value, (IfExp, Name))) or (isinstance(value, CallValue) and want_sub)
         if not follow:
-            sub = {p: f"`{value.get('text', kind)}` not followed" for p in _want_paths(want_sub, name + ".")}
+            sub = {p: f"`{value.shown}` not followed" for p in _want_paths(want_sub, name + ".")}
             return [state.but(sets=base | {name}, unknown={**unknown, **sub}, cleared=cleared)]
         out = []
         # a local tested against None around this write cannot be None here
-        narrowed = kind == "name" and _known_not_none(value.get("name", ""), write_conds)
+        narrowed = isinstance(value, Name) and _known_not_none(value.name, write_conds)
         for o in self._value(at, value, walk.deeper(owner=False)):
             conds, branch = state.conds + o.conds, state.branch + o.branch
             if o.not_a_result and narrowed:
@@ -517,7 +517,7 @@ class ReturnPathFinder:
                                    e.shape, e.conds, walk)
         return self._write(at.moved(e.line, e.blocks), state, e.attrs, e.value, e.shape, e.conds, walk)
 
-    def _write(self, at: Place, state: Outcome, attrs: list[str], value: dict, shape: str, conds: list,
+    def _write(self, at: Place, state: Outcome, attrs: list[str], value: Value, shape: str, conds: list,
                walk: Walk) -> list[Outcome]:
         """``<value followed>.<attrs> = value`` written ``at`` a place."""
         site = f"{at.rel}:{at.line} `{shape}`"
@@ -543,12 +543,12 @@ def effective_returns(f: FunctionFacts) -> list[tuple[Return, list]]:
                 finals.setdefault(b[:-1], []).append(ret)
     out = []
     for ret in f.returns:
-        own = list(ret.conds) + [(e, False) for e in ret.exits]
+        own = path_conditions(ret)
         cancelled = False
         for b in ret.blocks:
             m = _TRY_PART.match(b)
             for final in finals.get(m.group(1), []) if m else []:
-                extra = [c for c in list(final.conds) + [(e, False) for e in final.exits] if c not in own]
+                extra = [c for c in path_conditions(final) if c not in own]
                 if not extra:
                     cancelled = True
                 else:
@@ -561,7 +561,7 @@ def effective_returns(f: FunctionFacts) -> list[tuple[Return, list]]:
 _CONSTANTS = {"True": True, "False": False, "None": None}
 
 
-def constant_parameters(g: FunctionFacts, bound: dict[str, dict], spread: bool) -> dict[str, object]:
+def constant_parameters(g: FunctionFacts, bound: dict[str, Value], spread: bool) -> dict[str, object]:
     """{parameter: True/False/None} for the parameters a call gives a literal constant, or leaves at
     a literal default (unless a ``*args``/``**kwargs`` may fill them)."""
     out: dict[str, object] = {}
@@ -569,10 +569,10 @@ def constant_parameters(g: FunctionFacts, bound: dict[str, dict], spread: bool) 
         value = bound.get(p)
         if value is None and not spread:
             value = g.defaults.get(p)
-        if value is not None and value.get("kind") == "none":
+        if isinstance(value, NoneValue):
             out[p] = None
-        elif value is not None and value.get("kind") == "name" and value["name"] in _CONSTANTS:
-            out[p] = _CONSTANTS[value["name"]]
+        elif is_name(value, _CONSTANTS):
+            out[p] = _CONSTANTS[value.name]
     return out
 
 
@@ -595,13 +595,13 @@ def decided(conds: list, constants: dict[str, object]) -> list | None:
             if bool(constants[t]) != positive:
                 return None
             continue
-        out.append((text, positive))
+        out.append(Cond(text, positive))
     return out
 
 
 def _passes(call, name: str) -> bool:
     """Does ``call`` pass the local ``name`` itself as an argument?"""
-    return any(a.get("kind") == "name" and a["name"] == name for a in [*call.args, *call.keywords.values()])
+    return any(is_name(a, name) for a in [*call.args, *call.keywords.values()])
 
 
 def worker_return_paths(analysis: Analysis, targets: list[str], methods: list[str],

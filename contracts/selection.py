@@ -13,9 +13,10 @@ import re
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
-from spectrace.contracts.facts import FunctionFacts
+from spectrace.contracts.facts import Cond, FunctionFacts, path_conditions
+from spectrace.contracts.values import CallValue, Chain, IfExp, Name, NoneValue, Value
 
-Alternative = list  # [(condition text, positive)]
+Alternative = list  # [Cond]
 
 
 class WorkerSelection:
@@ -71,7 +72,7 @@ class WorkerSelection:
             return re.sub(r"\bself\.(\w+) is None\b", sub, text)
 
         for short, alts in by_short.items():
-            by_short[short] = [[(expand_none(t), pos) for t, pos in alt] for alt in alts]
+            by_short[short] = [[Cond(expand_none(t), pos) for t, pos in alt] for alt in alts]
         out = {}
         for t in targets:
             short = t.rsplit(".", 1)[-1]
@@ -88,43 +89,42 @@ class WorkerSelection:
             return []
         out = []
         for module, f, w in self.symbols.attr_writes(class_qn, attr):
-            conds = list(w.conds) + [(e, False) for e in w.exits]
+            conds = path_conditions(w)
             out.extend((conds + c2, name) for c2, name in self._value_classes(class_qn, module, f, w.value, w.line, depth))
         return out
 
-    def _value_classes(self, class_qn: str, module: str, f: FunctionFacts, desc: dict, line: int, depth: int):
-        kind = desc.get("kind")
-        if kind == "none":
-            return [([], None)]
-        if kind == "chain" and desc["root"] == "self" and len(desc["attrs"]) == 1:
-            return self._attr_sources(class_qn, desc["attrs"][0], depth + 1)
-        if kind == "ifexp":
-            return [([(desc["test"], True)] + c, n) for c, n in self._value_classes(class_qn, module, f, desc["body"], line, depth)] + \
-                [([(desc["test"], False)] + c, n) for c, n in self._value_classes(class_qn, module, f, desc["orelse"], line, depth)]
-        if kind == "call":
-            callee = desc["callee"]
-            head = callee.split(".")[0]
-            local = [b for b in f.bindings if b.target == head and b.line < line]
-            if local and "." not in callee:
-                b = max(local, key=lambda b: b.line)
-                return self._class_values(module, f, b.value)
-            return [([], callee.split(".")[-1])]
+    def _value_classes(self, class_qn: str, module: str, f: FunctionFacts, desc: Value, line: int, depth: int):
+        match desc:
+            case NoneValue():
+                return [([], None)]
+            case Chain(root="self", attrs=(attr,)):
+                return self._attr_sources(class_qn, attr, depth + 1)
+            case IfExp(test=test, body=body, orelse=orelse):
+                return [([Cond(test, True)] + c, n) for c, n in self._value_classes(class_qn, module, f, body, line, depth)] + \
+                    [([Cond(test, False)] + c, n) for c, n in self._value_classes(class_qn, module, f, orelse, line, depth)]
+            case CallValue(callee=callee):
+                head = callee.split(".")[0]
+                local = [b for b in f.bindings if b.target == head and b.line < line]
+                if local and "." not in callee:
+                    b = max(local, key=lambda b: b.line)
+                    return self._class_values(module, f, b.value)
+                return [([], callee.split(".")[-1])]
         return []
 
-    def _class_values(self, module: str, f: FunctionFacts, desc: dict):
+    def _class_values(self, module: str, f: FunctionFacts, desc: Value):
         """Class objects a value can be: a class name, or the returns of a factory call."""
-        kind = desc.get("kind")
-        if kind == "name":
-            return [([], desc["name"])]
-        if kind == "call":
-            out = []
-            for t in self.symbols.resolve_callee(module, f, desc["callee"]):
-                got = self.symbols.function_facts(t)
-                if got is None:
-                    continue
-                for ret in got[1].returns:
-                    conds = list(ret.conds) + [(e, False) for e in ret.exits]
-                    if ret.value.get("kind") == "name":
-                        out.append((conds, ret.value["name"]))
-            return out
+        match desc:
+            case Name(name=name):
+                return [([], name)]
+            case CallValue(callee=callee):
+                out = []
+                for t in self.symbols.resolve_callee(module, f, callee):
+                    got = self.symbols.function_facts(t)
+                    if got is None:
+                        continue
+                    for ret in got[1].returns:
+                        conds = path_conditions(ret)
+                        if isinstance(ret.value, Name):
+                            out.append((conds, ret.value.name))
+                return out
         return []

@@ -14,8 +14,10 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import bind
 from spectrace.contracts.blocks import dominates
+from spectrace.contracts.facts import Cond
 from spectrace.contracts.kinds import ReadKind
 from spectrace.contracts.return_paths import constant_parameters, decided
+from spectrace.contracts.values import BoolOp, CallValue, Chain, IfExp, Name, NoneValue, Opaque, Value, is_name
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.records import (
     FieldRead,
@@ -97,20 +99,19 @@ def spread_keys(f, call) -> set[str] | None:
                 return None
             keys |= literal
         for c in f.calls:
-            if c.callee.startswith(f"{name}.") or any(isinstance(a, dict) and a.get("kind") == "name" and a.get("name") == name
-                                                      for a in [*c.args, *c.keywords.values()]):
+            if c.callee.startswith(f"{name}.") or any(is_name(a, name) for a in [*c.args, *c.keywords.values()]):
                 return None
         keys |= set(written)
     return keys
 
 
-def _literal_keys(desc: dict) -> set[str] | None:
+def _literal_keys(desc: Value) -> set[str] | None:
     """The keys of a dict display or ``dict()`` written with literal string keys."""
-    if desc.get("kind") == "ifexp":
-        body, orelse = _literal_keys(desc["body"]), _literal_keys(desc["orelse"])
+    if isinstance(desc, IfExp):
+        body, orelse = _literal_keys(desc.body), _literal_keys(desc.orelse)
         return None if body is None or orelse is None else body | orelse
     try:
-        node = ast.parse(desc.get("text", ""), mode="eval").body
+        node = ast.parse(desc.text, mode="eval").body
     except SyntaxError:
         return None
     if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
@@ -191,19 +192,19 @@ class ViolationFinder:
         expanders: dict = {}
         for r in checked:
             expand = expanders.setdefault((r.module, r.consumer), self._expander(r.module, r.consumer))
-            local = [tuple(c) for c in r.conditions] + [(e, False) for e in r.early_exits]
+            local = [Cond(*c) for c in r.conditions] + [Cond(e, False) for e in r.early_exits]
             for ctx in contexts[(r.module, r.consumer)]:
                 if r.field in scheduler_writes and self._scheduler_sets_before(r, ctx):
                     continue  # the scheduler sets the field itself on every way to this read
                 extra, how, caller = ctx.conds, ctx.how, ctx.caller
                 tested_none, tested_set = self._result_fields(caller, extra) if caller else (set(), set())
                 worker_call = self._worker_call_before(caller, ctx.site) if caller else None
-                renamed = [(_substitute(_rename_self_attrs(t, ctx.rename), ctx.arguments), pos) for t, pos in local]
+                renamed = [Cond(_substitute(_rename_self_attrs(t, ctx.rename), ctx.arguments), pos) for t, pos in local]
                 # the call site's conditions are the caller's text: inline the caller's properties
                 outer = expanders.setdefault(caller, self._expander(*caller)) if caller else expand
                 comp = a.complements
                 read_f = C.with_complements(C.all_of(C.conjunction(renamed, expand),
-                                                     C.conjunction([tuple(c) for c in extra], outer)), comp)
+                                                     C.conjunction([Cond(*c) for c in extra], outer)), comp)
                 for p in paths:
                     missing, why = _obligation(r, p)
                     if missing is None and why is None:
@@ -212,7 +213,7 @@ class ViolationFinder:
                         continue  # the call runs only when the result's field is None, which this path sets
                     if (set(r.tested_set) | tested_set) & set(p.cleared):
                         continue  # the read runs only when the result's field is set, which this path leaves None
-                    p_conds = [tuple(c) for c in p.conditions]
+                    p_conds = [Cond(*c) for c in p.conditions]
                     if worker_call is not None:
                         p_conds = self._decided_by_call(p, worker_call, p_conds)
                         if p_conds is None:
@@ -284,7 +285,7 @@ class ViolationFinder:
             return False
         f = got[1]
         names = self.holders.of(module, f)
-        return any(w.root in names and w.attrs == [r.field] and w.value.get("kind") != "none" and w.line < line
+        return any(w.root in names and w.attrs == [r.field] and not isinstance(w.value, NoneValue) and w.line < line
                    and dominates(w.blocks, blocks) for w in f.writes)
 
     def _definitions(self, formula) -> list:
@@ -300,8 +301,8 @@ class ViolationFinder:
                 continue
             if atom not in memo:
                 writes = list(self.symbols.attr_writes(cls, atom))
-                value = writes[0][2].value if len(writes) == 1 else {}
-                memo[atom] = value.get("text") if value.get("kind") in ("boolop", "expr") else None
+                value = writes[0][2].value if len(writes) == 1 else None
+                memo[atom] = value.text if isinstance(value, (BoolOp, Opaque)) else None
             if memo[atom]:
                 defined = C.parse(memo[atom])
                 out.append(C.with_complements(C.equivalence(C.Atom(atom), defined), self.analysis.complements))
@@ -332,14 +333,13 @@ class ViolationFinder:
         if got is None:
             return conds
         g = got[1]
-        args = [a if isinstance(a, dict) else {} for a in call.args]
-        bound = bind(g, args, call.keywords)
-        spread = len(args) != call.npos  # a *args or **kwargs among the arguments
+        bound = bind(g, call.args, call.keywords)
+        spread = len(call.args) != call.npos  # a *args or **kwargs among the arguments
         keys = spread_keys(caller_f, call) if spread else None
         if keys is not None:
             # `**fwd_kwargs` whose every key is written as a literal: those parameters are free, the
             # others keep what the call gives them or their defaults
-            bound.update({k: {"kind": "expr", "text": f"({call.spread[0]})[{k!r}]"} for k in keys if k not in bound})
+            bound.update({k: Opaque(f"({call.spread[0]})[{k!r}]") for k in keys if k not in bound})
             spread = False
         return decided(conds, constant_parameters(g, bound, spread=spread))
 
@@ -378,7 +378,7 @@ class ViolationFinder:
         rets = got[1].returns if got else []
         if len(rets) != 1 or rets[0].conds:
             return None
-        text = rets[0].value.get("text", "")
+        text = rets[0].value.text
         m = re.fullmatch(r"\s*(?:isinstance\(\s*self\.(\w+)\s*,[^()]*\)|self\.(\w+)(?:\s+is\s+not\s+None)?)\s*", text)
         field_name = m and (m.group(1) or m.group(2))
         return field_name if field_name in self.analysis.fields else None
@@ -443,8 +443,7 @@ class ViolationFinder:
             for c, rel2, g, _params in self.holders.calls_passing(module, f, poly):
                 key = (self.symbols.module_of_file(rel2), g.qualname)
                 rename = self._constructor_renames(module, f, c.callee)
-                arguments = {p: a["text"] for p, a in bind(g, c.args, c.keywords).items()
-                             if isinstance(a, dict) and a.get("text")}
+                arguments = {p: a.text for p, a in bind(g, c.args, c.keywords).items() if a.text}
                 out.setdefault(key, []).append(Context(list(c.conds), rename, f"called from {consumer}:{c.line}",
                                                        (module, consumer), c, arguments))
         return out
@@ -457,7 +456,7 @@ class ViolationFinder:
         cls_qn = f"{module}.{f.cls}"
         renames: dict = {}
         for _wmod, _wf, w in self.symbols.attr_writes(cls_qn, parts[1]):
-            if w.value.get("kind") != "call":
+            if not isinstance(w.value, CallValue):
                 continue
             for obj_cls in self.symbols.attr_classes(cls_qn, parts[1]):
                 init = self.symbols.lookup_method(obj_cls, "__init__")
@@ -465,13 +464,13 @@ class ViolationFinder:
                 if got is None:
                     continue
                 params = [p for p, _ in got[1].params if p != "self"]
-                passed = {params[i]: a for i, a in enumerate(w.value.get("args", [])) if i < len(params)}
-                passed.update(w.value.get("kw", {}))
+                passed = {params[i]: a for i, a in enumerate(w.value.args) if i < len(params)}
+                passed.update(w.value.keywords)
                 for iw in got[1].writes:
-                    if iw.root == "self" and len(iw.attrs) == 1 and iw.value.get("kind") == "name":
-                        arg = passed.get(iw.value["name"])
-                        if arg and arg.get("kind") == "chain" and arg["root"] == "self" and len(arg["attrs"]) == 1:
-                            renames[iw.attrs[0]] = arg["attrs"][0]
+                    if iw.root == "self" and len(iw.attrs) == 1 and isinstance(iw.value, Name):
+                        arg = passed.get(iw.value.name)
+                        if isinstance(arg, Chain) and arg.root == "self" and len(arg.attrs) == 1:
+                            renames[iw.attrs[0]] = arg.attrs[0]
         return renames
 
     def _expander(self, module: str, consumer: str):
@@ -504,16 +503,16 @@ class ViolationFinder:
                 got2 = self.symbols.function_facts(m)
                 if got2 is None:
                     continue
-                rets = [r for r in got2[1].returns if r.value.get("kind") != "none"]
+                rets = [r for r in got2[1].returns if not isinstance(r.value, NoneValue)]
                 if len(rets) != 1:
                     continue
                 value = rets[0].value
-                if value.get("kind") == "name":  # `ret = <expr>; ...; return ret`
-                    binds = [b for b in got2[1].bindings if b.target == value["name"] and b.line < rets[0].line]
+                if isinstance(value, Name):  # `ret = <expr>; ...; return ret`
+                    binds = [b for b in got2[1].bindings if b.target == value.name and b.line < rets[0].line]
                     if len(binds) == 1:
                         value = binds[0].value
-                if value.get("text"):
-                    memo[key] = value["text"]
+                if value.text:
+                    memo[key] = value.text
                     break
             return memo[key]
 

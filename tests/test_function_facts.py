@@ -2,8 +2,11 @@
 parentheses, a call's for a lone generator, small statements of one line), positions in the
 file's lines and characters, and the records in source order."""
 
-from spectrace.contracts.facts import function_spans
+import pickle
+
+from spectrace.contracts.facts import Cond, function_spans
 from spectrace.contracts.facts_visitors import facts_for_span
+from spectrace.contracts.values import BoolOp, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue, Opaque, TupleValue
 
 
 def facts_of(source: str, name: str):
@@ -51,9 +54,9 @@ def test_conditions_keep_their_own_parentheses_and_drop_comments():
 def test_a_lone_generator_argument_is_written_without_the_calls_parentheses():
     f = facts_of(SOURCE, "forward")["Worker.forward"]
     decode = next(c for c in f.calls if c.callee == "batch.decode")
-    assert decode.args == [{"kind": "expr", "text": "x.ids for x in batch.reqs"}]
+    assert decode.args == [Opaque("x.ids for x in batch.reqs")]
     total = next(c for c in f.calls if c.callee == "sum")
-    assert total.args == [{"kind": "expr", "text": "(r.n for r in batch.reqs)"}]
+    assert total.args == [Opaque("(r.n for r in batch.reqs)")]
 
 
 def test_small_statements_of_one_line_share_a_statement_and_a_suite_has_none():
@@ -78,6 +81,7 @@ def test_imports_asserts_and_chained_operands():
     assert last.attrs == ["logits"] and [g.kind for g in last.guards2] == ["assert"]
     ok = next(r for r in f.reads if r.attrs == ["ok"])
     assert ok.conds == [("a", True), ("b", True)]
+    assert all(isinstance(c, Cond) for c in ok.conds) and ok.conds[0].text == "a" and ok.conds[0].positive
     # `a and b and c` is `(a and b) and c`: each left operand is a tested condition
     assert f.none_tested[-4:] == ["a", "b", "a", "a"]
 
@@ -85,4 +89,45 @@ def test_imports_asserts_and_chained_operands():
 def test_decorators_and_constants():
     f = facts_of(SOURCE, "ready")["Worker.ready"]
     assert f.decorators == ["property"] and f.line == 6
-    assert f.returns[0].value == {"kind": "name", "name": "True", "text": "True"}
+    assert f.returns[0].value == Name("True", "True")
+
+
+VALUES = '''\
+class Worker:
+    def forward(self, batch, run=None):
+        a, b = self.model.split(batch, *rest, mode=None)
+        self.out = batch.spec_info if batch.ok else None
+        pick = lambda x: x.logits if x else None
+        both = a or b or run
+        pair = (a, [b])
+        n = len(batch) + 1
+        return
+'''
+
+
+def test_values_are_records_of_their_kind():
+    f = facts_of(VALUES, "forward")["Worker.forward"]
+    bound = {b.target: b.value for b in f.bindings}
+    call = bound["a"].of
+    assert bound["a"] == ItemOf(0, call) and bound["b"] == ItemOf(1, call)
+    assert call.callee == "self.model.split" and call.args == (Name("batch", "batch"),) and call.spread
+    assert call.keywords == {"mode": NoneValue("None")} and call.npos == 1
+    ifexp = f.writes[0].value
+    assert ifexp == IfExp("batch.ok", Chain("batch", ("spec_info",), "batch.spec_info"), NoneValue("None"),
+                          "batch.spec_info if batch.ok else None")
+    assert isinstance(bound["pick"], LambdaValue) and bound["pick"].params == ("x",)
+    assert isinstance(bound["pick"].body, IfExp)
+    # `a or b or run` is `(a or b) or run`
+    both = bound["both"]
+    assert isinstance(both, BoolOp) and both.op == "or" and both.right == Name("run", "run")
+    assert both.left.text == "a or b" and isinstance(both.left, BoolOp)
+    assert bound["pair"].items == (Name("a", "a"), TupleValue((Name("b", "b"),), "[b]"))
+    assert bound["n"] == Opaque("len(batch) + 1")
+    # a bare return has no expression: shown by its kind
+    assert f.returns[0].value == NoneValue() and f.returns[0].value.shown == "none"
+    assert f.defaults == {"run": NoneValue("None")}
+
+
+def test_value_records_survive_the_facts_cache():
+    f = facts_of(VALUES, "forward")["Worker.forward"]
+    assert pickle.loads(pickle.dumps(f)) == f
