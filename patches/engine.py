@@ -794,7 +794,7 @@ def _blocking_state(target: Target, series: Series) -> dict | None:
     over (``applies_over``: a series stacked like quilt's, reverted first)."""
     base = series.manifest.get("applies_over")
     for state in _applied_states(target):
-        if state.get("series") != base or base == series.name:
+        if state.get("series") != base:
             return state
     return None
 

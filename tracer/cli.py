@@ -81,7 +81,7 @@ def check_field_names(proj, field: str, owner: str | None) -> None:
     where = proj.source.describe()
     declaring: set[str] = set()  # classes whose annotations hold the field
     found = False
-    for summary in filter(None, map(proj.module, proj.texts.mentions(field))):
+    for summary in proj.modules_naming(field):
         for c in summary.classes.values():
             if field in c.annotations:
                 declaring.add(c.name)

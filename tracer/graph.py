@@ -173,9 +173,8 @@ def field_graph(proj: Project, field: str, owner: str | None = None) -> nx.DiGra
     """
     import networkx as nx
 
-    # Only a module whose text names the field can read, write or declare it: the others' bodies
-    # are never summarised (after a light index, the bodies of the few that name it).
-    modules = [m for m in map(proj.module, proj.texts.mentions(field)) if m is not None]
+    # the others' bodies are never summarised (after a light index: the bodies of the few)
+    modules = proj.modules_naming(field)
     owners = set()
     for summary in modules:
         for qn, c in summary.classes.items():

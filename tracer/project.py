@@ -66,6 +66,11 @@ class Project:
     def loaded_modules(self) -> Iterable[ModuleSummary]:
         return self.store.loaded()
 
+    def modules_naming(self, word: str) -> list[ModuleSummary]:
+        """The summaries of the modules whose text holds ``word`` as an identifier: the only ones
+        that can read, write or declare an attribute of that name."""
+        return [m for m in map(self.module, self.texts.mentions(word)) if m is not None]
+
     def index_all(self, jobs: int | None = None, progress: Progress | None = None) -> None:
         self.store.index_all(jobs, progress)
 
