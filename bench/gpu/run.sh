@@ -11,7 +11,8 @@
 # Results: $OUT/<config name>/ (bench.md, bench.json, bench.png, log-*.txt), $OUT/run.log.
 # Environment: OUT (/tmp/bench-out), TOTAL_S (570: the whole run, set-up included),
 # WHEELS (.gpu/whl), STUBS_DIR (.gpu/recipe/stubs), PY (python3), PACK=1 (tar the results folder),
-# RESUME (an earlier part's results folder of the same sweep: the engines it finished are kept),
+# RESUME (an earlier part of the same sweep, its results folder or the tarball PACK=1 returned:
+# the engines it finished are kept),
 # KEEP_TRACES=1 (keep the traces of `spectrace bench --profile`; by default only their summaries),
 # SCRATCH (/tmp: where SGLang, spectrace and the JIT caches are unpacked; one per sweep when two
 # sweeps share a machine, each on its own GPU through CUDA_VISIBLE_DEVICES).
@@ -111,8 +112,14 @@ if [ "$PYTEST" = 1 ]; then
   rc=$?
 else
   if [ -n "${RESUME:-}" ]; then
-    [ -d "$RESUME" ] || die "RESUME=$RESUME is not a folder"
-    mkdir -p "$OUT/$NAME" && cp -r "$RESUME"/. "$OUT/$NAME"/ || die "copying $RESUME to $OUT/$NAME failed"
+    mkdir -p "$OUT/$NAME"
+    if [ -f "$RESUME" ]; then
+      # the tarball PACK=1 returned (smaller to carry than its folder): NAME/ inside
+      tar -xzf "$RESUME" -C "$OUT" "$NAME" || die "RESUME=$RESUME holds no folder $NAME"
+    else
+      [ -d "$RESUME" ] || die "RESUME=$RESUME is neither a folder nor a tarball"
+      cp -r "$RESUME"/. "$OUT/$NAME"/ || die "copying $RESUME to $OUT/$NAME failed"
+    fi
     set -- "$@" --resume
   fi
   say "set-up $(( $(date +%s) - START ))s; bench $CONFIG within ${left}s"
