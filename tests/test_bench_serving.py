@@ -243,6 +243,7 @@ def test_a_windows_goodput_and_throughput():
     assert s.spec_step_share == pytest.approx(5 / 15) and s.accept_len == 2.0
     assert s.tpot_ms[0] == pytest.approx(175.0)
     assert s.in_flight == pytest.approx((1.1 + 1.5) / 2.0)
+    assert s.in_flight_ends == (0, 1)  # at 2.0 s only the second request is still streaming
     samples = [{"t_s": 0.5, "values": {"running": 2.0}}, {"t_s": 1.0, "values": {"running": 4.0}},
                {"t_s": 2.5, "values": {"running": 9.0}}, {"t_s": 1.5, "values": {}}]
     assert serving_metrics.mean_sampled(samples, "running", 0.0, 2.0) == 3.0
@@ -394,3 +395,20 @@ def test_the_whole_runs_throughput_spans_each_configurations_own_run(tmp_path):
     assert spans[-1] == ("whole run", 0.0, 6.0)
     tok = {r["name"]: serving_tables.window_summaries(w, r, spans)["whole run"].tok_per_s for r in (fast, slow)}
     assert tok == {"fast": pytest.approx(31 / 3.0), "slow": pytest.approx(31 / 6.0)}  # the schedule's 3 s, or the last token's time
+
+
+def test_a_phase_whose_arrivals_outrun_the_server_is_named_with_its_queue(tmp_path):
+    from spectrace.bench import serving_tables
+
+    w = workload_of(WORKLOAD_TOML, tmp_path)
+    quiet = w.phases[0]
+    # 20 requests sent in the first phase: one server finishes each within 30 ms, the other only
+    # after the phase has ended
+    keeps_up = [record(0.04 * i, [[0.02, 1], [0.03, 2]], phase=quiet.name) for i in range(20)]
+    falls_behind = [record(0.04 * i, [[0.05, 1], [quiet.duration_s + 5.0, 2]], phase=quiet.name) for i in range(20)]
+    results = [{"name": "keeps-up", "serving": {"requests": keeps_up}},
+               {"name": "falls-behind", "serving": {"requests": falls_behind}}]
+    md = serving_tables.render_serving(results, w, reference="keeps-up", better=[])
+    queued = [line for line in md.splitlines() if line.startswith("Requests in flight at this phase's start")]
+    assert queued == ["Requests in flight at this phase's start -> end: falls-behind 0 -> 20: its arrivals "
+                      "outran the server, and the next phases inherit the queue."]

@@ -84,12 +84,23 @@ def mean_in_flight(records: list[dict], start: float, end: float) -> float:
     return busy / (end - start) if end > start else 0.0
 
 
+def in_flight_at(records: list[dict], t: float) -> int:
+    """Requests sent before ``t`` whose last chunk had not arrived by ``t`` (failed ones count until sent)."""
+    count = 0
+    for r in records:
+        chunks = r.get("chunks") or []
+        done = r["sent_s"] + (chunks[-1][0] if chunks else 0.0)
+        count += r["sent_s"] < t < done
+    return count
+
+
 @dataclass(frozen=True)
 class WindowSummary:
     requests: int
     failed: int
     tok_per_s: float | None
     in_flight: float
+    in_flight_ends: tuple[int, int]  # at the window's start and at its end: a growing queue
     ttft_ms: tuple[float | None, float | None]  # p50, p99
     tpot_ms: tuple[float | None, float | None]
     itl_ms: tuple[float | None, float | None]
@@ -119,6 +130,7 @@ def summarize_requests(selected: list[dict], all_records: list[dict], start: flo
         requests=len(selected), failed=len(selected) - len(times),
         tok_per_s=tokens_in_window(all_records, start, end) / (end - start) if end > start else None,
         in_flight=mean_in_flight(all_records, start, end),
+        in_flight_ends=(in_flight_at(all_records, start), in_flight_at(all_records, end)),
         ttft_ms=_p50_p99([t.ttft_s for t in times], 1000), tpot_ms=_p50_p99(tpots, 1000),
         itl_ms=_p50_p99([x for t in times for x in t.itls_s], 1000), e2e_s=_p50_p99([t.e2e_s for t in times], 1),
         good=good, spec_step_share=verify / steps if steps else None,

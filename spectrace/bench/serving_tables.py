@@ -63,7 +63,24 @@ def _phase_table(span: tuple[str, float, float], results: list[dict],
                      f"{s.in_flight:.1f} / {_running(r, *span[1:])} | "
                      f"{_ms(s.ttft_ms)} | {_ms(s.tpot_ms, 2)} | {_ms(s.itl_ms, 2)} | {_ms(s.e2e_s, 2)} | {good} | "
                      f"{_share(s.spec_step_share)} | {'-' if s.accept_len is None else f'{s.accept_len:.2f}'} |")
-    return lines + [""]
+    return lines + [""] + _backlog_note(name, results, summaries)
+
+
+def _backlog_note(name: str, results: list[dict], summaries: list[dict[str, WindowSummary]]) -> list[str]:
+    """Where the requests in flight at a phase's end outnumber those at its start by half its
+    requests or more, arrivals outran the server: the phases after it inherit that queue."""
+    grew = []
+    for r, by_window in zip(results, summaries):
+        s = by_window.get(name)
+        if s is None or name == WHOLE_RUN or not s.requests:
+            continue
+        first, last = s.in_flight_ends
+        if last - first >= max(8, s.requests / 2):
+            grew.append(f"{r['name']} {first} -> {last}")
+    if not grew:
+        return []
+    return [f"Requests in flight at this phase's start -> end: {', '.join(grew)}: its arrivals outran the "
+            "server, and the next phases inherit the queue.", ""]
 
 
 def _ratio(value, best, lower_is_better: bool = False) -> str:
