@@ -95,6 +95,18 @@ def test_speculation_stops_soon_after_the_drafts_stop_paying(core, bs):
     assert off.oracle_s / off.core_s > 1 - 2 * core.BUDGET
 
 
+@pytest.mark.xfail(strict=True, reason="a bucket's accept length belongs to the requests that ran in it: after "
+                   "one request whose drafts are never accepted, the code requests that follow at batch size 1 "
+                   "wait out the loser's measuring gap (about 0.79 of the oracle here; the serving workload's "
+                   "quiet phase ran a quarter of its steps plainly for it, docs/results.md)")
+def test_a_request_of_another_kind_does_not_hold_its_buckets_verdict(core):
+    """One 32-token request whose drafts are never accepted (a warm-up, a prose prompt), then
+    requests whose drafts are always accepted, alone in the batch: they speculate at once."""
+    s = scenario([(32, 1, 1.0), (2000, 1, 4.0)], plain_ms=(4.9, 0.035))
+    _, code = sim.simulate(core, s)
+    assert code.oracle_s / code.core_s > 0.95
+
+
 def test_each_bucket_keeps_its_own_acceptance(core):
     """Quiet traffic (batch 4) accepts drafts, busy traffic (batch 64) does not: the busy hours do
     not turn speculation off for the quiet ones, nor the quiet ones on for the busy."""
