@@ -97,7 +97,7 @@ def test_speculation_stops_soon_after_the_drafts_stop_paying(core, bs):
 
 @pytest.mark.xfail(strict=True, reason="a bucket's accept length belongs to the requests that ran in it: after "
                    "one request whose drafts are never accepted, the code requests that follow at batch size 1 "
-                   "wait out the loser's measuring gap (about 0.79 of the oracle here; the serving workload's "
+                   "wait out the loser's measuring gap (0.83 of the oracle here; the serving workload's "
                    "quiet phase ran a quarter of its steps plainly for it, docs/results.md)")
 def test_a_request_of_another_kind_does_not_hold_its_buckets_verdict(core):
     """One 32-token request whose drafts are never accepted (a warm-up, a prose prompt), then
