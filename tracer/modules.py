@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from spectrace.interrupts import process_pool
-from spectrace.source import module_name
 from spectrace.tracer.index import FuncInfo, ModuleSummary, complete, defer_bodies, is_light
 from spectrace.tracer.prefetch import ParseAhead
 from spectrace.tracer.summary_cache import (SummaryCache, keep_blobs, summarize_file, summarize_in_worker,
                                            whole_key)
+from spectrace.tracer.tree import module_files
 
 Progress = Callable[[int, int], None]
 
@@ -72,19 +72,7 @@ class ModuleStore:
     def files(self) -> dict[str, str]:
         """Module name -> file path relative to the tree root, for every ``.py`` of the packages."""
         if self._files is None:
-            files = {}
-            for pkg in self.packages:
-                if not (self.root / pkg).is_dir() and (self.root / f"{pkg}.py").is_file():
-                    files[pkg] = f"{pkg}.py"
-                    continue
-                for dirpath, dirnames, filenames in os.walk(self.root / pkg):
-                    dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__pycache__")))
-                    rel_dir = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
-                    for fn in sorted(filenames):
-                        if fn.endswith(".py"):
-                            rel = f"{rel_dir}/{fn}"
-                            files[module_name(rel)[0]] = rel
-            self._files = files
+            self._files = module_files(self.root, self.packages)
         return self._files
 
     def module(self, name: str) -> ModuleSummary | None:
