@@ -166,15 +166,16 @@ def map_command(roots, sglang, source_path, package, depth, fmt, output, include
         ui.detail(f"spectrace: the same map of the unchanged tree, from the result cache in "
                   f"{time.perf_counter() - t0:.2f} s")
     else:
-        answer = build_map(source, request)
+        answer = build_map(source, request, results.tree if results is not None else None)
         ui.detail(f"spectrace: graph built in {time.perf_counter() - t0:.1f} s")
         if results is not None:
             results.store(answer)
     _write_map(answer, output)
 
 
-def build_map(source, request):
-    """A map's output, its summary line and the files it skipped."""
+def build_map(source, request, tree=None):
+    """A map's output, its summary line and the files it skipped (``tree``: the tree's files and
+    fingerprint, when read already)."""
     from spectrace.tracer.graph import call_graph, field_graph
     from spectrace.tracer.map_cache import MapAnswer
     from spectrace.tracer.project import Project
@@ -182,7 +183,7 @@ def build_map(source, request):
     from spectrace.tracer.views import for_display
 
     r = request
-    proj = Project(source, lambdas=r.lambdas)
+    proj = Project(source, lambdas=r.lambdas, tree=tree)
     if r.field:
         check_field_names(proj, r.field, r.owner)
         graph = field_graph(proj, r.field, owner=r.owner)

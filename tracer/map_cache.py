@@ -27,7 +27,7 @@ from pathlib import Path
 import spectrace
 from spectrace.atomic import atomic_write
 from spectrace.tracer.cache_layout import index_cache_root, pack_path
-from spectrace.tracer.tree import fingerprint, module_files
+from spectrace.tracer.tree import TreeState, read_tree
 
 RESULT_FORMAT = 1  # bump when what is kept changes
 KEEP = 32  # map results kept per cache; the least recently used beyond that are removed
@@ -103,6 +103,7 @@ class MapResults:
         self.source = source
         self.request = request
         self._key: str | None = None
+        self.tree: TreeState | None = None  # the tree's files and fingerprint, once the key is made
 
     @property
     def key(self) -> str:
@@ -123,8 +124,8 @@ class MapResults:
             h.update(f"{_module_state('networkx')}\0{_module_state('graphviz')}".encode())
         if self.request.fmt in GRAPHVIZ_FORMATS:
             h.update(_file_state(shutil.which("dot")).encode())
-        root = Path(source.root)
-        h.update(fingerprint(root, module_files(root, packages).values())[0].encode())
+        self.tree = read_tree(Path(source.root), packages)
+        h.update(self.tree.fingerprint.encode())
         return h.hexdigest()
 
     @property

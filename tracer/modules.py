@@ -44,13 +44,14 @@ def _summarize_shallow(root: Path, rel: str, cache: SummaryCache):
 
 
 class ModuleStore:
-    def __init__(self, root: Path, cache: SummaryCache, packages: tuple[str, ...] = ("sglang",)):
+    def __init__(self, root: Path, cache: SummaryCache, packages: tuple[str, ...] = ("sglang",),
+                 files: dict[str, str] | None = None):
         self.root = root
         self.packages = packages  # top-level package dirs (or single modules) under root
         self.cache = cache
         self.errors: list[str] = []  # files that could not be parsed, "path:line: why"
         self._summaries: dict[str, ModuleSummary | None] = {}  # None: no such module in the tree
-        self._files: dict[str, str] | None = None
+        self._files = files  # None: walked when first asked
         # relpath -> (size, mtime_ns, content key, pickled light summary, stats, pickled whole one or None)
         self._pack: dict | None = None
         self._pack_dirty = False

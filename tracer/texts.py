@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from spectrace.tracer.modules import ModuleStore
-from spectrace.tracer.tree import fingerprint
+from spectrace.tracer.tree import TreeState, fingerprint
 
 # `class Name(bases)`; a match counts only at the start of a line (checked by hand: a `^` with
 # re.M makes the regex engine try every position, 14 times slower over a whole tree).
@@ -41,14 +41,17 @@ def class_statements(data: bytes):
 
 
 class SourceTexts:
-    def __init__(self, root: Path, store: ModuleStore):
+    def __init__(self, root: Path, store: ModuleStore, state: TreeState | None = None):
+        """``state``: the tree's fingerprint as read already for ``store``'s files (else read when
+        first asked)."""
         self.root = root
         self.store = store
         self._texts: dict[str, bytes] | None = None  # module name -> source bytes (this process's part)
         self._others: dict[str, bytes] = {}  # files of the helper's part read here (``file_bytes``)
         self._rest: list | None = None  # [(module, file)] of the helper's part, not read here
-        self._fingerprint: str | None = None
-        self._sizes: dict[str, int] = {}  # file -> size, from the fingerprint's stats
+        self._fingerprint: str | None = state.fingerprint if state is not None else None
+        # file -> size, from the fingerprint's stats
+        self._sizes: dict[str, int] = dict(state.sizes) if state is not None else {}
         self._class_index: dict[str, list[str]] | None = None
         self._base_index: dict[str, list[str]] | None = None
         self._mentions: dict[str, list[str]] = {}

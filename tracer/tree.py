@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from spectrace.source import module_name
@@ -59,3 +60,19 @@ def fingerprint(root: Path, rels) -> tuple[str, dict[str, int]]:
         sizes[rel] = st.st_size
         h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\n".encode())
     return h.hexdigest(), sizes
+
+
+@dataclass(frozen=True)
+class TreeState:
+    """A tree's files and their fingerprint, read once: what a map's result cache is keyed by, and
+    then what the index of the same run works from (one walk and one stat per file)."""
+
+    files: dict[str, str]
+    fingerprint: str
+    sizes: dict[str, int]
+
+
+def read_tree(root: Path, packages: tuple[str, ...]) -> TreeState:
+    files = module_files(root, packages)
+    digest, sizes = fingerprint(root, files.values())
+    return TreeState(files, digest, sizes)
