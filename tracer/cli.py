@@ -31,14 +31,6 @@ def open_source(sglang: str | None, source_path: str | None = None, package: str
     return source
 
 
-def open_project(sglang: str | None, source_path: str | None = None, package: str | None = None,
-                 lambdas: str = "inline"):
-    """The project of ``--sglang`` or of ``--source PATH [--package NAME]``."""
-    from spectrace.tracer.project import Project
-
-    return Project(open_source(sglang, source_path, package), lambdas=lambdas)
-
-
 def source_reference(source) -> dict:
     """What was analysed, without where it lies on this machine: a JSON output's ``source``."""
     return {"package": "sglang" if not hasattr(source, "packages") else ",".join(source.packages),
@@ -224,10 +216,18 @@ def _write_map(answer, output: str | None) -> None:
 def index_command(sglang, source_path, package, jobs):
     """Index every module of an SGLang tree or a package: what each defines outside function bodies
     (the bodies are summarised when a map or a check first needs them)."""
-    proj = open_project(sglang, source_path, package)
+    from pathlib import Path
+
+    from spectrace.tracer.modules import ModuleStore
+    from spectrace.tracer.summary_cache import SummaryCache
+    from spectrace.tracer.tree import source_packages
+
+    source = open_source(sglang, source_path, package)
     t0 = time.perf_counter()
-    # Brings the cache up to date; a warm run reads the counts kept beside each module's summary.
-    stats = proj.store.refresh(jobs=jobs, progress=Bar("indexing"))
+    # Brings the cache up to date; a warm run reads the counts kept beside each module's summary
+    # (the store alone: nothing here resolves a name, so the resolver's modules are not imported).
+    store = ModuleStore(Path(source.root), SummaryCache(), source_packages(source))
+    stats = store.refresh(jobs=jobs, progress=Bar("indexing"))
     errors = [s[2] for s in stats if s[2]]
     click.echo(  # what is defined outside function bodies: the index summarises no body
         f"{len(stats)} modules, {sum(s[0] for s in stats)} classes, {sum(s[1] for s in stats)} functions, "

@@ -27,7 +27,7 @@ from pathlib import Path
 import spectrace
 from spectrace.atomic import atomic_write
 from spectrace.tracer.cache_layout import index_cache_root, pack_path
-from spectrace.tracer.tree import TreeState, read_tree
+from spectrace.tracer.tree import TreeState, read_tree, source_packages
 
 RESULT_FORMAT = 1  # bump when what is kept changes
 KEEP = 32  # map results kept per cache; the least recently used beyond that are removed
@@ -113,7 +113,7 @@ class MapResults:
 
     def _compute_key(self) -> str:
         source = self.source
-        packages = tuple(getattr(source, "packages", ("sglang",)))
+        packages = source_packages(source)
         h = hashlib.blake2b(digest_size=16)
         h.update(repr((RESULT_FORMAT, spectrace.__version__, str(Path(source.root).resolve()), source.version,
                        source.origin, packages, self.request)).encode())

@@ -26,7 +26,7 @@ from spectrace.tracer.modules import ModuleStore, Progress
 from spectrace.tracer.summary_cache import SummaryCache
 from spectrace.tracer.symbols import SymbolTable, Type
 from spectrace.tracer.texts import SourceTexts
-from spectrace.tracer.tree import TreeState
+from spectrace.tracer.tree import TreeState, source_packages
 
 __all__ = ["Project", "ResolvedCall", "Type"]
 
@@ -45,7 +45,7 @@ class Project:
         self.use_cache = use_cache
         self.root = Path(source.root)
         self.cache = SummaryCache(use_cache)
-        self.packages = tuple(getattr(source, "packages", ("sglang",)))
+        self.packages = source_packages(source)
         self.store = ModuleStore(self.root, self.cache, self.packages, tree.files if tree is not None else None)
         self.texts = SourceTexts(self.root, self.store, tree)
         self.symbols = SymbolTable(self.store, self.texts)

@@ -14,6 +14,11 @@ from pathlib import Path
 from spectrace.source import module_name
 
 
+def source_packages(source) -> tuple[str, ...]:
+    """The top-level packages (or single modules) of a source: an SGLang tree has one."""
+    return tuple(getattr(source, "packages", ("sglang",)))
+
+
 def module_files(root: Path, packages: tuple[str, ...]) -> dict[str, str]:
     """Module name -> file path relative to ``root``, for every ``.py`` of the packages (a package
     directory, or a single module ``<name>.py``): in each directory its files by name, then its
