@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Times spectrace's own index and map on an SGLang version (default 0.5.23), whole process,
-# cold (empty index cache, the wheel already unpacked) and warm, with the CPU time of the process
+# cold (empty index cache, the wheel already unpacked) and warm (the same command again: a map is
+# then written from its result cache; the rows with --no-result-cache build it from the warm
+# index), with the CPU time of the process
 # and its workers (what other work on a shared machine moves least) and peak memory; the wall time
 # also as a ratio to the floor measured in the same run: plain `ast.parse` of every file of the tree
 # on one core, as the interpreter runs it by default (the files read beforehand, the parse alone
@@ -10,7 +12,9 @@
 # working tree summarise every module of the tree into the same pickles (a faster walk must not
 # change what it records), and that each light summary (no function bodies, what `index` writes)
 # is its whole one lightened; it stops if one differs.
-# Usage: [SUMMARIES_BASE=<commit>] bash bench/bench_tracer.sh [VERSION [ROUNDS]]
+# With MAPS_BASE=<commit>, first checks that spectrace of that commit and of the working tree write
+# the bench's two maps as the same json, byte for byte, each from an empty cache; it stops if not.
+# Usage: [SUMMARIES_BASE=<commit>] [MAPS_BASE=<commit>] bash bench/bench_tracer.sh [VERSION [ROUNDS]]
 set -euo pipefail
 version="${1:-0.5.23}"
 rounds="${2:-1}"
@@ -60,6 +64,24 @@ print(f"light summaries: {len(rels) - len(light_differ)} of {len(rels)} are thei
       *light_differ[:10])
 sys.exit(1 if differ or light_differ else 0)
 PY
+fi
+if [ -n "${MAPS_BASE:-}" ]; then
+  mkdir -p "$work/maps-base"
+  git -C "$(dirname "$0")/.." archive "$MAPS_BASE" pyproject.toml spectrace tracer contracts patches \
+    | tar -x -C "$work/maps-base"
+  for args in "Scheduler.run_batch --depth 2" "--field next_draft_input"; do
+    for c in c1 c2; do rm -rf "$work/maps-$c"; mkdir -p "$work/maps-$c"; ln -s "$src_cache/sglang" "$work/maps-$c/sglang"; done
+    # shellcheck disable=SC2086 (the arguments are words)
+    (cd "$work/maps-base" && SPECTRACE_CACHE_DIR="$work/maps-c1" PYTHONPATH="$work/maps-base" \
+      python3 -m spectrace -q map --sglang "$version" $args --format json) >"$work/base.json"
+    # shellcheck disable=SC2086
+    SPECTRACE_CACHE_DIR="$work/maps-c2" "$spectrace" -q map --sglang "$version" $args --format json >"$work/new.json"
+    if cmp -s "$work/base.json" "$work/new.json"; then
+      echo "maps: map $args writes the same json as at $MAPS_BASE ($(wc -c <"$work/new.json") bytes)"
+    else
+      echo "maps: map $args writes other json than at $MAPS_BASE"; exit 1
+    fi
+  done
 fi
 floor=$(python3 - "$tree" "$rounds" <<'PY'
 import ast, os, pathlib, sys, time
@@ -116,9 +138,11 @@ export SPECTRACE_CACHE_DIR="$work/c"
 cold_cache
 timed "map Scheduler.run_batch --depth 2, cold" "$spectrace" map --sglang "$version" Scheduler.run_batch --depth 2 --format json
 timed "map Scheduler.run_batch --depth 2, warm" "$spectrace" map --sglang "$version" Scheduler.run_batch --depth 2 --format json
+timed "map Scheduler.run_batch --depth 2, warm, --no-result-cache" "$spectrace" map --sglang "$version" Scheduler.run_batch --depth 2 --format json --no-result-cache
 cold_cache
 timed "index (every module), cold" "$spectrace" index --sglang "$version"
 timed "index (every module), warm" "$spectrace" index --sglang "$version"
 timed "map Scheduler.run_batch --depth 2, after index" "$spectrace" map --sglang "$version" Scheduler.run_batch --depth 2 --format json
 timed "map --field next_draft_input, after index" "$spectrace" map --sglang "$version" --field next_draft_input --format json
 timed "map --field next_draft_input, warm" "$spectrace" map --sglang "$version" --field next_draft_input --format json
+timed "map --field next_draft_input, warm, --no-result-cache" "$spectrace" map --sglang "$version" --field next_draft_input --format json --no-result-cache

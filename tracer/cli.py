@@ -18,11 +18,9 @@ FORMATS = ("text", "json", "dot", "svg", "png", "mermaid")
 SGLANG_HELP = "SGLang source: a path (checkout or dir holding sglang/), 'installed', or a version such as 0.5.9"
 
 
-def open_project(sglang: str | None, source_path: str | None = None, package: str | None = None,
-                 lambdas: str = "inline"):
-    """The project of ``--sglang`` or of ``--source PATH [--package NAME]`` (any Python package)."""
+def open_source(sglang: str | None, source_path: str | None = None, package: str | None = None):
+    """The source tree of ``--sglang`` or of ``--source PATH [--package NAME]`` (any Python package)."""
     from spectrace.source import package_source, resolve_source
-    from spectrace.tracer.project import Project
 
     if source_path and sglang:
         raise SpectraceError("--source and --sglang exclude each other")
@@ -30,7 +28,7 @@ def open_project(sglang: str | None, source_path: str | None = None, package: st
         raise SpectraceError("--package goes with --source")
     source = package_source(source_path, package=package) if source_path else resolve_source(sglang)
     ui.info(f"spectrace: using {source.describe()}")
-    return Project(source, lambdas=lambdas)
+    return source
 
 
 def source_reference(source) -> dict:
@@ -40,11 +38,11 @@ def source_reference(source) -> dict:
 
 
 def _choose_format(fmt: str | None, output: str | None) -> str:
-    from spectrace.tracer.render import format_for_path
-
     if fmt:
         return fmt
     if output:
+        from spectrace.tracer.render import format_for_path
+
         found = format_for_path(output, default="")
         if not found:
             raise SpectraceError(f"cannot tell the format from '{output}': pass --format ({', '.join(FORMATS)})")
@@ -135,38 +133,69 @@ def check_field_names(proj, field: str, owner: str | None) -> None:
 @click.option("--max-nodes", "max_nodes", type=click.IntRange(min=0), metavar="N",
               help="Draw at most N nodes, those nearest the roots; the rest become '+N more' nodes per caller "
                    "(default 60 for svg, png, dot and mermaid, none for text; 0: no limit; json: never).")
+@click.option("--no-result-cache", "no_result_cache", is_flag=True,
+              help="Build the map even when the same map of the same unchanged tree is in the cache.")
 def map_command(roots, sglang, source_path, package, depth, fmt, output, include, exclude, external, field, owner,
-                no_cha, exact, closures, lambdas, collapse_by, max_nodes):
+                no_cha, exact, closures, lambdas, collapse_by, max_nodes, no_result_cache):
     """Draw the call graph below ROOTS (Class.method, module:Class.method or a full name),
     or with --field every producer and consumer of a field."""
-    from spectrace.tracer.graph import call_graph, field_graph
-    from spectrace.tracer.render import render, summary_line
-    from spectrace.tracer.views import for_display
+    from spectrace.tracer import map_cache
 
     if not roots and not field:
         raise SpectraceError("give a root (e.g. Scheduler.run_batch) or --field NAME")
     fmt = _choose_format(fmt, output)
     if fmt in ("svg", "png") and not output and sys.stdout.isatty():
         raise SpectraceError(f"--format {fmt} writes binary data: pass -o FILE")
-    proj = open_project(sglang, source_path, package, lambdas)
-    t0 = time.perf_counter()
     if owner and not field:
         raise SpectraceError("--owner goes with --field")
-    if field:
-        check_field_names(proj, field, owner)
-        graph = field_graph(proj, field, owner=owner)
+    request = map_cache.MapRequest(tuple(roots), depth, fmt, tuple(include), tuple(exclude), external, field, owner,
+                                   not no_cha, exact, closures, lambdas, collapse_by, max_nodes)
+    source = open_source(sglang, source_path, package)
+    t0 = time.perf_counter()
+    results = map_cache.MapResults(source, request) if map_cache.enabled() and not no_result_cache else None
+    answer = results.load() if results is not None else None
+    if answer is not None:
+        ui.detail(f"spectrace: the same map of the unchanged tree, from the result cache in "
+                  f"{time.perf_counter() - t0:.2f} s")
+    else:
+        answer = build_map(source, request, results.tree if results is not None else None)
+        ui.detail(f"spectrace: graph built in {time.perf_counter() - t0:.1f} s")
+        if results is not None:
+            results.store(answer)
+    _write_map(answer, output)
+
+
+def build_map(source, request, tree=None):
+    """A map's output, its summary line and the files it skipped (``tree``: the tree's files and
+    fingerprint, when read already)."""
+    from spectrace.tracer.graph import call_graph, field_graph
+    from spectrace.tracer.map_cache import MapAnswer
+    from spectrace.tracer.project import Project
+    from spectrace.tracer.render import render, summary_line
+    from spectrace.tracer.views import for_display
+
+    r = request
+    proj = Project(source, lambdas=r.lambdas, tree=tree)
+    if r.field:
+        check_field_names(proj, r.field, r.owner)
+        graph = field_graph(proj, r.field, owner=r.owner)
         if graph.number_of_edges() == 0:
-            raise SpectraceError(f"no reads or writes of a field named '{field}' in {proj.source.describe()}")
+            raise SpectraceError(f"no reads or writes of a field named '{r.field}' in {proj.source.describe()}")
     else:
         with waiting("building the call graph"), proj.parsing_ahead():
-            graph = call_graph(proj, resolve_roots(proj, roots), depth=depth, include=include,
-                               exclude=exclude, external=external, cha=not no_cha, exact=exact,
-                               closures=closures, networkx=fmt != "json")
+            graph = call_graph(proj, resolve_roots(proj, r.roots), depth=r.depth, include=r.include,
+                               exclude=r.exclude, external=r.external, cha=r.cha, exact=r.exact,
+                               closures=r.closures, networkx=r.fmt != "json")
     proj.save()
-    ui.detail(f"spectrace: graph built in {time.perf_counter() - t0:.1f} s")
-    if fmt == "json":  # the same bytes wherever the cache or the checkout is
+    if r.fmt == "json":  # the same bytes wherever the cache or the checkout is
         graph.graph["source"] = source_reference(proj.source)
-    data = render(for_display(graph, fmt, collapse_by, max_nodes), fmt)
+    data = render(for_display(graph, r.fmt, r.collapse_by, r.max_nodes), r.fmt)
+    # the same counts, in the same words, as the picture's legend
+    return MapAnswer(data, summary_line(graph), tuple(proj.errors))
+
+
+def _write_map(answer, output: str | None) -> None:
+    data = answer.data
     if output:
         write_output(output, data)
     elif isinstance(data, bytes):
@@ -174,10 +203,9 @@ def map_command(roots, sglang, source_path, package, depth, fmt, output, include
         sys.stdout.buffer.flush()
     else:
         click.echo(data, nl=not data.endswith("\n"))
-    for err in proj.errors:
+    for err in answer.skipped:
         click.echo(f"spectrace: skipped {err}", err=True)
-    # the same counts, in the same words, as the picture's legend
-    ui.info(f"spectrace: {summary_line(graph)}" + (f" -> {output}" if output else ""))
+    ui.info(f"spectrace: {answer.summary}" + (f" -> {output}" if output else ""))
 
 
 @click.command("index")
@@ -188,10 +216,18 @@ def map_command(roots, sglang, source_path, package, depth, fmt, output, include
 def index_command(sglang, source_path, package, jobs):
     """Index every module of an SGLang tree or a package: what each defines outside function bodies
     (the bodies are summarised when a map or a check first needs them)."""
-    proj = open_project(sglang, source_path, package)
+    from pathlib import Path
+
+    from spectrace.tracer.modules import ModuleStore
+    from spectrace.tracer.summary_cache import SummaryCache
+    from spectrace.tracer.tree import source_packages
+
+    source = open_source(sglang, source_path, package)
     t0 = time.perf_counter()
-    # Brings the cache up to date; a warm run reads the counts kept beside each module's summary.
-    stats = proj.store.refresh(jobs=jobs, progress=Bar("indexing"))
+    # Brings the cache up to date; a warm run reads the counts kept beside each module's summary
+    # (the store alone: nothing here resolves a name, so the resolver's modules are not imported).
+    store = ModuleStore(Path(source.root), SummaryCache(), source_packages(source))
+    stats = store.refresh(jobs=jobs, progress=Bar("indexing"))
     errors = [s[2] for s in stats if s[2]]
     click.echo(  # what is defined outside function bodies: the index summarises no body
         f"{len(stats)} modules, {sum(s[0] for s in stats)} classes, {sum(s[1] for s in stats)} functions, "

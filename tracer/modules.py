@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from spectrace.interrupts import process_pool
-from spectrace.source import module_name
 from spectrace.tracer.index import FuncInfo, ModuleSummary, complete, defer_bodies, is_light
 from spectrace.tracer.prefetch import ParseAhead
 from spectrace.tracer.summary_cache import (SummaryCache, keep_blobs, summarize_file, summarize_in_worker,
                                            whole_key)
+from spectrace.tracer.tree import module_files
 
 Progress = Callable[[int, int], None]
 
@@ -44,13 +44,14 @@ def _summarize_shallow(root: Path, rel: str, cache: SummaryCache):
 
 
 class ModuleStore:
-    def __init__(self, root: Path, cache: SummaryCache, packages: tuple[str, ...] = ("sglang",)):
+    def __init__(self, root: Path, cache: SummaryCache, packages: tuple[str, ...] = ("sglang",),
+                 files: dict[str, str] | None = None):
         self.root = root
         self.packages = packages  # top-level package dirs (or single modules) under root
         self.cache = cache
         self.errors: list[str] = []  # files that could not be parsed, "path:line: why"
         self._summaries: dict[str, ModuleSummary | None] = {}  # None: no such module in the tree
-        self._files: dict[str, str] | None = None
+        self._files = files  # None: walked when first asked
         # relpath -> (size, mtime_ns, content key, pickled light summary, stats, pickled whole one or None)
         self._pack: dict | None = None
         self._pack_dirty = False
@@ -72,19 +73,7 @@ class ModuleStore:
     def files(self) -> dict[str, str]:
         """Module name -> file path relative to the tree root, for every ``.py`` of the packages."""
         if self._files is None:
-            files = {}
-            for pkg in self.packages:
-                if not (self.root / pkg).is_dir() and (self.root / f"{pkg}.py").is_file():
-                    files[pkg] = f"{pkg}.py"
-                    continue
-                for dirpath, dirnames, filenames in os.walk(self.root / pkg):
-                    dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__pycache__")))
-                    rel_dir = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
-                    for fn in sorted(filenames):
-                        if fn.endswith(".py"):
-                            rel = f"{rel_dir}/{fn}"
-                            files[module_name(rel)[0]] = rel
-            self._files = files
+            self._files = module_files(self.root, self.packages)
         return self._files
 
     def module(self, name: str) -> ModuleSummary | None:
@@ -281,7 +270,7 @@ class ModuleStore:
         if entry is None:
             return False
         try:
-            st = os.stat(self.root / rel)
+            st = os.stat(f"{self.root}/{rel}")  # (a pathlib join per file is a tenth of a warm index)
         except OSError:
             return False  # gone since the walk: reading it will report why
         return st.st_size == entry[0] and st.st_mtime_ns == entry[1]

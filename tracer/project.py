@@ -26,15 +26,18 @@ from spectrace.tracer.modules import ModuleStore, Progress
 from spectrace.tracer.summary_cache import SummaryCache
 from spectrace.tracer.symbols import SymbolTable, Type
 from spectrace.tracer.texts import SourceTexts
+from spectrace.tracer.tree import TreeState, source_packages
 
 __all__ = ["Project", "ResolvedCall", "Type"]
 
 
 class Project:
-    def __init__(self, source: SglangSource | PackageSource, use_cache: bool = True, lambdas: str = "inline"):
+    def __init__(self, source: SglangSource | PackageSource, use_cache: bool = True, lambdas: str = "inline",
+                 tree: TreeState | None = None):
         """``lambdas``: ``"inline"`` (a call of a lambda reaches what its body calls, and those calls
         are also the defining function's) or ``"nodes"`` (each lambda a function of its own,
-        ``<scope>.<lambdaN>``, as PyCG and its successors name them)."""
+        ``<scope>.<lambdaN>``, as PyCG and its successors name them). ``tree``: the tree's files
+        and fingerprint when the caller has read them already (``tree.read_tree``)."""
         if lambdas not in ("inline", "nodes"):
             raise ValueError(f"lambdas must be 'inline' or 'nodes', not {lambdas!r}")
         self.lambdas = lambdas
@@ -42,9 +45,9 @@ class Project:
         self.use_cache = use_cache
         self.root = Path(source.root)
         self.cache = SummaryCache(use_cache)
-        self.packages = tuple(getattr(source, "packages", ("sglang",)))
-        self.store = ModuleStore(self.root, self.cache, self.packages)
-        self.texts = SourceTexts(self.root, self.store)
+        self.packages = source_packages(source)
+        self.store = ModuleStore(self.root, self.cache, self.packages, tree.files if tree is not None else None)
+        self.texts = SourceTexts(self.root, self.store, tree)
         self.symbols = SymbolTable(self.store, self.texts)
         self.types = TypeInference(self.symbols, lambda_nodes=lambdas == "nodes")
         self.resolver = CallResolver(self.types)

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 from spectrace.atomic import atomic_write
-from spectrace.source import cache_dir
+# (spectrace.cache reads SUMMARY_FORMAT here)
+from spectrace.tracer.cache_layout import SUMMARY_FORMAT, index_cache_root, pack_path  # noqa: F401
 from spectrace.tracer.index import ModuleSummary, light_summary, lighten, summarize_source
 
-SUMMARY_FORMAT = 18  # bump when the summary layout changes: old cache entries are ignored
 
 # What an unreadable entry raises: absent or unreadable file (OSError), truncated (EOFError),
 # corrupt (UnpicklingError), written by an older layout of the classes (AttributeError).
@@ -34,10 +34,6 @@ def report_write_failure(cause: str) -> None:
         _write_failure_reported = True
         print(f"spectrace: warning: cannot write the index cache ({cause}); going on without it, "
               "which only costs speed", file=sys.stderr)
-
-
-def _cache_root() -> Path:
-    return cache_dir() / "index" / f"v{SUMMARY_FORMAT}-py{sys.version_info[0]}{sys.version_info[1]}"
 
 
 def content_key(data: bytes) -> str:
@@ -59,7 +55,7 @@ class SummaryCache:
 
     def __init__(self, enabled: bool = True):
         self.enabled = enabled and not os.environ.get("SPECTRACE_NO_CACHE")
-        self.root = _cache_root()
+        self.root = index_cache_root()
         self._new: dict[str, bytes] = {}  # content key -> pickled summary, parsed here, not yet written
         self._bundled: dict[str, tuple[Path, int, int]] | None = None  # content key -> (bundle, offset, length)
 
@@ -119,8 +115,7 @@ class SummaryCache:
         return self._bundled
 
     def pack_path(self, tree_root: Path) -> Path:
-        key = hashlib.blake2b(str(tree_root.resolve()).encode(), digest_size=10).hexdigest()
-        return self.root / "packs" / f"{key}.pkl"
+        return pack_path(self.root, tree_root)
 
     def load_pack(self, tree_root: Path) -> dict:
         if not self.enabled:

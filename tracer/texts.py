@@ -12,7 +12,6 @@ partial results are joined in file order, so the answers are those of one pass o
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import multiprocessing
 import os
 import pickle
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from spectrace.tracer.modules import ModuleStore
+from spectrace.tracer.tree import TreeState, fingerprint
 
 # `class Name(bases)`; a match counts only at the start of a line (checked by hand: a `^` with
 # re.M makes the regex engine try every position, 14 times slower over a whole tree).
@@ -41,14 +41,17 @@ def class_statements(data: bytes):
 
 
 class SourceTexts:
-    def __init__(self, root: Path, store: ModuleStore):
+    def __init__(self, root: Path, store: ModuleStore, state: TreeState | None = None):
+        """``state``: the tree's fingerprint as read already for ``store``'s files (else read when
+        first asked)."""
         self.root = root
         self.store = store
         self._texts: dict[str, bytes] | None = None  # module name -> source bytes (this process's part)
         self._others: dict[str, bytes] = {}  # files of the helper's part read here (``file_bytes``)
         self._rest: list | None = None  # [(module, file)] of the helper's part, not read here
-        self._fingerprint: str | None = None
-        self._sizes: dict[str, int] = {}  # file -> size, from the fingerprint's stats
+        self._fingerprint: str | None = state.fingerprint if state is not None else None
+        # file -> size, from the fingerprint's stats
+        self._sizes: dict[str, int] = dict(state.sizes) if state is not None else {}
         self._class_index: dict[str, list[str]] | None = None
         self._base_index: dict[str, list[str]] | None = None
         self._mentions: dict[str, list[str]] = {}
@@ -90,18 +93,9 @@ class SourceTexts:
         return self._scan("grep", (pattern, literal))
 
     def fingerprint(self) -> str:
-        """A digest of every file's path, size and mtime: changes whenever any file does."""
+        """A digest of every file's state (``tree.fingerprint``): changes whenever any file does."""
         if self._fingerprint is None:
-            h = hashlib.blake2b(digest_size=12)
-            root = str(self.root)
-            for rel in sorted(self.store.files.values()):
-                try:
-                    st = os.stat(f"{root}/{rel}")
-                except OSError:
-                    continue  # gone since the walk: its absence is what the digest should say
-                self._sizes[rel] = st.st_size
-                h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-            self._fingerprint = h.hexdigest()
+            self._fingerprint, self._sizes = fingerprint(self.root, self.store.files.values())
         return self._fingerprint
 
     def cached_scan(self, name: str, compute: Callable[[], object]):
