@@ -115,7 +115,14 @@ def survey(keep_versions: tuple[str, ...] = ()) -> CacheContents:
             add(Entry(f"index of another format ({fmt.name})", fmt, size_of(fmt), False))
             continue
         for pack in sorted((fmt / "packs").glob("*")):
-            what = "index pack of a cached release" if pack.name in release_packs else "index pack of another tree"
+            if pack.name.startswith("map-"):
+                what = "map result (rebuilt when needed)"
+            elif pack.name.startswith("scans-"):
+                what = "text scans of a tree (rebuilt when needed)"
+            elif pack.name in release_packs:
+                what = "index pack of a cached release"
+            else:
+                what = "index pack of another tree"
             add(Entry(what, pack, size_of(pack), pack.name in kept_packs))
         for bundle in sorted((fmt / "bundles").glob("*")):
             add(Entry("index bundle", bundle, size_of(bundle), bool(_bundle_keys(bundle) & summary_keys)))

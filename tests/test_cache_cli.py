@@ -39,6 +39,9 @@ def cache(tmp_path, monkeypatch):
     for args in (["--sglang", "9.9.1"], ["--sglang", "9.9.2"], ["--source", str(other)]):
         result = invoke("index", *args)
         assert result.exit_code == 0, result.output
+    # a map: its result, and a bundle of the whole summaries it completed after the light index
+    result = invoke("map", "--source", str(other), "f", "-o", str(tmp_path / "f.json"))
+    assert result.exit_code == 0, result.output
     facts = cache / "contracts" / f"facts-v{FACTS_VERSION}"
     facts.mkdir(parents=True)
     worker = (kept / "sglang" / "worker.py").read_bytes()
@@ -62,7 +65,8 @@ def test_info_says_where_the_cache_is_and_what_it_holds(cache):
     rows = {line[:54].strip(): line[54:].split()[0] for line in lines[1:-1]}
     assert rows == {"SGLang 9.9.1 source": "1", "SGLang 9.9.2 source": "1",
                     "index pack of a cached release": "2", "index pack of another tree": "1",
-                    "index bundle": "3", "index of another format (v1-py30)": "1",
+                    "map result (rebuilt when needed)": "1",
+                    "index bundle": "4", "index of another format (v1-py30)": "1",
                     "contract facts": "2", "contract facts of another format (facts-v0)": "1"}
     assert lines[-1].startswith("total: ") and " MB;" in lines[-1]
 
