@@ -28,10 +28,11 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 15  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 16  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -51,7 +52,7 @@ def path_conditions(fact) -> list[Cond]:
 
 @dataclass
 class Guard:
-    kind: str  # "not-none-check", "truthiness", "hasattr", "getattr-default", "try-except", "early-exit", "assert", "isinstance"
+    kind: GuardKind
     text: str  # the guarding source, normalised
     line: int
 

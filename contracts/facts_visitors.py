@@ -17,6 +17,7 @@ import ast
 from collections.abc import Iterator
 
 from spectrace.contracts.expr_values import call_args, chain_of, describe
+from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import ItemOf
 from spectrace.contracts.facts import (
     AttrWrite,
@@ -142,7 +143,7 @@ class ChainReads(_Collector):
             via_getattr=via_getattr,
         )
         if via_getattr:
-            read.guards2.append(Guard("getattr-default", read.shape, read.line))
+            read.guards2.append(Guard(GuardKind.GETATTR_DEFAULT, read.shape, read.line))
         self._bind_targets(node, read)
         self.scope.current.reads.append(read)
 

@@ -9,7 +9,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.facts import ChainRead, FunctionFacts, Guard, path_conditions
 from spectrace.contracts.holders import Holders
-from spectrace.contracts.kinds import ReadKind
+from spectrace.contracts.kinds import GuardKind, ReadKind
 from spectrace.contracts.records import FieldRead, read_id
 
 
@@ -31,7 +31,7 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
         for v in r.bound_to:
             aliases[v] = (field_name, r)
             if v in tested:
-                guards.append(Guard("alias-check", f"{v} tested for None/truthiness", r.line))
+                guards.append(Guard(GuardKind.ALIAS_CHECK, f"{v} tested for None/truthiness", r.line))
         deref = len(r.attrs) > 1 or _stored_then_dereferenced(f, r)
         # `if h.f.x is not None: h.f.x.to(...)`: `x` is checked, only `f` must be set
         asked = path[:1] if len(path) == 2 and _narrowed(r, ".".join([r.root, *path]), spelled) else None
@@ -63,7 +63,7 @@ def _writes_below_fields(analysis: Analysis, rel: str, module: str, side: str, f
             continue
         seen.add((w.attrs[0], w.line))
         chain = f"{w.root}.{w.attrs[0]}"
-        guards = [Guard("not-none-check", chain, w.line)] if _narrowed(w, chain) or _exits_on_none(w, chain) else []
+        guards = [Guard(GuardKind.NOT_NONE_CHECK, chain, w.line)] if _narrowed(w, chain) or _exits_on_none(w, chain) else []
         r = ChainRead(root=w.root, attrs=w.attrs[:1], line=w.line, col=0, shape=w.shape, conds=list(w.conds),
                       blocks=list(w.blocks), exits=list(w.exits), guards1=[], guards2=guards, in_test=False, called=False)
         out.append(_make_read(analysis, rel, module, side, f, r, w.attrs[0], w.attrs[:1], guards, "write below",
