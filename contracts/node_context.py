@@ -132,6 +132,13 @@ def exits(src: Snippet, block: list[ast.stmt]) -> bool:
     return any(isinstance(s, _EXIT_STMTS) for s in src.line_group(block, len(block) - 1))
 
 
+def suppresses(src: Snippet, node: ast.With | ast.AsyncWith) -> bool:
+    """Whether a with statement enters ``contextlib.suppress(...)`` (any other context manager is
+    taken not to swallow what its body raises)."""
+    return any(isinstance(item.context_expr, ast.Call)
+               and src.code(item.context_expr.func).split(".")[-1] == "suppress" for item in node.items)
+
+
 def try_block(src: Snippet, node: ast.Try, child: ast.AST, where: str | None) -> str:
     """The block id of ``child`` (the body, a handler, ``else`` or ``finally``) of a try statement.
 
@@ -231,6 +238,10 @@ class ContextFinder:
                     case_conds.append(Cond(f"{src.code(match.subject)} == {src.code(cur.pattern.value)}", True))
                 elif cur.guard is not None:
                     cond_nodes.append((cur.guard, True))
+            elif isinstance(cur, (ast.With, ast.AsyncWith)) and where == "body" and suppresses(src, cur):
+                # `with suppress(E):` swallows E raised at any statement of its body and goes on
+                # after the statement, as a try whose one handler passes
+                blocks.append(f"{src.line(cur)}t")
             elif isinstance(cur, (ast.For, ast.AsyncFor)) and where == "body":
                 blocks.append(f"{src.line(cur)}f")  # a with-body always runs: no block of its own
             elif isinstance(cur, (ast.For, ast.AsyncFor)) and where == "orelse":

@@ -430,7 +430,8 @@ class ReturnPathFinder:
         if isinstance(value, NoneValue):
             cleared[name] = f"{site} sets it to None"
             return [state.but(sets=base, unknown=unknown, cleared=cleared)]
-        follow = (matters and isinstance(value, (IfExp, Name))) or (isinstance(value, CallValue) and want_sub)
+        # a call is followed to its every return: a helper returning None on some path leaves the field None
+        follow = (matters and isinstance(value, (IfExp, Name, CallValue))) or (isinstance(value, CallValue) and want_sub)
         if not follow:
             sub = {p: f"`{value.shown}` not followed" for p in _want_paths(want_sub, name + ".")}
             return [state.but(sets=base | {name}, unknown={**unknown, **sub}, cleared=cleared)]

@@ -29,6 +29,11 @@ EXPECTED = {
     "try_finally_cancels": ("present", None, None, ""),
     # the field's value is a call's result, followed to its every return
     "optional_helper": ("violated", DEFAULT, "worker.py:9", "leaves it None"),
+    # ... also where it is written on the result (`result.draft = self.make_draft(batch)`) and the
+    # scheduler dereferences it only after keeping it elsewhere
+    "write_helper": ("violated", "scheduler.py:26", "worker.py:11", "worker.py:10 `result.draft = self.make_draft(batch)` leaves it None"),
+    # `with contextlib.suppress(E):` is a try whose handler passes: its write does not dominate the return
+    "with_suppress": ("violated", DEFAULT, "worker.py:13", "worker.py:10 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "partial_helper": ("violated", DEFAULT, "worker.py:16", "leaves it None"),
     "lambda_idle": ("violated", DEFAULT, "worker.py:8", "leaves it None when not (not b.idle)"),
     # dispatch on the receiver's class: the subclass's override of self.prefill() runs
