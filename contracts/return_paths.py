@@ -249,13 +249,48 @@ class ReturnPathFinder:
             self._dataclasses[cls_qn] = merged if own is not None else None
         return self._dataclasses[cls_qn]
 
+    def _external(self, module: str, f: FunctionFacts, callee: str) -> str | None:
+        """The dotted name of a callee from outside the tree (``replace`` imported from
+        ``dataclasses``: ``dataclasses.replace``), None for one of the tree or a local."""
+        parts = callee.split(".")
+        project = self.symbols.project
+        info = project.func(f"{module}.{f.qualname}".replace(".<locals>.", "."))
+        local = info.imports.get(parts[0]) if info is not None else None
+        t = project.resolve_import(local) if local is not None else project.resolve_symbol(module, parts[0])
+        return ".".join([t[1], *parts[1:]]) if t and t[0] == "ext" else None
+
+    def _replaced(self, at: Place, desc: CallValue, walk: Walk) -> list[Outcome]:
+        """``dataclasses.replace(obj, f=v, ...)``: ``obj``'s fields with the keywords written over them."""
+        if desc.spread:
+            return [Outcome(None, unresolved=f"`{desc.text}` replaces fields spread from a mapping")]
+        site = f"{at.rel}:{at.line} `{desc.text}`"
+        states = self._value(at, desc.args[0], walk)
+        for name, value in desc.keywords.items():
+            if name not in walk.want:
+                continue
+            nxt = []
+            for s in states:
+                if s.sets is None or s.not_a_result:
+                    nxt.append(s)
+                    continue
+                nxt.extend(self._assign(at, s, name, value, walk.wanting(walk.want[name]), site,
+                                        not walk.owner or self._matters(name, self.owner_name)))
+            states = nxt[:MAX_FORKS]
+        return states
+
     def _call(self, at: Place, desc: CallValue, walk: Walk) -> list[Outcome]:
         module, f = at.module, at.f
         callee = desc.callee
-        if callee.split(".")[-1] == self.owner_name:
+        cls_qn = self._class_called(module, f, callee)
+        if callee.split(".")[-1] == self.owner_name or (cls_qn and cls_qn.rsplit(".", 1)[-1] == self.owner_name):
+            # the owner built by name, or as ``cls(...)`` in one of its classmethods
             return self._construct(at, desc, walk, self.fields, self.owner_name)
+        external = self._external(module, f, callee) if "(" not in callee else None
+        if external == "dataclasses.replace" and desc.args:
+            return self._replaced(at, desc, walk)
+        if external in ("typing.cast", "typing_extensions.cast") and len(desc.args) == 2:
+            return self._value(at, desc.args[1], walk)  # no conversion: the value itself
         if not walk.owner:
-            cls_qn = self._class_called(module, f, callee)
             if cls_qn is not None:
                 fields = self._dataclass_fields(cls_qn)
                 name = cls_qn.rsplit(".", 1)[-1]
@@ -266,15 +301,23 @@ class ReturnPathFinder:
             passed = self._callable(at, callee)
             if passed is not None:
                 return self._call_passed(passed, callee, walk, at.holding(desc))
+        explicit = re.fullmatch(r"super\((\w+),\s*self\)\.(\w+)", callee)  # super(Cls, self).m
         if callee.startswith("super().") and f.cls and callee.count(".") == 1:
             cls_qn = f"{module}.{f.cls}"
             t = self.symbols.project.lookup_method(self._self_class(module, f), callee.split(".")[1], cls_qn)
+            targets = [t] if t else []
+        elif explicit and f.cls:
+            after = self._class_called(module, f, explicit.group(1))
+            t = self.symbols.project.lookup_method(self._self_class(module, f), explicit.group(2), after) if after else None
             targets = [t] if t else []
         else:
             targets = self._targets(module, f, callee)
         if not targets:
             return [Outcome(None, unresolved=f"unresolved call {callee}(...)")]
-        on_self = bool(re.fullmatch(r"(?:self|super\(\))\.\w+", callee))
+        # ``self`` stays the receiver in a method called on it and in a function nested in this one
+        nested = function_key(module, f) + ".<locals>."
+        on_self = bool(re.fullmatch(r"(?:self|super\(\))\.\w+", callee)) or bool(explicit) or \
+            all(t.startswith(nested) for t in targets)
         out = []
         for t in targets:
             if t in walk.seen:

@@ -36,6 +36,15 @@ EXPECTED = {
     "with_suppress": ("violated", DEFAULT, "worker.py:13", "worker.py:10 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "partial_helper": ("violated", DEFAULT, "worker.py:16", "leaves it None"),
     "lambda_idle": ("violated", DEFAULT, "worker.py:8", "leaves it None when not (not b.idle)"),
+    # `dataclasses.replace(obj, f=v)` is obj's fields with the keywords written over them
+    "replace_field": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `dataclasses.replace(out, draft=None)` sets it to None"),
+    "replace_flag": ("present", None, None, ""),
+    # `typing.cast(T, x)` is x
+    "cast_result": ("violated", DEFAULT, "worker.py:9", "worker.py:13 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `cls(...)` in a classmethod of the result builds the result
+    "owner_classmethod": ("violated", "scheduler.py:29", "worker.py:8", "scheduler.py:20 `cls(tokens=[])` leaves Result.draft at its default None"),
+    # `super(Cls, self).m()` in a function nested in the method: the next class of the receiver's MRO
+    "super_explicit": ("violated", DEFAULT, "worker.py:18", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # dispatch on the receiver's class: the subclass's override of self.prefill() runs
     "override": ("violated", DEFAULT, "worker.py:7", "worker.py:15 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "mixin_super": ("violated", DEFAULT, "worker.py:13", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
