@@ -21,6 +21,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, Place, bind, function_key
 from spectrace.contracts.dataclasses_scan import find_dataclass
+from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.records import ProducerFunction, ReturnPath
@@ -150,6 +151,39 @@ class ReturnPathFinder:
         # the parameters of the lambdas being followed (they shadow the names of their function)
         self._lambda_args: dict[str, list[dict[str, Argument]]] = {}
         self.passed = PassedWrites(self.symbols, self._targets)
+        # the originals the wrappers being followed call through their decorator's parameter:
+        # wrapper -> [{parameter: original}], innermost call last
+        self._wrapped: dict[str, list[dict[str, str]]] = {}
+
+    @contextmanager
+    def _wrapping(self, wrapper: Wrapper, original: str):
+        self._wrapped.setdefault(wrapper.qualname, []).append({wrapper.wrapped: original})
+        try:
+            yield
+        finally:
+            self._wrapped[wrapper.qualname].pop()
+
+    def _original(self, module: str, f: FunctionFacts) -> dict[str, str]:
+        """In a wrapper being followed: its decorator's parameter -> the function it decorates."""
+        stack = self._wrapped.get(function_key(module, f))
+        return stack[-1] if stack else {}
+
+    def _runs(self, func_qn: str) -> tuple[str, Wrapper | Undecided | None]:
+        """The function whose body runs when ``func_qn`` is called (its decorator's wrapper, or
+        itself), and that wrapper (an ``Undecided`` one: the call is not followed)."""
+        got = self.symbols.function_facts(func_qn)
+        if got is None or not got[1].decorators:
+            return func_qn, None
+        w = wrapper_of(self.symbols, self.symbols.module_of_file(got[0]), got[1])
+        return (w.qualname if isinstance(w, Wrapper) else func_qn), w
+
+    @contextmanager
+    def _calling(self, func_qn: str, wrapper: Wrapper | Undecided | None):
+        if isinstance(wrapper, Wrapper):
+            with self._wrapping(wrapper, func_qn):
+                yield
+        else:
+            yield
 
     @contextmanager
     def _receiver(self, class_qn: str | None):
@@ -164,30 +198,42 @@ class ReturnPathFinder:
             return self._paths_of(worker_qn, func_qn)
 
     def _paths_of(self, worker_qn: str, func_qn: str) -> list[ReturnPath]:
+        runs, wrapper = self._runs(func_qn)
         got = self.symbols.function_facts(func_qn)
         if got is None:
             return []
-        rel, f = got
+        method = got[1].qualname
+        if isinstance(wrapper, Undecided):
+            rel, f = got
+            return [ReturnPath(worker=worker_qn, method=method, file=rel, line=f.line, shape=f"def {f.name}(...)",
+                               path_condition="", conditions=[], sets=None, via=[], unresolved=wrapper.why)]
+        rel, f = self.symbols.function_facts(runs)
         module = self.symbols.module_of_file(rel)
         out = []
-        for ret, own in effective_returns(f):
-            kept: list[Outcome] = []
-            start = Place(module, rel, f, ret.line, ret.blocks)
-            for o in self._value(start, ret.value, Walk(0, (func_qn,), self.want, owner=True)):
-                if o.not_a_result or any(_same_value(o, k) and o.conds == k.conds and o.via == k.via for k in kept):
-                    continue
-                kept.append(o)
-                conds = own + o.conds
-                sets = None if o.sets is None else o.sets
-                out.append(ReturnPath(
-                    worker=worker_qn, method=f.qualname, file=rel, line=ret.line, shape=ret.shape,
-                    path_condition=C.render(conds), conditions=[list(c) for c in conds],
-                    sets=None if sets is None else sorted(p for p in sets if "." not in p), via=o.via,
-                    unresolved=o.unresolved,
-                    deep_sets=[] if sets is None else sorted(p for p in sets if "." in p),
-                    unknown=dict(sorted(o.unknown.items())), cleared=dict(sorted(o.cleared.items())),
-                    branch=C.render(o.branch),
-                ))
+        with self._calling(func_qn, wrapper):
+            for ret, own in effective_returns(f):
+                out.extend(self._return_paths(worker_qn, method, Place(module, rel, f, ret.line, ret.blocks), ret, own, runs))
+        return out
+
+    def _return_paths(self, worker_qn: str, method: str, start: Place, ret: Return, own: list, runs: str) -> list[ReturnPath]:
+        """The ways one ``return`` of the method (or of its wrapper) turns out, as return paths."""
+        rel, out = start.rel, []
+        kept: list[Outcome] = []
+        for o in self._value(start, ret.value, Walk(0, (runs,), self.want, owner=True)):
+            if o.not_a_result or any(_same_value(o, k) and o.conds == k.conds and o.via == k.via for k in kept):
+                continue
+            kept.append(o)
+            conds = own + o.conds
+            sets = None if o.sets is None else o.sets
+            out.append(ReturnPath(
+                worker=worker_qn, method=method, file=rel, line=ret.line, shape=ret.shape,
+                path_condition=C.render(conds), conditions=[list(c) for c in conds],
+                sets=None if sets is None else sorted(p for p in sets if "." not in p), via=o.via,
+                unresolved=o.unresolved,
+                deep_sets=[] if sets is None else sorted(p for p in sets if "." in p),
+                unknown=dict(sorted(o.unknown.items())), cleared=dict(sorted(o.cleared.items())),
+                branch=C.render(o.branch),
+            ))
         return out
 
     # ------------------------------------------------------------ values
@@ -310,6 +356,8 @@ class ReturnPathFinder:
             after = self._class_called(module, f, explicit.group(1))
             t = self.symbols.project.lookup_method(self._self_class(module, f), explicit.group(2), after) if after else None
             targets = [t] if t else []
+        elif callee in self._original(module, f):
+            targets = [self._original(module, f)[callee]]  # the decorated function, from its wrapper
         else:
             targets = self._targets(module, f, callee)
         if not targets:
@@ -317,10 +365,16 @@ class ReturnPathFinder:
         # ``self`` stays the receiver in a method called on it and in a function nested in this one
         nested = function_key(module, f) + ".<locals>."
         on_self = bool(re.fullmatch(r"(?:self|super\(\))\.\w+", callee)) or bool(explicit) or \
-            all(t.startswith(nested) for t in targets)
+            all(t.startswith(nested) for t in targets) or callee in self._original(module, f)
         out = []
         for t in targets:
             if t in walk.seen:
+                continue
+            original, wrapper = t, None
+            if callee not in self._original(module, f):  # a wrapper's call of the original runs it as written
+                t, wrapper = self._runs(t)
+            if isinstance(wrapper, Undecided):
+                out.append(Outcome(None, [t], wrapper.why))
                 continue
             got = self.symbols.function_facts(t)
             if got is None:
@@ -331,7 +385,7 @@ class ReturnPathFinder:
             bound = bind(f2, list(desc.args), desc.keywords)
             arguments = {p: at.holding(v) for p, v in bound.items()}
             constants = constant_parameters(f2, bound, spread=desc.spread)
-            with self._passing([(function_key(mod2, f2), arguments)]), \
+            with self._passing([(function_key(mod2, f2), arguments)]), self._calling(original, wrapper), \
                     self._receiver(self._self_class(module, f) if on_self else None):
                 for ret, own in effective_returns(f2):
                     own = decided(own, constants)

@@ -45,6 +45,11 @@ EXPECTED = {
     "owner_classmethod": ("violated", "scheduler.py:29", "worker.py:8", "scheduler.py:20 `cls(tokens=[])` leaves Result.draft at its default None"),
     # `super(Cls, self).m()` in a function nested in the method: the next class of the receiver's MRO
     "super_explicit": ("violated", DEFAULT, "worker.py:18", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a decorator of the tree that returns a function it defines: that wrapper runs, reaching the
+    # step through the decorator's parameter; one returning anything else is not followed
+    "decorator_shortcut": ("violated", DEFAULT, "worker.py:9", "worker.py:9 `Result(tokens=[])` leaves Result.draft at its default None"),
+    "decorator_passthrough": ("present", None, None, ""),
+    "decorator_opaque": ("unknown", DEFAULT, "worker.py:20", "DraftWorker.forward is decorated by @registered, which returns `REGISTRY.wrap(fn)`"),
     # dispatch on the receiver's class: the subclass's override of self.prefill() runs
     "override": ("violated", DEFAULT, "worker.py:7", "worker.py:15 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "mixin_super": ("violated", DEFAULT, "worker.py:13", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
