@@ -152,6 +152,8 @@ class ChainReads(_Collector):
         src = self.src
         parent = src.parent(node)
         element_index = None
+        if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) and _may_be_none_after(parent, node):
+            node, parent = parent, src.parent(parent)  # `v = root.a or other`: v is root.a's None when other is None
         if isinstance(parent, ast.Tuple) and src.field(node) == "elts":
             element_index = parent.elts.index(node)
             node, parent = parent, src.parent(parent)
@@ -167,6 +169,14 @@ class ChainReads(_Collector):
                     read.stored_to = src.code(target)
         elif isinstance(parent, ast.AnnAssign) and src.field(node) == "value" and isinstance(parent.target, ast.Name):
             read.bound_to.append(parent.target.id)
+
+
+def _may_be_none_after(op: ast.BoolOp, node: ast.expr) -> bool:
+    """In ``a or b or c``, whether the value can be None where ``node`` is: ``node`` is the last
+    operand, or the last one is a name or attribute that may itself be None (a literal, a display
+    or a call is taken as a value)."""
+    last = op.values[-1]
+    return last is node or isinstance(last, (ast.Name, ast.Attribute))
 
 
 def _element(node: ast.expr) -> ast.expr:

@@ -7,10 +7,13 @@ import re
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
+from spectrace.contracts.arguments import bind
 from spectrace.contracts.facts import ChainRead, FunctionFacts, Guard, path_conditions
 from spectrace.contracts.holders import Holders
 from spectrace.contracts.kinds import GuardKind, ReadKind
 from spectrace.contracts.records import FieldRead, read_id
+from spectrace.contracts.values import Chain
+from spectrace.sides import SCHEDULER
 
 
 def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: FunctionFacts, holders: Holders) -> list[FieldRead]:
@@ -32,13 +35,25 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
             aliases[v] = (field_name, r)
             if v in tested:
                 guards.append(Guard(GuardKind.ALIAS_CHECK, f"{v} tested for None/truthiness", r.line))
-        deref = len(r.attrs) > 1 or _stored_then_dereferenced(f, r)
+        deref = len(r.attrs) > 1 or _stored_then_dereferenced(f, r) or \
+            (side == SCHEDULER and f.cls != analysis.owner_name and _passed_to_dereferencing(analysis, module, f, r))
         # `if h.f.x is not None: h.f.x.to(...)`: `x` is checked, only `f` must be set
         asked = path[:1] if len(path) == 2 and _narrowed(r, ".".join([r.root, *path]), spelled) else None
         out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, guards,
                               "getattr" if r.via_getattr else "direct", deref=deref, holder=holders.why[r.root],
                               asked=asked))
     out.extend(_writes_below_fields(analysis, rel, module, side, f, holders, {(x.field, x.line) for x in out}))
+    # `alias.x = v` after `alias = holder.f` dereferences f as `alias.x` read would
+    for w in f.writes:
+        if w.root in aliases and w.root not in holders and w.attrs and w.line >= aliases[w.root][1].line:
+            field_name, origin = aliases[w.root]
+            checked = _narrowed(w, w.root) or _exits_on_none(w, w.root)
+            r = ChainRead(root=w.root, attrs=w.attrs[:1], line=w.line, col=0, shape=w.shape, conds=list(w.conds),
+                          blocks=list(w.blocks), exits=list(w.exits), guards1=[], guards2=[], in_test=False, called=False)
+            guards = [Guard(GuardKind.NOT_NONE_CHECK, w.root, w.line)] if checked else []
+            out.append(_make_read(analysis, rel, module, side, f, r, field_name, [field_name, w.attrs[0]], guards,
+                                  f"alias {w.root}", deref=True, holder=holders.why[origin.root],
+                                  asked=[field_name], root=origin.root))
     for r in f.reads:
         if r.root in aliases and r.root not in holders and r.attrs:
             field_name, origin = aliases[r.root]
@@ -69,6 +84,35 @@ def _writes_below_fields(analysis: Analysis, rel: str, module: str, side: str, f
         out.append(_make_read(analysis, rel, module, side, f, r, w.attrs[0], w.attrs[:1], guards, "write below",
                               deref=True, holder=holders.why[w.root]))
     return out
+
+
+def _passed_to_dereferencing(analysis: Analysis, module: str, f: FunctionFacts, r: ChainRead) -> bool:
+    """``self.helper(holder.f)`` where the consumer's helper dereferences the parameter it gets
+    (reads or writes an attribute of it without a None test of it first): the field is
+    dereferenced at the call. Followed one call down, into the functions the call resolves to."""
+    if len(r.attrs) != 1 or r.called:
+        return False
+    passed = Chain(r.root, tuple(r.attrs))
+    symbols = analysis.symbols
+    for call in f.calls:
+        if call.line != r.line:
+            continue
+        values = [*call.args, *call.keywords.values()]
+        if not any(isinstance(v, Chain) and (v.root, v.attrs) == (passed.root, passed.attrs) for v in values):
+            continue
+        for target in symbols.resolve_callee(module, f, call.callee):
+            got = symbols.function_facts(target)
+            if got is None:
+                continue
+            g = got[1]
+            params = [p for p, v in bind(g, list(call.args), call.keywords).items()
+                      if isinstance(v, Chain) and (v.root, v.attrs) == (passed.root, passed.attrs)]
+            for p in params:
+                if any(x.root == p and x.attrs and not x.guards1 for x in g.reads):
+                    return True
+                if any(w.root == p and w.attrs and not (_narrowed(w, p) or _exits_on_none(w, p)) for w in g.writes):
+                    return True
+    return False
 
 
 def _exits_on_none(w, chain: str) -> bool:

@@ -97,6 +97,16 @@ EXPECTED = {
                          "writes an attribute whose name is computed"),
     # `is_some()` returns `not self.is_none()`: the plain worker's selection excludes the read
     "complement": ("present", None, None, ""),
+    # a local bound from the field and written through, bound by `getattr(..., None)`, or by `or`
+    # with a fallback that may be None too, dereferences the field; a fallback that is a value does not
+    "alias_write": ("violated", "scheduler.py:26", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "getattr_alias": ("violated", "scheduler.py:26", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "or_alias": ("violated", "scheduler.py:26", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "or_default": ("present", None, None, ""),
+    # the field passed to a method of the consumer that dereferences its parameter is dereferenced
+    # at the call; one that tests it first is not
+    "passed_deref": ("violated", "scheduler.py:25", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "passed_checked": ("present", None, None, ""),
     # `info = result.draft; if info.lens is not None`: only the draft must be set
     "alias": ("present", None, None, ""),
     # a loop in a mixin gets the worker's result from run_batch (`ret = out; return ret`) and as
