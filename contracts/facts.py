@@ -119,6 +119,7 @@ class CallSite:
     blocks: list[str]
     args: list[Value] = field(default_factory=list)  # the positional arguments, starred ones left out
     spread: list = field(default_factory=list)  # the names spread into it: `*name` and `**name` ("**name")
+    exits: list[str] = field(default_factory=list)  # tests of earlier early exits (hold false here)
 
 
 @dataclass

@@ -197,7 +197,7 @@ class CallSites(_Collector):
         self.scope.current.calls.append(
             CallSite(src.code(node.func), kws, sum(1 for a in args if a.keyword is None), src.line(node),
                      ctx.conds, ctx.blocks, [describe(src, a.value) for a in args if a.keyword is None and not a.star],
-                     spread)
+                     spread, ctx.exits)
         )
 
 

@@ -116,8 +116,25 @@ def _passed_to_dereferencing(analysis: Analysis, module: str, f: FunctionFacts, 
 
 
 def _exits_on_none(w, chain: str) -> bool:
+    """Does an earlier early exit leave when ``chain`` is None (``if chain is None or ...: return``)?"""
     tight = chain.replace(" ", "")
-    return any(e.replace(" ", "").strip("()") in (f"{tight}isNone", f"not{tight}") for e in w.exits)
+    return any(d.replace(" ", "").strip("()") in (f"{tight}isNone", f"not{tight}") for e in w.exits for d in _disjuncts(e))
+
+
+def _disjuncts(text: str) -> list[str]:
+    return _split_top(text, "or")
+
+
+def _split_top(text: str, op: str) -> list[str]:
+    """The operands of a condition's top-level ``and``/``or`` (the whole text when it has none)."""
+    parts, depth, start, sep = [], 0, 0, f" {op} "
+    for i, ch in enumerate(text):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i + len(sep)
+    return [p.strip() for p in (*parts, text[start:])]
 
 
 def _narrowed(r, chain: str, aliases: dict[str, str] | None = None) -> bool:
@@ -190,13 +207,22 @@ _FIELD_TEST = re.compile(r"\(*\s*(not\s+)?([\w.]+)(\s+is\s+(not\s+)?None)?\s*\)*
 _WALRUS = re.compile(r"\(\s*(\w+)\s*:=\s*([\w.]+)\s*\)")
 
 
+def tested_fields(conds, root: str, fields, aliases: dict[str, str] | None = None) -> set[str]:
+    """The fields of ``root`` that hold non-None under ``conds`` (``Cond``s: text, positive)."""
+    return _tested_set(ChainRead(root=root, attrs=[], line=0, col=0, shape="", conds=list(conds), blocks=[], exits=[],
+                                 guards1=[], guards2=[], in_test=False, called=False), root, fields, aliases or {})
+
+
 def _tested_set(r: ChainRead, root: str, fields, aliases: dict[str, str]) -> set[str]:
     """The fields of ``root`` that hold non-None where the read runs: ``root.g is not None`` or
     ``root.g`` true, ``root.g is None`` or ``not root.g`` false, among its conditions and the early
     exits before it (which hold false there); ``aliases``: {local: "root.g"} bound from a field
     (``v = root.g`` before, or ``(v := root.g) is not None`` in the test itself)."""
     out = set()
-    for text, positive in path_conditions(r):
+    # `a and b` true: each holds; `a or b` false: each is false
+    atoms = [(part, positive) for text, positive in path_conditions(r)
+             for part in (_split_top(text, "and") if positive else _split_top(text, "or"))]
+    for text, positive in atoms:
         m = _FIELD_TEST.fullmatch(_WALRUS.sub(r"\2", text))
         if m is None:
             continue

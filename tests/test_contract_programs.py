@@ -64,6 +64,10 @@ EXPECTED = {
     "getattr_literal": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # the result's own method that the scheduler calls reads the field (roles: owner_methods)
     "owner_method": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # ... and in the owner's methods that method calls on `self`, under the calls' conditions and
+    # the early exits before them (`if self.draft is None or ...: return`)
+    "owner_method_nested": ("violated", "scheduler.py:23", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "owner_method_nested_checked": ("present", None, None, ""),
     # a parameter the scheduler's call leaves at its default decides the worker's condition on it
     "param_default": ("present", None, None, ""),
     "param_passed": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
