@@ -32,7 +32,7 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 17  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 18  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -144,6 +144,8 @@ class FunctionFacts:
     defaults: dict[str, Value] = field(default_factory=dict)  # parameter -> its default value
     # `name["key"] = value` with a literal key: {name: [keys]}; None among them for any other key
     keyed_writes: dict = field(default_factory=dict)
+    # names a function nested in this one declares `nonlocal`: calling it may rebind them here
+    rebound_inside: list[str] = field(default_factory=list)
 
 
 # ------------------------------------------------------------ function selection

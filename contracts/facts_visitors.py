@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from spectrace.contracts.expr_values import call_args, chain_of, describe
 from spectrace.contracts.kinds import GuardKind
-from spectrace.contracts.values import ItemOf
+from spectrace.contracts.values import ItemOf, NoneValue
 from spectrace.contracts.facts import (
     AttrWrite,
     Binding,
@@ -81,6 +81,10 @@ class FunctionScope:
     def leave_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self._stack.pop()
 
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        for outer in self._stack[:-1]:
+            outer.rebound_inside.extend(node.names)
+
     leave_AsyncFunctionDef = leave_FunctionDef
 
 
@@ -100,8 +104,8 @@ class ChainReads(_Collector):
         if isinstance(parent, ast.Attribute) and src.field(node) == "value":
             return  # only the outermost attribute of a chain is a read record
         ch = chain_of(node)
-        if ch is None or self._is_store_target(node):
-            return  # stores are Assignments' job
+        if ch is None or self._is_store_target(node) or isinstance(getattr(node, "ctx", None), ast.Del):
+            return  # stores and `del` are Assignments' job
         self._record(node, ch[0], ch[1], called=isinstance(parent, ast.Call) and src.field(node) == "func")
 
     visit_DottedName = visit_Attribute
@@ -154,6 +158,12 @@ class ChainReads(_Collector):
         element_index = None
         if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) and _may_be_none_after(parent, node):
             node, parent = parent, src.parent(parent)  # `v = root.a or other`: v is root.a's None when other is None
+        if isinstance(parent, (ast.Tuple, ast.List)) and src.field(node) == "elts":
+            loop = src.parent(parent)
+            if isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) and src.field(parent) == "iter":
+                if isinstance(loop.target, ast.Name):  # `for v in (root.a, root.b):` binds v to each
+                    read.bound_to.append(loop.target.id)
+                return
         if isinstance(parent, ast.Tuple) and src.field(node) == "elts":
             element_index = parent.elts.index(node)
             node, parent = parent, src.parent(parent)
@@ -229,6 +239,19 @@ class Assignments(_Collector):
             )
         elif node.value is not None:
             self._record_target(node.target, node.value, node, ctx)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        """``del x.f``: the attribute reads the class's again (a dataclass field's default), taken as None."""
+        if self.scope.current is None:
+            return
+        ctx = self.where.of(node)
+        for target in node.targets:
+            ch = chain_of(target) if isinstance(target, ast.Attribute) else None
+            if ch is not None:
+                self.scope.current.writes.append(
+                    AttrWrite(ch[0], ch[1], NoneValue(f"del {self.src.code(target)}"), self.src.line(node),
+                              self.where.statement_shape(node, ctx) or self.src.code(node), ctx.conds, ctx.blocks,
+                              ctx.exits))
 
     def visit_Call(self, node: ast.Call) -> None:
         """``setattr(x.y, "name", value)``, and ``setattr(x, name, value)`` in a loop over a literal

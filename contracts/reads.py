@@ -18,7 +18,8 @@ from spectrace.sides import SCHEDULER
 
 def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: FunctionFacts, holders: Holders) -> list[FieldRead]:
     out = []
-    aliases: dict[str, tuple[str, ChainRead]] = {}  # alias name -> (field, the read it was bound from)
+    # alias name -> [(field, the read it was bound from)]: a loop over (r.a, r.b) binds its variable to each
+    aliases: dict[str, list[tuple[str, ChainRead]]] = {}
     tested = set(f.none_tested)
     # `logits = result.f` then `if logits.x is not None: result.f.x...`: the test speaks of result.f.x
     spelled = {v: f"{r.root}.{r.attrs[0]}" for r in f.reads if r.root in holders and len(r.attrs) == 1
@@ -32,7 +33,7 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
             path = r.attrs[:1]
         guards = list(r.guards2)
         for v in r.bound_to:
-            aliases[v] = (field_name, r)
+            aliases.setdefault(v, []).append((field_name, r))
             if v in tested:
                 guards.append(Guard(GuardKind.ALIAS_CHECK, f"{v} tested for None/truthiness", r.line))
         deref = len(r.attrs) > 1 or _stored_then_dereferenced(f, r) or \
@@ -45,8 +46,7 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
     out.extend(_writes_below_fields(analysis, rel, module, side, f, holders, {(x.field, x.line) for x in out}))
     # `alias.x = v` after `alias = holder.f` dereferences f as `alias.x` read would
     for w in f.writes:
-        if w.root in aliases and w.root not in holders and w.attrs and w.line >= aliases[w.root][1].line:
-            field_name, origin = aliases[w.root]
+        for field_name, origin in _bound_at(aliases, w.root, w.line) if w.root not in holders and w.attrs else []:
             checked = _narrowed(w, w.root) or _exits_on_none(w, w.root)
             r = ChainRead(root=w.root, attrs=w.attrs[:1], line=w.line, col=0, shape=w.shape, conds=list(w.conds),
                           blocks=list(w.blocks), exits=list(w.exits), guards1=[], guards2=[], in_test=False, called=False)
@@ -55,10 +55,7 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
                                   f"alias {w.root}", deref=True, holder=holders.why[origin.root],
                                   asked=[field_name], root=origin.root))
     for r in f.reads:
-        if r.root in aliases and r.root not in holders and r.attrs:
-            field_name, origin = aliases[r.root]
-            if r.line < origin.line:
-                continue
+        for field_name, origin in _bound_at(aliases, r.root, r.line) if r.root not in holders and r.attrs else []:
             path = [field_name] + ([r.attrs[0]] if not (len(r.attrs) == 1 and r.called) else [])
             # `if info.x is not None: ... info.x`: the alias itself is dereferenced, `x` is checked
             asked = [field_name] if r.guards2 and len(r.attrs) == 1 and not r.called else path
@@ -66,6 +63,14 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
                                   f"alias {r.root}", deref=True, holder=holders.why[origin.root], asked=asked,
                                   root=origin.root))
     return out
+
+
+def _bound_at(aliases: dict, name: str, line: int) -> list[tuple[str, ChainRead]]:
+    """The fields local ``name`` is bound from where ``line`` reads it: its latest binding from a
+    field up to that line (several for a loop over a tuple of fields)."""
+    before = [(f, r) for f, r in aliases.get(name, []) if r.line <= line]
+    latest = max((r.line for _, r in before), default=None)
+    return [(f, r) for f, r in before if r.line == latest]
 
 
 def _writes_below_fields(analysis: Analysis, rel: str, module: str, side: str, f: FunctionFacts, holders: Holders,

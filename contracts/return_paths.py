@@ -25,7 +25,8 @@ from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.records import ProducerFunction, ReturnPath
-from spectrace.contracts.values import CallValue, Chain, IfExp, LambdaValue, Name, NoneValue, Value, is_name
+from spectrace.contracts.values import (CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue, TupleValue, Value,
+                                       is_name)
 
 MAX_HOPS = 6
 MAX_FORKS = 64  # outcomes of one value before the remaining branches are reported as not followed
@@ -40,6 +41,7 @@ class Walk:
     seen: tuple
     want: dict
     owner: bool = False
+    item: int | None = None  # the value looked for is this item of the tuple followed (`out, _ = f()`)
 
     def deeper(self, **kw) -> "Walk":
         """One hop further (``kw`` replaces want/owner)."""
@@ -50,7 +52,7 @@ class Walk:
         return replace(self, depth=self.depth + 1, seen=self.seen + (func_qn,))
 
     def wanting(self, want: dict, **kw) -> "Walk":
-        return replace(self, want=want, **kw)
+        return replace(self, want=want, item=None, **kw)
 
 
 @dataclass
@@ -64,6 +66,7 @@ class Outcome:
     unknown: dict = field(default_factory=dict)  # dotted path -> why it could not be decided
     cleared: dict = field(default_factory=dict)  # dotted path -> where it is left None
     branch: list = field(default_factory=list)  # conditions of the writes/bindings taken (part of ``conds``)
+    undecided: bool = False  # ``sets`` is None because the analysis cannot tell, not for an opaque value
 
     def but(self, **kw) -> "Outcome":
         data = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -85,6 +88,17 @@ def _same_value(a: Outcome, b: Outcome, relevant: set[str] | None = None) -> boo
         return set(paths) if relevant is None else {p for p in paths if p.split(".", 1)[0] in relevant}
     return (keep(a.sets or ()) == keep(b.sets or ()) and keep(a.unknown) == keep(b.unknown)
             and keep(a.cleared) == keep(b.cleared))
+
+
+@dataclass(frozen=True)
+class NestedBinding:
+    """A call of a nested function that rebinds a local of its caller (``nonlocal``): the local
+    holds ``value``, evaluated in the nested function (``place``), after the call."""
+    line: int
+    blocks: list
+    conds: list
+    place: Place
+    value: Value
 
 
 def _not_all(conds: list[Cond]) -> Cond:
@@ -252,10 +266,18 @@ class ReturnPathFinder:
                         c = Cond(test, pos)
                         out.append(o.but(conds=[c] + o.conds, branch=[c] + o.branch))
                 return out
+            case ItemOf(index=index, of=of) if walk.item is None:
+                return self._value(at, of, replace(walk, item=index))
+            case TupleValue(items=items) if walk.item is not None:
+                if walk.item < len(items):
+                    return self._value(at, items[walk.item], replace(walk, item=None))
+                return [Outcome(None, unresolved=f"`{desc.shown}` has no item {walk.item}")]
             case CallValue():
                 return self._call(at, desc, walk)
             case Name(name=name):
                 return self._name(at, name, walk)
+        if walk.item is not None:
+            return [Outcome(None, unresolved=f"item {walk.item} of `{desc.shown}`")]
         return [Outcome(None, unresolved=f"returns {desc.shown}")]
 
     def _matters(self, name: str, cls_name: str) -> bool:
@@ -328,6 +350,8 @@ class ReturnPathFinder:
         module, f = at.module, at.f
         callee = desc.callee
         cls_qn = self._class_called(module, f, callee)
+        if walk.item is not None and cls_qn is not None:
+            return [Outcome(None, unresolved=f"item {walk.item} of `{desc.text or callee}`")]
         if callee.split(".")[-1] == self.owner_name or (cls_qn and cls_qn.rsplit(".", 1)[-1] == self.owner_name):
             # the owner built by name, or as ``cls(...)`` in one of its classmethods
             return self._construct(at, desc, walk, self.fields, self.owner_name)
@@ -542,6 +566,9 @@ class ReturnPathFinder:
             if o.not_a_result:
                 out.append(state.but(sets=base, unknown=unknown, conds=conds, branch=branch,
                                      cleared={**cleared, name: f"{site} leaves it None" + (f" when {C.render(o.branch)}" if o.branch else "")}))
+            elif o.sets is None and o.undecided:  # what the field holds is not known: it is no obligation met
+                out.append(state.but(sets=base, unknown={**unknown, name: o.unresolved}, cleared=cleared,
+                                     conds=conds, branch=branch))
             elif o.sets is None:
                 sub = {p: o.unresolved or "not followed" for p in _want_paths(want_sub, name + ".")}
                 out.append(state.but(sets=base | {name}, unknown={**unknown, **sub}, cleared=cleared, conds=conds, branch=branch))
@@ -561,6 +588,10 @@ class ReturnPathFinder:
         if lam and name in lam[-1]:
             a = lam[-1][name]
             return self._value(a.place, a.value, walk)
+        nested = self._nested_bindings(module, rel, f, name) if name in f.rebound_inside else []
+        if nested is None:
+            return [Outcome(None, unresolved=f"{name} is rebound by a function nested in {f.qualname} (nonlocal) "
+                                             "that is not only called there", undecided=True)]
         binds = [b for b in f.bindings if b.target == name and b.line < line]
         dom = [b for b in binds if dominates(b.blocks, at.blocks)]
         arg = self._argument(module, f, name) if not dom and any(p == name for p, _ in f.params) else None
@@ -579,7 +610,7 @@ class ReturnPathFinder:
             w = computed[0]
             why = f"`{w.shape}` at {rel}:{w.line} writes an attribute whose name is computed"
             return [s.but(sets=None, unresolved=why) for s in states[:1]]
-        events = [x for x in binds if x.line > start] + \
+        events = [x for x in binds if x.line > start] + [x for x in nested if start < x.line < line] + \
             [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and start < w.line < line] + \
             [pw for c in f.calls if start < c.line < line and _passes(c, name)
              for pw in self.passed.of_call(module, rel, f, c, name) if pw.attrs[0] in want]
@@ -601,9 +632,36 @@ class ReturnPathFinder:
             states = nxt
         return states
 
+    def _nested_bindings(self, module: str, rel: str, f: FunctionFacts, name: str) -> list["NestedBinding"] | None:
+        """Each call in ``f`` of a function nested in it that rebinds ``name`` (``nonlocal``), as a
+        binding of ``name`` at the call to the value the nested function gives it; None when a
+        nested function binds it other than once at its top level, or is not only called."""
+        out = []
+        prefix = f"{function_key(module, f)}.<locals>."
+        for c in f.calls:
+            got = self.symbols.indexed(prefix + c.callee) if "." not in c.callee else None
+            if got is None:
+                continue
+            g = got[1]
+            binds = [b for b in g.bindings if b.target == name]
+            if len(binds) != 1 or binds[0].blocks or binds[0].conds:
+                return None
+            b = binds[0]
+            out.append(NestedBinding(c.line, c.blocks, c.conds, Place(module, rel, g, b.line, b.blocks), b.value))
+        # a nested function named other than as a callee (passed on, stored, returned) may run anywhere
+        names = {x.place.f.name for x in out}
+        values = [*(v for c in f.calls for v in (*c.args, *c.keywords.values())),
+                  *(b.value for b in f.bindings), *(r.value for r in f.returns), *(w.value for w in f.writes)]
+        if not out or any(is_name(v, names) for v in values):
+            return None
+        return out
+
     def _event(self, at: Place, state: Outcome, e, walk: Walk) -> list[Outcome]:
         """``state`` after the event ``e`` of the function ``at`` is in: a binding, a write, or a
         write that a helper makes through a parameter."""
+        if isinstance(e, NestedBinding):
+            return [o.but(conds=state.conds + o.conds, branch=state.branch + o.branch)
+                    for o in self._value(e.place, e.value, walk)]
         if isinstance(e, Binding):
             return [o.but(conds=state.conds + o.conds, branch=state.branch + o.branch)
                     for o in self._value(at.moved(e.line, e.blocks), e.value, walk)]

@@ -141,6 +141,8 @@ def _obligation(r: FieldRead, p: ReturnPath) -> tuple[str | None, str | None]:
     """(the first prefix of the read's attribute path that ``p`` leaves None, why it is undecided)."""
     if p.sets is None:
         return None, p.unresolved or "not followed"
+    if r.field in p.unknown and r.field not in p.sets:
+        return None, p.unknown[r.field]
     if r.field not in p.sets:
         return r.field, None
     for depth in range(2, len(r.attribute_path) + 1):

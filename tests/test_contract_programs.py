@@ -68,6 +68,16 @@ EXPECTED = {
     # the early exits before them (`if self.draft is None or ...: return`)
     "owner_method_nested": ("violated", "scheduler.py:23", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "owner_method_nested_checked": ("present", None, None, ""),
+    # a nested function that rebinds the step's local (`nonlocal`) is a binding where it is called;
+    # one passed on may run anywhere: not decided
+    "nonlocal_build": ("violated", DEFAULT, "worker.py:16", "worker.py:16 `Result(tokens=[1], draft=draft)` leaves it None when not (not batch.idle)"),
+    "nonlocal_passed": ("unknown", DEFAULT, "worker.py:14", "draft is rebound by a function nested in DraftWorker.forward (nonlocal)"),
+    # `del result.draft` leaves the field at its dataclass default
+    "del_field": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `del result.draft` sets it to None"),
+    # item 0 of a helper's returned tuple
+    "tuple_helper": ("violated", DEFAULT, "worker.py:8", "worker.py:12 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `for part in (result.draft, result.tokens): part.copy()` dereferences each
+    "loop_alias": ("violated", "scheduler.py:26", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a parameter the scheduler's call leaves at its default decides the worker's condition on it
     "param_default": ("present", None, None, ""),
     "param_passed": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),

@@ -298,6 +298,25 @@ FAMILY_EDITS = {
         "                model_worker_batch, **kwargs\n            )\n\n        return run()"),)),
     "Standalone casts its result": (False, LATEST, (_standalone_step(
         f"        from typing import cast\n\n        return cast(GenerationBatchResult, {SUPER_STEP})"),)),
+    # the draft input dereferenced in a comprehension over a tuple holding it
+    "draft input dereferenced in a comprehension": (True, BOTH, (_before_overlap_copy(
+        "                        stamped = [d.future_indices for d in (batch_result.next_draft_input,)]\n"),)),
+    # the override's result as item 0 of a helper's tuple, bare for idle batches, and as it comes
+    "Standalone takes its result from a helper's tuple": (True, BOTH, (_standalone_step(
+        "        out, _ = self._run(model_worker_batch, **kwargs)\n        return out\n\n"
+        "    def _run(self, batch, **kwargs):\n        from sglang.srt.managers.utils import GenerationBatchResult\n\n"
+        f"        if batch.forward_mode.is_idle():\n            return {BARE}, None\n"
+        "        return super().forward_batch_generation(batch, **kwargs), None"),)),
+    "Standalone takes its result from a helper's tuple as it comes": (False, LATEST, (_standalone_step(
+        "        out, _ = self._run(model_worker_batch, **kwargs)\n        return out\n\n"
+        "    def _run(self, batch, **kwargs):\n        return super().forward_batch_generation(batch, **kwargs), None"),)),
+    # a fallback result for an error of the step
+    "Standalone falls back to a bare result on an error": (True, BOTH, (_standalone_step(
+        f"        try:\n            return {SUPER_STEP}\n        except RuntimeError:\n            return {BARE}"),)),
+    # the result bound by a nested function through `nonlocal`
+    "Standalone binds its result in a nested function": (False, LATEST, (_standalone_step(
+        f"        out = None\n\n        def run():\n            nonlocal out\n            out = {SUPER_STEP}\n\n"
+        "        run()\n        return out"),)),
     # a helper that raises for a batch it refuses: no return path there
     "Standalone refuses empty batches": (False, LATEST, (_standalone_step(
         f"        self._refuse_empty(model_worker_batch)\n        return {SUPER_STEP}\n\n"
@@ -366,6 +385,28 @@ PATCHED_FAMILY_EDITS = {
              "        out = dataclasses.replace(out, speculative_num_draft_tokens=1, new_seq_lens=new_seq_lens)\n"),
         Edit(DISABLED, "        import torch\n\n        from sglang.srt.model_executor.forward_batch_info import (\n",
              "        import dataclasses\n\n        import torch\n\n        from sglang.srt.model_executor.forward_batch_info import (\n"))),
+    # `del` of the draft input for draft states without top-k: the field's default None again
+    "disabled step deletes its draft input": (True, (
+        Edit(DISABLED, DRAFT, DRAFT + "        if draft_input.topk_p is None:\n            del out.next_draft_input\n"),)),
+    # the draft input built by a nested function (`nonlocal`) called under a condition
+    "disabled step builds its draft input in a nested function": (True, (
+        Edit(DISABLED, DRAFT, "        made = None\n\n        def build():\n            nonlocal made\n"
+             + _indented(DRAFT).replace("            out.next_draft_input = EagleDraftInput(", "            made = EagleDraftInput(")
+             + "\n        if draft_input.topk_p is not None:\n            build()\n        out.next_draft_input = made\n"),)),
+    # a `match` whose guarded case returns before the draft input is set
+    "disabled step matches idle batches first": (True, (
+        Edit(DISABLED, DRAFT, "        match batch.forward_mode:\n            case mode if mode.is_idle():\n                return out\n" + DRAFT),)),
+    # set inside a loop over the requests (an empty batch never sets it)
+    "disabled step sets its draft input in a request loop": (True, (
+        Edit(DISABLED, DRAFT, "        for _ in batch.reqs:\n" + _indented(DRAFT) + "            break\n"),)),
+    # a loop with `continue` before the draft input, and a helper that raises
+    "disabled step marks its requests first": (False, (
+        Edit(DISABLED, DRAFT, "        for req in batch.reqs:\n            if req.finished():\n                continue\n"
+             "            req.spec_disabled = True\n" + DRAFT),)),
+    "disabled step checks its draft state in a helper that raises": (False, (
+        Edit(DISABLED, DRAFT, "        self._check_draft(draft_input)\n" + DRAFT),
+        Edit(DISABLED, RECORD, '    def _check_draft(self, draft_input):\n        if draft_input is None:\n'
+             '            raise RuntimeError("no draft state")\n\n' + RECORD))),
     "disabled step chains its assignment": (False, (
         Edit(DISABLED, "        out.next_draft_input = EagleDraftInput(\n", "        out.next_draft_input = next_input = EagleDraftInput(\n"),)),
 }
