@@ -74,6 +74,7 @@ class ChainRead:
     bound_to: list[str] = field(default_factory=list)  # `v = root.a` / tuple unpack targets
     stored_to: str | None = None  # `obj.attr = root.a` (target text)
     via_getattr: bool = False  # getattr(root, "a", default)
+    operand: bool = False  # the value is subscripted, iterated, or an operand of arithmetic or an order test
 
 
 @dataclass

@@ -146,6 +146,7 @@ class ChainReads(_Collector):
             called=called,
             via_getattr=via_getattr,
         )
+        read.operand = _is_operand(self.src, node)
         if via_getattr:
             read.guards2.append(Guard(GuardKind.GETATTR_DEFAULT, read.shape, read.line))
         self._bind_targets(node, read)
@@ -179,6 +180,31 @@ class ChainReads(_Collector):
                     read.stored_to = src.code(target)
         elif isinstance(parent, ast.AnnAssign) and src.field(node) == "value" and isinstance(parent.target, ast.Name):
             read.bound_to.append(parent.target.id)
+
+
+_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_NEEDS_A_VALUE = {"len", "sum", "iter", "list", "tuple", "sorted", "max", "min", "enumerate", "zip"}
+
+
+def _is_operand(src: Snippet, node: ast.expr) -> bool:
+    """Is the value of ``node`` used in a way None does not support: subscripted, iterated, an
+    operand of arithmetic or of an order comparison, or the argument of ``len``/``sum``/...?"""
+    parent, where = src.parent(node), src.field(node)
+    if isinstance(parent, ast.Subscript):
+        return where == "value"
+    if isinstance(parent, (ast.BinOp, ast.AugAssign)):
+        return True
+    if isinstance(parent, ast.UnaryOp):
+        return not isinstance(parent.op, ast.Not)
+    if isinstance(parent, ast.Compare):
+        return any(isinstance(op, _ORDER) for op in parent.ops)
+    if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return where == "iter"
+    if isinstance(parent, ast.Starred):
+        return True
+    if isinstance(parent, ast.Call) and where == "args":
+        return isinstance(parent.func, ast.Name) and parent.func.id in _NEEDS_A_VALUE
+    return False
 
 
 def _may_be_none_after(op: ast.BoolOp, node: ast.expr) -> bool:

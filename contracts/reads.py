@@ -36,7 +36,7 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
             aliases.setdefault(v, []).append((field_name, r))
             if v in tested:
                 guards.append(Guard(GuardKind.ALIAS_CHECK, f"{v} tested for None/truthiness", r.line))
-        deref = len(r.attrs) > 1 or _stored_then_dereferenced(f, r) or \
+        deref = len(r.attrs) > 1 or r.operand or _stored_then_dereferenced(f, r) or \
             (side == SCHEDULER and f.cls != analysis.owner_name and _passed_to_dereferencing(analysis, module, f, r))
         # `if h.f.x is not None: h.f.x.to(...)`: `x` is checked, only `f` must be set
         asked = path[:1] if len(path) == 2 and _narrowed(r, ".".join([r.root, *path]), spelled) else None

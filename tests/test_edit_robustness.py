@@ -301,6 +301,12 @@ FAMILY_EDITS = {
     # the draft input dereferenced in a comprehension over a tuple holding it
     "draft input dereferenced in a comprehension": (True, BOTH, (_before_overlap_copy(
         "                        stamped = [d.future_indices for d in (batch_result.next_draft_input,)]\n"),)),
+    # the accepted lengths subscripted for every batch (a plain batch has none), and under their test
+    "accepted lengths subscripted": (True, BOTH, (_before_overlap_copy(
+        "                        self.first_accept_len = batch_result.accept_lens[0]\n"),)),
+    "accepted lengths subscripted under their test": (False, LATEST, (_before_overlap_copy(
+        "                        if batch_result.accept_lens is not None:\n"
+        "                            self.first_accept_len = batch_result.accept_lens[0]\n"),)),
     # the override's result as item 0 of a helper's tuple, bare for idle batches, and as it comes
     "Standalone takes its result from a helper's tuple": (True, BOTH, (_standalone_step(
         "        out, _ = self._run(model_worker_batch, **kwargs)\n        return out\n\n"
