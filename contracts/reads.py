@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
@@ -25,6 +26,10 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
     spelled = {v: f"{r.root}.{r.attrs[0]}" for r in f.reads if r.root in holders and len(r.attrs) == 1
                for v in r.bound_to}
     for r in f.reads:
+        if r.root in holders and r.attrs and r.attrs[0] not in analysis.fields:
+            prop = _field_property(analysis, r.attrs[0])
+            if prop is not None:  # `result.draft`, a property returning `self.next_draft_input`
+                r = replace(r, attrs=[prop, *r.attrs[1:]])
         if r.root not in holders or not r.attrs or r.attrs[0] not in analysis.fields:
             continue
         field_name = r.attrs[0]
@@ -63,6 +68,22 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
                                   f"alias {r.root}", deref=True, holder=holders.why[origin.root], asked=asked,
                                   root=origin.root))
     return out
+
+
+def _field_property(analysis: Analysis, name: str) -> str | None:
+    """The field that the owner's property ``name`` returns as it is (``return self.f``), else None."""
+    memo = analysis.field_properties
+    if name not in memo:
+        memo[name] = None
+        symbols, owner = analysis.symbols, analysis.owner
+        module = symbols.module_of_file(owner.file)
+        qn = symbols.lookup_method(f"{module}.{owner.name}", name) if module else None
+        got = symbols.function_facts(qn) if qn and symbols.is_property(qn) else None
+        values = [r.value for r in got[1].returns] if got else []
+        if len(values) == 1 and isinstance(values[0], Chain) and values[0].root == "self" \
+                and len(values[0].attrs) == 1 and values[0].attrs[0] in analysis.fields:
+            memo[name] = values[0].attrs[0]
+    return memo[name]
 
 
 def _bound_at(aliases: dict, name: str, line: int) -> list[tuple[str, ChainRead]]:

@@ -80,6 +80,8 @@ EXPECTED = {
     "loop_alias": ("violated", "scheduler.py:26", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a field subscripted (or iterated, or an operand of arithmetic) is used as a dereference is
     "operand_use": ("violated", "scheduler.py:21", "worker.py:8", "worker.py:8 `Result(tokens=[1], steps=0)` leaves Result.accepted at its default None"),
+    # a property of the result that returns a field is a read of that field
+    "property_field": ("violated", "scheduler.py:29", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a parameter the scheduler's call leaves at its default decides the worker's condition on it
     "param_default": ("present", None, None, ""),
     "param_passed": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),

@@ -307,6 +307,12 @@ FAMILY_EDITS = {
     "accepted lengths subscripted under their test": (False, LATEST, (_before_overlap_copy(
         "                        if batch_result.accept_lens is not None:\n"
         "                            self.first_accept_len = batch_result.accept_lens[0]\n"),)),
+    # the draft input read through a property of the result that returns it
+    "draft input through a property of the result": (True, BOTH, (
+        _before_overlap_copy("                        batch_result.draft_input.future_indices = future_indices\n"),
+        Edit(UTILS, "    @property\n    def has_sampled_token_ids(self) -> bool:\n",
+             "    @property\n    def draft_input(self):\n        return self.next_draft_input\n\n"
+             "    @property\n    def has_sampled_token_ids(self) -> bool:\n"))),
     # the override's result as item 0 of a helper's tuple, bare for idle batches, and as it comes
     "Standalone takes its result from a helper's tuple": (True, BOTH, (_standalone_step(
         "        out, _ = self._run(model_worker_batch, **kwargs)\n        return out\n\n"
