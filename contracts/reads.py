@@ -100,6 +100,10 @@ def _writes_below_fields(analysis: Analysis, rel: str, module: str, side: str, f
     such write (none where the statement reads ``f`` already)."""
     out = []
     for w in f.writes:
+        if w.root in holders and len(w.attrs) >= 2 and w.attrs[0] not in analysis.fields:
+            prop = _field_property(analysis, w.attrs[0])
+            if prop is not None:
+                w = replace(w, attrs=[prop, *w.attrs[1:]])
         if w.root not in holders or len(w.attrs) < 2 or w.attrs[0] not in analysis.fields or (w.attrs[0], w.line) in seen:
             continue
         seen.add((w.attrs[0], w.line))
