@@ -31,7 +31,7 @@ EXPECTED = {
     "optional_helper": ("violated", DEFAULT, "worker.py:9", "leaves it None"),
     # ... also where it is written on the result (`result.draft = self.make_draft(batch)`) and the
     # scheduler dereferences it only after keeping it elsewhere
-    "write_helper": ("violated", "scheduler.py:26", "worker.py:11", "worker.py:10 `result.draft = self.make_draft(batch)` leaves it None"),
+    "write_helper": ("violated", "scheduler.py:13", "worker.py:11", "worker.py:10 `result.draft = self.make_draft(batch)` leaves it None"),
     # `with contextlib.suppress(E):` is a try whose handler passes: its write does not dominate the return
     "with_suppress": ("violated", DEFAULT, "worker.py:13", "worker.py:10 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "partial_helper": ("violated", DEFAULT, "worker.py:16", "leaves it None"),
@@ -77,7 +77,7 @@ EXPECTED = {
     # item 0 of a helper's returned tuple
     "tuple_helper": ("violated", DEFAULT, "worker.py:8", "worker.py:12 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `for part in (result.draft, result.tokens): part.copy()` dereferences each
-    "loop_alias": ("violated", "scheduler.py:26", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "loop_alias": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a field subscripted (or iterated, or an operand of arithmetic) is used as a dereference is
     "operand_use": ("violated", "scheduler.py:21", "worker.py:8", "worker.py:8 `Result(tokens=[1], steps=0)` leaves Result.accepted at its default None"),
     # a property of the result that returns a field is a read of that field
@@ -117,13 +117,13 @@ EXPECTED = {
     "complement": ("present", None, None, ""),
     # a local bound from the field and written through, bound by `getattr(..., None)`, or by `or`
     # with a fallback that may be None too, dereferences the field; a fallback that is a value does not
-    "alias_write": ("violated", "scheduler.py:26", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
-    "getattr_alias": ("violated", "scheduler.py:26", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
-    "or_alias": ("violated", "scheduler.py:26", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "alias_write": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "getattr_alias": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "or_alias": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "or_default": ("present", None, None, ""),
     # the field passed to a method of the consumer that dereferences its parameter is dereferenced
     # at the call; one that tests it first is not
-    "passed_deref": ("violated", "scheduler.py:25", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "passed_deref": ("violated", "scheduler.py:12", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "passed_checked": ("present", None, None, ""),
     # `info = result.draft; if info.lens is not None`: only the draft must be set
     "alias": ("present", None, None, ""),

@@ -216,6 +216,15 @@ def _standalone_step(body: str, before_class: str = "", decorator: str = "") -> 
 SUPER_STEP = "super().forward_batch_generation(model_worker_batch, **kwargs)"
 IDLE = "model_worker_batch.forward_mode.is_idle()"
 BARE = "GenerationBatchResult(can_run_cuda_graph=False)"
+
+
+def _tuple_helper(idle_bare: bool) -> Edit:
+    """The override's result is item 0 of ``self._run(...)``'s tuple (bare for idle batches)."""
+    idle = (f"        if batch.forward_mode.is_idle():\n            return {BARE}, None\n" if idle_bare else "")
+    return _standalone_step(
+        "        out, _ = self._run(model_worker_batch, **kwargs)\n        return out\n\n"
+        "    def _run(self, batch, **kwargs):\n        from sglang.srt.managers.utils import GenerationBatchResult\n\n"
+        + idle + "        return super().forward_batch_generation(batch, **kwargs), None")
 OPTIONAL_COPIES = ("        if self.accept_lens is not None:\n            self.accept_lens = _async_d2h(self.accept_lens)\n\n"
                    "        if self.block_accept_lens is not None:\n"
                    "            self.block_accept_lens = _async_d2h(self.block_accept_lens)\n\n"
@@ -314,14 +323,8 @@ FAMILY_EDITS = {
              "    @property\n    def draft_input(self):\n        return self.next_draft_input\n\n"
              "    @property\n    def has_sampled_token_ids(self) -> bool:\n"))),
     # the override's result as item 0 of a helper's tuple, bare for idle batches, and as it comes
-    "Standalone takes its result from a helper's tuple": (True, BOTH, (_standalone_step(
-        "        out, _ = self._run(model_worker_batch, **kwargs)\n        return out\n\n"
-        "    def _run(self, batch, **kwargs):\n        from sglang.srt.managers.utils import GenerationBatchResult\n\n"
-        f"        if batch.forward_mode.is_idle():\n            return {BARE}, None\n"
-        "        return super().forward_batch_generation(batch, **kwargs), None"),)),
-    "Standalone takes its result from a helper's tuple as it comes": (False, LATEST, (_standalone_step(
-        "        out, _ = self._run(model_worker_batch, **kwargs)\n        return out\n\n"
-        "    def _run(self, batch, **kwargs):\n        return super().forward_batch_generation(batch, **kwargs), None"),)),
+    "Standalone takes its result from a helper's tuple": (True, BOTH, (_tuple_helper(idle_bare=True),)),
+    "Standalone takes its result from a helper's tuple as it comes": (False, LATEST, (_tuple_helper(idle_bare=False),)),
     # a fallback result for an error of the step
     "Standalone falls back to a bare result on an error": (True, BOTH, (_standalone_step(
         f"        try:\n            return {SUPER_STEP}\n        except RuntimeError:\n            return {BARE}"),)),

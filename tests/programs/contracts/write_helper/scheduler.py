@@ -1,20 +1,7 @@
 """The scheduler keeps the draft on the batch and then dereferences it there: nothing below
 `result.draft` is read off the result itself."""
-from dataclasses import dataclass
-from typing import Optional
-
+from .results import Draft, Result  # noqa: F401 (the worker imports them from here)
 from .worker import DraftWorker
-
-
-@dataclass
-class Draft:
-    lens: list
-
-
-@dataclass
-class Result:
-    tokens: list
-    draft: Optional[Draft] = None
 
 
 class Scheduler:
