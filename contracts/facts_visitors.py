@@ -159,6 +159,8 @@ class ChainReads(_Collector):
         element_index = None
         if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) and _may_be_none_after(parent, node):
             node, parent = parent, src.parent(parent)  # `v = root.a or other`: v is root.a's None when other is None
+        elif isinstance(parent, ast.IfExp) and src.field(node) in ("body", "orelse"):
+            node, parent = parent, src.parent(parent)  # `v = root.a if c else b`: v is root.a where c holds
         if isinstance(parent, (ast.Tuple, ast.List)) and src.field(node) == "elts":
             loop = src.parent(parent)
             if isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) and src.field(parent) == "iter":

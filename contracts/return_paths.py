@@ -25,7 +25,7 @@ from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.records import ProducerFunction, ReturnPath
-from spectrace.contracts.values import (CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue, TupleValue, Value,
+from spectrace.contracts.values import (BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue, TupleValue, Value,
                                        is_name)
 
 MAX_HOPS = 6
@@ -266,6 +266,8 @@ class ReturnPathFinder:
                         c = Cond(test, pos)
                         out.append(o.but(conds=[c] + o.conds, branch=[c] + o.branch))
                 return out
+            case BoolOp(op=op, left=left, right=right) if walk.item is None:
+                return self._short_circuit(at, op, left, right, walk)
             case ItemOf(index=index, of=of) if walk.item is None:
                 return self._value(at, of, replace(walk, item=index))
             case TupleValue(items=items) if walk.item is not None:
@@ -279,6 +281,19 @@ class ReturnPathFinder:
         if walk.item is not None:
             return [Outcome(None, unresolved=f"item {walk.item} of `{desc.shown}`")]
         return [Outcome(None, unresolved=f"returns {desc.shown}")]
+
+    def _short_circuit(self, at: Place, op: str, left: Value, right: Value, walk: Walk) -> list[Outcome]:
+        """``left or right``: ``left`` where it is true (so not None), else ``right``; ``left and
+        right``: ``left`` where it is false (None, False, an empty value: no result), else ``right``."""
+        test = left.text or left.shown
+        first, other = (Cond(test, True), Cond(test, False)) if op == "and" else (Cond(test, False), Cond(test, True))
+        if op == "or":
+            out = [o.but(conds=[other] + o.conds, branch=[other] + o.branch)
+                   for o in self._value(at, left, walk) if not o.not_a_result]
+        else:
+            out = [Outcome(None, not_a_result=True, conds=[other], branch=[other])]
+        out.extend(o.but(conds=[first] + o.conds, branch=[first] + o.branch) for o in self._value(at, right, walk))
+        return out
 
     def _matters(self, name: str, cls_name: str) -> bool:
         """Is an owner's attribute one whose value is followed path by path (a sub-object's always is)?"""
@@ -552,7 +567,7 @@ class ReturnPathFinder:
             cleared[name] = f"{site} sets it to None"
             return [state.but(sets=base, unknown=unknown, cleared=cleared)]
         # a call is followed to its every return: a helper returning None on some path leaves the field None
-        follow = (matters and isinstance(value, (IfExp, Name, CallValue))) or (isinstance(value, CallValue) and want_sub)
+        follow = (matters and isinstance(value, (IfExp, Name, CallValue, BoolOp))) or (isinstance(value, CallValue) and want_sub)
         if not follow:
             sub = {p: f"`{value.shown}` not followed" for p in _want_paths(want_sub, name + ".")}
             return [state.but(sets=base | {name}, unknown={**unknown, **sub}, cleared=cleared)]

@@ -82,6 +82,11 @@ EXPECTED = {
     "operand_use": ("violated", "scheduler.py:21", "worker.py:8", "worker.py:8 `Result(tokens=[1], steps=0)` leaves Result.accepted at its default None"),
     # a property of the result that returns a field is a read of that field
     "property_field": ("violated", "scheduler.py:29", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `v = result.draft if c else other` binds v to the field where c holds
+    "ternary_alias": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `a and b` is `a` where a is false (no result there); `a or b` is b where a is not true
+    "short_circuit_and": ("violated", DEFAULT, "worker.py:9", "leaves it None when not (batch.ready)"),
+    "short_circuit_or": ("present", None, None, ""),
     # a parameter the scheduler's call leaves at its default decides the worker's condition on it
     "param_default": ("present", None, None, ""),
     "param_passed": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),

@@ -310,6 +310,10 @@ FAMILY_EDITS = {
     # the draft input dereferenced in a comprehension over a tuple holding it
     "draft input dereferenced in a comprehension": (True, BOTH, (_before_overlap_copy(
         "                        stamped = [d.future_indices for d in (batch_result.next_draft_input,)]\n"),)),
+    # a local bound by a conditional expression, then written through
+    "draft input bound by a conditional expression": (True, BOTH, (_before_overlap_copy(
+        "                        draft = batch_result.next_draft_input if self.enable_overlap else None\n"
+        "                        draft.future_indices = future_indices\n"),)),
     # the accepted lengths subscripted for every batch (a plain batch has none), and under their test
     "accepted lengths subscripted": (True, BOTH, (_before_overlap_copy(
         "                        self.first_accept_len = batch_result.accept_lens[0]\n"),)),
@@ -422,6 +426,12 @@ PATCHED_FAMILY_EDITS = {
         Edit(DISABLED, DRAFT, "        self._check_draft(draft_input)\n" + DRAFT),
         Edit(DISABLED, RECORD, '    def _check_draft(self, draft_input):\n        if draft_input is None:\n'
              '            raise RuntimeError("no draft state")\n\n' + RECORD))),
+    # `a and b` / `a or b` as the draft input: the false `a` of `and`, the None after `or`
+    "disabled step's draft input behind `and`": (True, (
+        Edit(DISABLED, DRAFT, DRAFT.replace("        out.next_draft_input = EagleDraftInput(",
+                                            "        out.next_draft_input = draft_input.topk_p is not None and EagleDraftInput(")),)),
+    "disabled step's draft input from a cache or None": (True, (
+        Edit(DISABLED, DRAFT, "        out.next_draft_input = self._cached_input or None\n"),)),
     "disabled step chains its assignment": (False, (
         Edit(DISABLED, "        out.next_draft_input = EagleDraftInput(\n", "        out.next_draft_input = next_input = EagleDraftInput(\n"),)),
 }
