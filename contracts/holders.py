@@ -261,7 +261,8 @@ class HolderFinder:
             key = (self.symbols.module_of_file(rel2), g2.qualname)
             if "self" in self.inbound.get(key, {}):
                 continue
-            nested = Inbound(why=inbound.why, caller=inbound.caller, site=inbound.site, conds=[*inbound.conds, *c.conds])
+            nested = Inbound(why=inbound.why, caller=inbound.caller, site=inbound.site,
+                             conds=[*inbound.conds, *c.conds])
             self.inbound.setdefault(key, {})["self"] = nested
             self._propagate_owner_calls(g2, nested, depth + 1)
 

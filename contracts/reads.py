@@ -54,7 +54,8 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
         for field_name, origin in _bound_at(aliases, w.root, w.line) if w.root not in holders and w.attrs else []:
             checked = _narrowed(w, w.root) or _exits_on_none(w, w.root)
             r = ChainRead(root=w.root, attrs=w.attrs[:1], line=w.line, col=0, shape=w.shape, conds=list(w.conds),
-                          blocks=list(w.blocks), exits=list(w.exits), guards1=[], guards2=[], in_test=False, called=False)
+                          blocks=list(w.blocks), exits=list(w.exits), guards1=[], guards2=[], in_test=False,
+                          called=False)
             guards = [Guard(GuardKind.NOT_NONE_CHECK, w.root, w.line)] if checked else []
             out.append(_make_read(analysis, rel, module, side, f, r, field_name, [field_name, w.attrs[0]], guards,
                                   f"alias {w.root}", deref=True, holder=holders.why[origin.root],
@@ -148,7 +149,8 @@ def _passed_to_dereferencing(analysis: Analysis, module: str, f: FunctionFacts, 
 def _exits_on_none(w, chain: str) -> bool:
     """Does an earlier early exit leave when ``chain`` is None (``if chain is None or ...: return``)?"""
     tight = chain.replace(" ", "")
-    return any(d.replace(" ", "").strip("()") in (f"{tight}isNone", f"not{tight}") for e in w.exits for d in _disjuncts(e))
+    return any(d.replace(" ", "").strip("()") in (f"{tight}isNone", f"not{tight}")
+               for e in w.exits for d in _disjuncts(e))
 
 
 def _disjuncts(text: str) -> list[str]:

@@ -25,8 +25,8 @@ from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.records import ProducerFunction, ReturnPath
-from spectrace.contracts.values import (BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue, TupleValue, Value,
-                                       is_name)
+from spectrace.contracts.values import (BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue,
+                                       TupleValue, Value, is_name)
 
 MAX_HOPS = 6
 MAX_FORKS = 64  # outcomes of one value before the remaining branches are reported as not followed
@@ -226,11 +226,14 @@ class ReturnPathFinder:
         out = []
         with self._calling(func_qn, wrapper):
             for ret, own in effective_returns(f):
-                out.extend(self._return_paths(worker_qn, method, Place(module, rel, f, ret.line, ret.blocks), ret, own, runs))
+                start = Place(module, rel, f, ret.line, ret.blocks)
+                out.extend(self._return_paths(worker_qn, method, start, ret, own, runs))
         return out
 
-    def _return_paths(self, worker_qn: str, method: str, start: Place, ret: Return, own: list, runs: str) -> list[ReturnPath]:
-        """The ways one ``return`` of the method (or of its wrapper) turns out, as return paths."""
+    def _return_paths(self, worker_qn: str, method: str, start: Place, ret: Return, own: list,
+                      runs: str) -> list[ReturnPath]:
+        """The ways one ``return`` of the method (or of the wrapper that ``runs`` in its place)
+        turns out, as return paths."""
         rel, out = start.rel, []
         kept: list[Outcome] = []
         for o in self._value(start, ret.value, Walk(0, (runs,), self.want, owner=True)):
@@ -393,7 +396,8 @@ class ReturnPathFinder:
             targets = [t] if t else []
         elif explicit and f.cls:
             after = self._class_called(module, f, explicit.group(1))
-            t = self.symbols.project.lookup_method(self._self_class(module, f), explicit.group(2), after) if after else None
+            t = (self.symbols.project.lookup_method(self._self_class(module, f), explicit.group(2), after)
+                 if after else None)
             targets = [t] if t else []
         elif callee in self._original(module, f):
             targets = [self._original(module, f)[callee]]  # the decorated function, from its wrapper
@@ -567,7 +571,8 @@ class ReturnPathFinder:
             cleared[name] = f"{site} sets it to None"
             return [state.but(sets=base, unknown=unknown, cleared=cleared)]
         # a call is followed to its every return: a helper returning None on some path leaves the field None
-        follow = (matters and isinstance(value, (IfExp, Name, CallValue, BoolOp))) or (isinstance(value, CallValue) and want_sub)
+        follow = (matters and isinstance(value, (IfExp, Name, CallValue, BoolOp))) or \
+            (isinstance(value, CallValue) and want_sub)
         if not follow:
             sub = {p: f"`{value.shown}` not followed" for p in _want_paths(want_sub, name + ".")}
             return [state.but(sets=base | {name}, unknown={**unknown, **sub}, cleared=cleared)]

@@ -448,7 +448,8 @@ class ViolationFinder:
                 key = (self.symbols.module_of_file(rel2), g.qualname)
                 rename = self._constructor_renames(module, f, c.callee)
                 arguments = {p: a.text for p, a in bind(g, c.args, c.keywords).items() if a.text}
-                ctx = Context(list(c.conds), rename, f"called from {consumer}:{c.line}", (module, consumer), c, arguments)
+                ctx = Context(list(c.conds), rename, f"called from {consumer}:{c.line}", (module, consumer), c,
+                              arguments)
                 out.setdefault(key, []).append(ctx)
                 if g.cls == self.analysis.owner_name:
                     self._owner_contexts(g, ctx, out, {key})
@@ -463,7 +464,8 @@ class ViolationFinder:
             key = (self.symbols.module_of_file(rel2), g2.qualname)
             if key in seen:
                 continue
-            arguments = {p: _substitute(a.text, ctx.arguments) for p, a in bind(g2, c.args, c.keywords).items() if a.text}
+            arguments = {p: _substitute(a.text, ctx.arguments)
+                         for p, a in bind(g2, c.args, c.keywords).items() if a.text}
             here = [*c.conds, *(Cond(e, False) for e in c.exits)]
             # a test of the result's own field (`self.f`) is no atom of the caller: it rules worker paths out
             tested = ctx.tested | tested_fields(here, "self", self.analysis.fields)
