@@ -235,7 +235,22 @@ COPY_HIDDEN = ("    def _copy_hidden(self):\n        if self.logits_output.hidde
 WRAPPER = ("def {name}(fn):\n    def inner(self, batch, **kwargs):\n{shortcut}        return fn(self, batch, **kwargs)\n\n"
            "    return inner\n\n\n")
 
+COMMON = "sglang/srt/speculative/eagle_worker_common.py"
+VERIFY_NDI = "    next_draft_input = EagleDraftInput(bonus_tokens=bonus_tokens)\n"
+
+
+def _verify_draft_helper(may_be_none: bool) -> tuple:
+    """run_eagle_verify takes its next draft input from a module helper (None for no bonus tokens)."""
+    empty = "    if bonus_tokens.numel() == 0:\n        return None\n" if may_be_none else ""
+    return (Edit(COMMON, VERIFY_NDI, "    next_draft_input = _draft_input_of(bonus_tokens)\n"),
+            Edit(COMMON, "def run_eagle_verify(\n", "def _draft_input_of(bonus_tokens):\n" + empty
+                 + "    return EagleDraftInput(bonus_tokens=bonus_tokens)\n\n\ndef run_eagle_verify(\n"))
+
+
 FAMILY_EDITS = {
+    # the verify step's draft input from a module helper that returns None for some inputs, and one that does not
+    "verify's draft input from a helper that may give None": (True, BOTH, _verify_draft_helper(may_be_none=True)),
+    "verify's draft input from a helper": (False, LATEST, _verify_draft_helper(may_be_none=False)),
     # the draft input handed to a scheduler method that dereferences its parameter: the overlap
     # scheduler without speculation (SGLang's default) has none
     "draft input passed to a dereferencing helper": (True, BOTH, (
