@@ -28,10 +28,11 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 15  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 19  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -51,7 +52,7 @@ def path_conditions(fact) -> list[Cond]:
 
 @dataclass
 class Guard:
-    kind: str  # "not-none-check", "truthiness", "hasattr", "getattr-default", "try-except", "early-exit", "assert", "isinstance"
+    kind: GuardKind
     text: str  # the guarding source, normalised
     line: int
 
@@ -73,6 +74,7 @@ class ChainRead:
     bound_to: list[str] = field(default_factory=list)  # `v = root.a` / tuple unpack targets
     stored_to: str | None = None  # `obj.attr = root.a` (target text)
     via_getattr: bool = False  # getattr(root, "a", default)
+    operand: bool = False  # the value is subscripted, iterated, or an operand of arithmetic or an order test
 
 
 @dataclass
@@ -118,6 +120,7 @@ class CallSite:
     blocks: list[str]
     args: list[Value] = field(default_factory=list)  # the positional arguments, starred ones left out
     spread: list = field(default_factory=list)  # the names spread into it: `*name` and `**name` ("**name")
+    exits: list[str] = field(default_factory=list)  # tests of earlier early exits (hold false here)
 
 
 @dataclass
@@ -142,6 +145,8 @@ class FunctionFacts:
     defaults: dict[str, Value] = field(default_factory=dict)  # parameter -> its default value
     # `name["key"] = value` with a literal key: {name: [keys]}; None among them for any other key
     keyed_writes: dict = field(default_factory=dict)
+    # names a function nested in this one declares `nonlocal`: calling it may rebind them here
+    rebound_inside: list[str] = field(default_factory=list)
 
 
 # ------------------------------------------------------------ function selection

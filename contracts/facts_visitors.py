@@ -17,7 +17,8 @@ import ast
 from collections.abc import Iterator
 
 from spectrace.contracts.expr_values import call_args, chain_of, describe
-from spectrace.contracts.values import ItemOf
+from spectrace.contracts.kinds import GuardKind
+from spectrace.contracts.values import ItemOf, NoneValue
 from spectrace.contracts.facts import (
     AttrWrite,
     Binding,
@@ -80,6 +81,10 @@ class FunctionScope:
     def leave_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self._stack.pop()
 
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        for outer in self._stack[:-1]:
+            outer.rebound_inside.extend(node.names)
+
     leave_AsyncFunctionDef = leave_FunctionDef
 
 
@@ -99,8 +104,8 @@ class ChainReads(_Collector):
         if isinstance(parent, ast.Attribute) and src.field(node) == "value":
             return  # only the outermost attribute of a chain is a read record
         ch = chain_of(node)
-        if ch is None or self._is_store_target(node):
-            return  # stores are Assignments' job
+        if ch is None or self._is_store_target(node) or isinstance(getattr(node, "ctx", None), ast.Del):
+            return  # stores and `del` are Assignments' job
         self._record(node, ch[0], ch[1], called=isinstance(parent, ast.Call) and src.field(node) == "func")
 
     visit_DottedName = visit_Attribute
@@ -141,8 +146,9 @@ class ChainReads(_Collector):
             called=called,
             via_getattr=via_getattr,
         )
+        read.operand = _is_operand(self.src, node)
         if via_getattr:
-            read.guards2.append(Guard("getattr-default", read.shape, read.line))
+            read.guards2.append(Guard(GuardKind.GETATTR_DEFAULT, read.shape, read.line))
         self._bind_targets(node, read)
         self.scope.current.reads.append(read)
 
@@ -151,6 +157,16 @@ class ChainReads(_Collector):
         src = self.src
         parent = src.parent(node)
         element_index = None
+        if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) and _may_be_none_after(parent, node):
+            node, parent = parent, src.parent(parent)  # `v = root.a or other`: v is root.a's None when other is None
+        elif isinstance(parent, ast.IfExp) and src.field(node) in ("body", "orelse"):
+            node, parent = parent, src.parent(parent)  # `v = root.a if c else b`: v is root.a where c holds
+        if isinstance(parent, (ast.Tuple, ast.List)) and src.field(node) == "elts":
+            loop = src.parent(parent)
+            if isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) and src.field(parent) == "iter":
+                if isinstance(loop.target, ast.Name):  # `for v in (root.a, root.b):` binds v to each
+                    read.bound_to.append(loop.target.id)
+                return
         if isinstance(parent, ast.Tuple) and src.field(node) == "elts":
             element_index = parent.elts.index(node)
             node, parent = parent, src.parent(parent)
@@ -166,6 +182,39 @@ class ChainReads(_Collector):
                     read.stored_to = src.code(target)
         elif isinstance(parent, ast.AnnAssign) and src.field(node) == "value" and isinstance(parent.target, ast.Name):
             read.bound_to.append(parent.target.id)
+
+
+_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+_NEEDS_A_VALUE = {"len", "sum", "iter", "list", "tuple", "sorted", "max", "min", "enumerate", "zip"}
+
+
+def _is_operand(src: Snippet, node: ast.expr) -> bool:
+    """Is the value of ``node`` used in a way None does not support: subscripted, iterated, an
+    operand of arithmetic or of an order comparison, or the argument of ``len``/``sum``/...?"""
+    parent, where = src.parent(node), src.field(node)
+    if isinstance(parent, ast.Subscript):
+        return where == "value"
+    if isinstance(parent, (ast.BinOp, ast.AugAssign)):
+        return True
+    if isinstance(parent, ast.UnaryOp):
+        return not isinstance(parent.op, ast.Not)
+    if isinstance(parent, ast.Compare):
+        return any(isinstance(op, _ORDER) for op in parent.ops)
+    if isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return where == "iter"
+    if isinstance(parent, ast.Starred):
+        return True
+    if isinstance(parent, ast.Call) and where == "args":
+        return isinstance(parent.func, ast.Name) and parent.func.id in _NEEDS_A_VALUE
+    return False
+
+
+def _may_be_none_after(op: ast.BoolOp, node: ast.expr) -> bool:
+    """In ``a or b or c``, whether the value can be None where ``node`` is: ``node`` is the last
+    operand, or the last one is a name or attribute that may itself be None (a literal, a display
+    or a call is taken as a value)."""
+    last = op.values[-1]
+    return last is node or isinstance(last, (ast.Name, ast.Attribute))
 
 
 def _element(node: ast.expr) -> ast.expr:
@@ -186,7 +235,7 @@ class CallSites(_Collector):
         self.scope.current.calls.append(
             CallSite(src.code(node.func), kws, sum(1 for a in args if a.keyword is None), src.line(node),
                      ctx.conds, ctx.blocks, [describe(src, a.value) for a in args if a.keyword is None and not a.star],
-                     spread)
+                     spread, ctx.exits)
         )
 
 
@@ -218,6 +267,19 @@ class Assignments(_Collector):
             )
         elif node.value is not None:
             self._record_target(node.target, node.value, node, ctx)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        """``del x.f``: the attribute reads the class's again (a dataclass field's default), taken as None."""
+        if self.scope.current is None:
+            return
+        ctx = self.where.of(node)
+        for target in node.targets:
+            ch = chain_of(target) if isinstance(target, ast.Attribute) else None
+            if ch is not None:
+                self.scope.current.writes.append(
+                    AttrWrite(ch[0], ch[1], NoneValue(f"del {self.src.code(target)}"), self.src.line(node),
+                              self.where.statement_shape(node, ctx) or self.src.code(node), ctx.conds, ctx.blocks,
+                              ctx.exits))
 
     def visit_Call(self, node: ast.Call) -> None:
         """``setattr(x.y, "name", value)``, and ``setattr(x, name, value)`` in a loop over a literal

@@ -238,9 +238,33 @@ class HolderFinder:
                         continue
                     key = (self.symbols.module_of_file(rel2), g.qualname)
                     self._of.clear()
-                    self.inbound.setdefault(key, {}).setdefault(name, Inbound(
-                        why=f"parameter {name}, passed the result by {f.qualname} ({rel}:{c.line})",
-                        caller=f.qualname, site=f"{rel}:{c.line}", conds=list(c.conds)))
+                    inbound = Inbound(why=f"parameter {name}, passed the result by {f.qualname} ({rel}:{c.line})",
+                                      caller=f.qualname, site=f"{rel}:{c.line}", conds=list(c.conds))
+                    self.inbound.setdefault(key, {}).setdefault(name, inbound)
+                    if name == "self":
+                        self._propagate_owner_calls(g, inbound)
+
+    def owner_calls(self, g: FunctionFacts):
+        """(call, file, facts) for each ``self.m(...)`` in the owner's method ``g`` that calls
+        another method of the owner: it runs on the same result."""
+        for c in g.calls:
+            method = self._owner_method(c.callee, {"self"})
+            if method is not None:
+                yield c, *method
+
+    def _propagate_owner_calls(self, g: FunctionFacts, inbound: Inbound, depth: int = 0) -> None:
+        """The owner's methods that ``g`` (an owner method the consumer calls) calls on ``self``
+        hold the same result, three calls deep."""
+        if depth >= 3:
+            return
+        for c, rel2, g2 in self.owner_calls(g):
+            key = (self.symbols.module_of_file(rel2), g2.qualname)
+            if "self" in self.inbound.get(key, {}):
+                continue
+            nested = Inbound(why=inbound.why, caller=inbound.caller, site=inbound.site,
+                             conds=[*inbound.conds, *c.conds])
+            self.inbound.setdefault(key, {})["self"] = nested
+            self._propagate_owner_calls(g2, nested, depth + 1)
 
 
 def _relayed_item(value: Value, is_result) -> int | None | bool:

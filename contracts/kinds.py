@@ -28,6 +28,19 @@ class ReadKind(_Text):
     CHECK = "check"  # the read is a condition itself
 
 
+class GuardKind(_Text):
+    """What establishes that a read's prefix is not None where it is read."""
+    NOT_NONE_CHECK = "not-none-check"  # `x is not None`, `x != None`, the else of `x is None`
+    TRUTHINESS = "truthiness"  # `if x:` or a deeper chain of it tested
+    HASATTR = "hasattr"
+    ISINSTANCE = "isinstance"
+    GETATTR_DEFAULT = "getattr-default"  # `getattr(x, "a", default)`
+    TRY_EXCEPT = "try-except"  # inside a `try` whose handler catches the AttributeError
+    EARLY_EXIT = "early-exit"  # an earlier `if x is None: return`
+    ASSERT = "assert"
+    ALIAS_CHECK = "alias-check"  # a local alias of the field tested
+
+
 class ProducerKind(_Text):
     CONSTRUCT = "construct"  # the owner built with keywords
     ASSIGN = "assign"  # a field assigned on a holder of the owner

@@ -13,6 +13,7 @@ from typing import Iterable
 
 from spectrace.contracts.expr_values import call_args, chain_of, is_none
 from spectrace.contracts.facts import Cond, Guard
+from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.snippet import COMPOUND, FUNCTIONS, Snippet
 
 _EXIT_STMTS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -57,7 +58,7 @@ def _is_not(node: ast.expr) -> bool:
     return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
 
 
-def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -> str | None:
+def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -> GuardKind | None:
     """Does ``test`` (taken as true when ``positive``, else as false) imply ``prefix`` is not None?
 
     Returns the guard kind or None.
@@ -72,22 +73,22 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
                 return kind
         return None
     if positive and _is_prefix(test, prefix):
-        return "truthiness"
+        return GuardKind.TRUTHINESS
     # a chain deeper than the prefix being truthy/not None also implies the prefix exists
     if positive:
         ch = chain_of(test)
         if ch and ".".join([ch[0], *ch[1]]).startswith(prefix + "."):
-            return "truthiness"
+            return GuardKind.TRUTHINESS
     if isinstance(test, ast.Compare) and len(test.comparators) == 1:
         op = test.ops[0]
         rhs_none = is_none(test.comparators[0])
         if rhs_none and _is_prefix(test.left, prefix):
             if isinstance(op, ast.IsNot) and positive:
-                return "not-none-check"
+                return GuardKind.NOT_NONE_CHECK
             if isinstance(op, ast.Is) and not positive:
-                return "not-none-check"
+                return GuardKind.NOT_NONE_CHECK
         if isinstance(op, ast.NotEq) and rhs_none and positive and _is_prefix(test.left, prefix):
-            return "not-none-check"
+            return GuardKind.NOT_NONE_CHECK
     if positive and isinstance(test, ast.Call):
         fn = src.code(test.func)
         args = call_args(test)
@@ -95,9 +96,9 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
             root, _, attr = prefix.rpartition(".")
             if src.code(args[0].value) == root and src.is_simple_string(args[1].value):
                 if args[1].value.value == attr:
-                    return "hasattr"
+                    return GuardKind.HASATTR
         if fn == "isinstance" and args and _is_prefix(args[0].value, prefix):
-            return "isinstance"
+            return GuardKind.ISINSTANCE
     return None
 
 
@@ -129,6 +130,13 @@ def exits(src: Snippet, block: list[ast.stmt]) -> bool:
     if isinstance(block[-1], COMPOUND):
         return False
     return any(isinstance(s, _EXIT_STMTS) for s in src.line_group(block, len(block) - 1))
+
+
+def suppresses(src: Snippet, node: ast.With | ast.AsyncWith) -> bool:
+    """Whether a with statement enters ``contextlib.suppress(...)`` (any other context manager is
+    taken not to swallow what its body raises)."""
+    return any(isinstance(item.context_expr, ast.Call)
+               and src.code(item.context_expr.func).split(".")[-1] == "suppress" for item in node.items)
 
 
 def try_block(src: Snippet, node: ast.Try, child: ast.AST, where: str | None) -> str:
@@ -230,6 +238,10 @@ class ContextFinder:
                     case_conds.append(Cond(f"{src.code(match.subject)} == {src.code(cur.pattern.value)}", True))
                 elif cur.guard is not None:
                     cond_nodes.append((cur.guard, True))
+            elif isinstance(cur, (ast.With, ast.AsyncWith)) and where == "body" and suppresses(src, cur):
+                # `with suppress(E):` swallows E raised at any statement of its body and goes on
+                # after the statement, as a try whose one handler passes
+                blocks.append(f"{src.line(cur)}t")
             elif isinstance(cur, (ast.For, ast.AsyncFor)) and where == "body":
                 blocks.append(f"{src.line(cur)}f")  # a with-body always runs: no block of its own
             elif isinstance(cur, (ast.For, ast.AsyncFor)) and where == "orelse":
@@ -261,12 +273,12 @@ class ContextFinder:
                 guards.append(Guard(kind, src.code(test) if positive else f"not ({src.code(test)})", src.line(test)))
         for test, line in ctx.exits_before:
             if asserts_present(src, test, False, prefix):
-                guards.append(Guard("early-exit", f"if {src.code(test)}: <exit>", line))
+                guards.append(Guard(GuardKind.EARLY_EXIT, f"if {src.code(test)}: <exit>", line))
         for test, line in ctx.asserts_before:
             if asserts_present(src, test, True, prefix):
-                guards.append(Guard("assert", f"assert {src.code(test)}", line))
+                guards.append(Guard(GuardKind.ASSERT, f"assert {src.code(test)}", line))
         for text, line in ctx.handlers:
-            guards.append(Guard("try-except", text, line))
+            guards.append(Guard(GuardKind.TRY_EXCEPT, text, line))
         return guards
 
     def statement_shape(self, node: ast.AST, ctx: Context) -> str:

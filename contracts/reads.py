@@ -4,23 +4,32 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
+from spectrace.contracts.arguments import bind
 from spectrace.contracts.facts import ChainRead, FunctionFacts, Guard, path_conditions
 from spectrace.contracts.holders import Holders
-from spectrace.contracts.kinds import ReadKind
+from spectrace.contracts.kinds import GuardKind, ReadKind
 from spectrace.contracts.records import FieldRead, read_id
+from spectrace.contracts.values import Chain
+from spectrace.sides import SCHEDULER
 
 
 def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: FunctionFacts, holders: Holders) -> list[FieldRead]:
     out = []
-    aliases: dict[str, tuple[str, ChainRead]] = {}  # alias name -> (field, the read it was bound from)
+    # alias name -> [(field, the read it was bound from)]: a loop over (r.a, r.b) binds its variable to each
+    aliases: dict[str, list[tuple[str, ChainRead]]] = {}
     tested = set(f.none_tested)
     # `logits = result.f` then `if logits.x is not None: result.f.x...`: the test speaks of result.f.x
     spelled = {v: f"{r.root}.{r.attrs[0]}" for r in f.reads if r.root in holders and len(r.attrs) == 1
                for v in r.bound_to}
     for r in f.reads:
+        if r.root in holders and r.attrs and r.attrs[0] not in analysis.fields:
+            prop = _field_property(analysis, r.attrs[0])
+            if prop is not None:  # `result.draft`, a property returning `self.next_draft_input`
+                r = replace(r, attrs=[prop, *r.attrs[1:]])
         if r.root not in holders or not r.attrs or r.attrs[0] not in analysis.fields:
             continue
         field_name = r.attrs[0]
@@ -29,21 +38,30 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
             path = r.attrs[:1]
         guards = list(r.guards2)
         for v in r.bound_to:
-            aliases[v] = (field_name, r)
+            aliases.setdefault(v, []).append((field_name, r))
             if v in tested:
-                guards.append(Guard("alias-check", f"{v} tested for None/truthiness", r.line))
-        deref = len(r.attrs) > 1 or _stored_then_dereferenced(f, r)
+                guards.append(Guard(GuardKind.ALIAS_CHECK, f"{v} tested for None/truthiness", r.line))
+        deref = len(r.attrs) > 1 or r.operand or _stored_then_dereferenced(f, r) or \
+            (side == SCHEDULER and f.cls != analysis.owner_name and _passed_to_dereferencing(analysis, module, f, r))
         # `if h.f.x is not None: h.f.x.to(...)`: `x` is checked, only `f` must be set
         asked = path[:1] if len(path) == 2 and _narrowed(r, ".".join([r.root, *path]), spelled) else None
         out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, guards,
                               "getattr" if r.via_getattr else "direct", deref=deref, holder=holders.why[r.root],
                               asked=asked))
     out.extend(_writes_below_fields(analysis, rel, module, side, f, holders, {(x.field, x.line) for x in out}))
+    # `alias.x = v` after `alias = holder.f` dereferences f as `alias.x` read would
+    for w in f.writes:
+        for field_name, origin in _bound_at(aliases, w.root, w.line) if w.root not in holders and w.attrs else []:
+            checked = _narrowed(w, w.root) or _exits_on_none(w, w.root)
+            r = ChainRead(root=w.root, attrs=w.attrs[:1], line=w.line, col=0, shape=w.shape, conds=list(w.conds),
+                          blocks=list(w.blocks), exits=list(w.exits), guards1=[], guards2=[], in_test=False,
+                          called=False)
+            guards = [Guard(GuardKind.NOT_NONE_CHECK, w.root, w.line)] if checked else []
+            out.append(_make_read(analysis, rel, module, side, f, r, field_name, [field_name, w.attrs[0]], guards,
+                                  f"alias {w.root}", deref=True, holder=holders.why[origin.root],
+                                  asked=[field_name], root=origin.root))
     for r in f.reads:
-        if r.root in aliases and r.root not in holders and r.attrs:
-            field_name, origin = aliases[r.root]
-            if r.line < origin.line:
-                continue
+        for field_name, origin in _bound_at(aliases, r.root, r.line) if r.root not in holders and r.attrs else []:
             path = [field_name] + ([r.attrs[0]] if not (len(r.attrs) == 1 and r.called) else [])
             # `if info.x is not None: ... info.x`: the alias itself is dereferenced, `x` is checked
             asked = [field_name] if r.guards2 and len(r.attrs) == 1 and not r.called else path
@@ -53,17 +71,45 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
     return out
 
 
+def _field_property(analysis: Analysis, name: str) -> str | None:
+    """The field that the owner's property ``name`` returns as it is (``return self.f``), else None."""
+    memo = analysis.field_properties
+    if name not in memo:
+        memo[name] = None
+        symbols, owner = analysis.symbols, analysis.owner
+        module = symbols.module_of_file(owner.file)
+        qn = symbols.lookup_method(f"{module}.{owner.name}", name) if module else None
+        got = symbols.function_facts(qn) if qn and symbols.is_property(qn) else None
+        values = [r.value for r in got[1].returns] if got else []
+        if len(values) == 1 and isinstance(values[0], Chain) and values[0].root == "self" \
+                and len(values[0].attrs) == 1 and values[0].attrs[0] in analysis.fields:
+            memo[name] = values[0].attrs[0]
+    return memo[name]
+
+
+def _bound_at(aliases: dict, name: str, line: int) -> list[tuple[str, ChainRead]]:
+    """The fields local ``name`` is bound from where ``line`` reads it: its latest binding from a
+    field up to that line (several for a loop over a tuple of fields)."""
+    before = [(f, r) for f, r in aliases.get(name, []) if r.line <= line]
+    latest = max((r.line for _, r in before), default=None)
+    return [(f, r) for f, r in before if r.line == latest]
+
+
 def _writes_below_fields(analysis: Analysis, rel: str, module: str, side: str, f: FunctionFacts, holders: Holders,
                          seen: set) -> list[FieldRead]:
     """``holder.f.x = v`` dereferences ``f`` as a read of ``holder.f.x`` would: one read of ``f`` per
     such write (none where the statement reads ``f`` already)."""
     out = []
     for w in f.writes:
+        if w.root in holders and len(w.attrs) >= 2 and w.attrs[0] not in analysis.fields:
+            prop = _field_property(analysis, w.attrs[0])
+            if prop is not None:
+                w = replace(w, attrs=[prop, *w.attrs[1:]])
         if w.root not in holders or len(w.attrs) < 2 or w.attrs[0] not in analysis.fields or (w.attrs[0], w.line) in seen:
             continue
         seen.add((w.attrs[0], w.line))
         chain = f"{w.root}.{w.attrs[0]}"
-        guards = [Guard("not-none-check", chain, w.line)] if _narrowed(w, chain) or _exits_on_none(w, chain) else []
+        guards = [Guard(GuardKind.NOT_NONE_CHECK, chain, w.line)] if _narrowed(w, chain) or _exits_on_none(w, chain) else []
         r = ChainRead(root=w.root, attrs=w.attrs[:1], line=w.line, col=0, shape=w.shape, conds=list(w.conds),
                       blocks=list(w.blocks), exits=list(w.exits), guards1=[], guards2=guards, in_test=False, called=False)
         out.append(_make_read(analysis, rel, module, side, f, r, w.attrs[0], w.attrs[:1], guards, "write below",
@@ -71,9 +117,56 @@ def _writes_below_fields(analysis: Analysis, rel: str, module: str, side: str, f
     return out
 
 
+def _passed_to_dereferencing(analysis: Analysis, module: str, f: FunctionFacts, r: ChainRead) -> bool:
+    """``self.helper(holder.f)`` where the consumer's helper dereferences the parameter it gets
+    (reads or writes an attribute of it without a None test of it first): the field is
+    dereferenced at the call. Followed one call down, into the functions the call resolves to."""
+    if len(r.attrs) != 1 or r.called:
+        return False
+    passed = Chain(r.root, tuple(r.attrs))
+    symbols = analysis.symbols
+    for call in f.calls:
+        if call.line != r.line:
+            continue
+        values = [*call.args, *call.keywords.values()]
+        if not any(isinstance(v, Chain) and (v.root, v.attrs) == (passed.root, passed.attrs) for v in values):
+            continue
+        for target in symbols.resolve_callee(module, f, call.callee):
+            got = symbols.function_facts(target)
+            if got is None:
+                continue
+            g = got[1]
+            params = [p for p, v in bind(g, list(call.args), call.keywords).items()
+                      if isinstance(v, Chain) and (v.root, v.attrs) == (passed.root, passed.attrs)]
+            for p in params:
+                if any(x.root == p and x.attrs and not x.guards1 for x in g.reads):
+                    return True
+                if any(w.root == p and w.attrs and not (_narrowed(w, p) or _exits_on_none(w, p)) for w in g.writes):
+                    return True
+    return False
+
+
 def _exits_on_none(w, chain: str) -> bool:
+    """Does an earlier early exit leave when ``chain`` is None (``if chain is None or ...: return``)?"""
     tight = chain.replace(" ", "")
-    return any(e.replace(" ", "").strip("()") in (f"{tight}isNone", f"not{tight}") for e in w.exits)
+    return any(d.replace(" ", "").strip("()") in (f"{tight}isNone", f"not{tight}")
+               for e in w.exits for d in _disjuncts(e))
+
+
+def _disjuncts(text: str) -> list[str]:
+    return _split_top(text, "or")
+
+
+def _split_top(text: str, op: str) -> list[str]:
+    """The operands of a condition's top-level ``and``/``or`` (the whole text when it has none)."""
+    parts, depth, start, sep = [], 0, 0, f" {op} "
+    for i, ch in enumerate(text):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i + len(sep)
+    return [p.strip() for p in (*parts, text[start:])]
 
 
 def _narrowed(r, chain: str, aliases: dict[str, str] | None = None) -> bool:
@@ -146,13 +239,22 @@ _FIELD_TEST = re.compile(r"\(*\s*(not\s+)?([\w.]+)(\s+is\s+(not\s+)?None)?\s*\)*
 _WALRUS = re.compile(r"\(\s*(\w+)\s*:=\s*([\w.]+)\s*\)")
 
 
+def tested_fields(conds, root: str, fields, aliases: dict[str, str] | None = None) -> set[str]:
+    """The fields of ``root`` that hold non-None under ``conds`` (``Cond``s: text, positive)."""
+    return _tested_set(ChainRead(root=root, attrs=[], line=0, col=0, shape="", conds=list(conds), blocks=[], exits=[],
+                                 guards1=[], guards2=[], in_test=False, called=False), root, fields, aliases or {})
+
+
 def _tested_set(r: ChainRead, root: str, fields, aliases: dict[str, str]) -> set[str]:
     """The fields of ``root`` that hold non-None where the read runs: ``root.g is not None`` or
     ``root.g`` true, ``root.g is None`` or ``not root.g`` false, among its conditions and the early
     exits before it (which hold false there); ``aliases``: {local: "root.g"} bound from a field
     (``v = root.g`` before, or ``(v := root.g) is not None`` in the test itself)."""
     out = set()
-    for text, positive in path_conditions(r):
+    # `a and b` true: each holds; `a or b` false: each is false
+    atoms = [(part, positive) for text, positive in path_conditions(r)
+             for part in (_split_top(text, "and") if positive else _split_top(text, "or"))]
+    for text, positive in atoms:
         m = _FIELD_TEST.fullmatch(_WALRUS.sub(r"\2", text))
         if m is None:
             continue

@@ -21,10 +21,12 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, Place, bind, function_key
 from spectrace.contracts.dataclasses_scan import find_dataclass
+from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.records import ProducerFunction, ReturnPath
-from spectrace.contracts.values import CallValue, Chain, IfExp, LambdaValue, Name, NoneValue, Value, is_name
+from spectrace.contracts.values import (BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue,
+                                       TupleValue, Value, is_name)
 
 MAX_HOPS = 6
 MAX_FORKS = 64  # outcomes of one value before the remaining branches are reported as not followed
@@ -39,6 +41,7 @@ class Walk:
     seen: tuple
     want: dict
     owner: bool = False
+    item: int | None = None  # the value looked for is this item of the tuple followed (`out, _ = f()`)
 
     def deeper(self, **kw) -> "Walk":
         """One hop further (``kw`` replaces want/owner)."""
@@ -49,7 +52,7 @@ class Walk:
         return replace(self, depth=self.depth + 1, seen=self.seen + (func_qn,))
 
     def wanting(self, want: dict, **kw) -> "Walk":
-        return replace(self, want=want, **kw)
+        return replace(self, want=want, item=None, **kw)
 
 
 @dataclass
@@ -63,6 +66,7 @@ class Outcome:
     unknown: dict = field(default_factory=dict)  # dotted path -> why it could not be decided
     cleared: dict = field(default_factory=dict)  # dotted path -> where it is left None
     branch: list = field(default_factory=list)  # conditions of the writes/bindings taken (part of ``conds``)
+    undecided: bool = False  # ``sets`` is None because the analysis cannot tell, not for an opaque value
 
     def but(self, **kw) -> "Outcome":
         data = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -84,6 +88,17 @@ def _same_value(a: Outcome, b: Outcome, relevant: set[str] | None = None) -> boo
         return set(paths) if relevant is None else {p for p in paths if p.split(".", 1)[0] in relevant}
     return (keep(a.sets or ()) == keep(b.sets or ()) and keep(a.unknown) == keep(b.unknown)
             and keep(a.cleared) == keep(b.cleared))
+
+
+@dataclass(frozen=True)
+class NestedBinding:
+    """A call of a nested function that rebinds a local of its caller (``nonlocal``): the local
+    holds ``value``, evaluated in the nested function (``place``), after the call."""
+    line: int
+    blocks: list
+    conds: list
+    place: Place
+    value: Value
 
 
 def _not_all(conds: list[Cond]) -> Cond:
@@ -150,6 +165,39 @@ class ReturnPathFinder:
         # the parameters of the lambdas being followed (they shadow the names of their function)
         self._lambda_args: dict[str, list[dict[str, Argument]]] = {}
         self.passed = PassedWrites(self.symbols, self._targets)
+        # the originals the wrappers being followed call through their decorator's parameter:
+        # wrapper -> [{parameter: original}], innermost call last
+        self._wrapped: dict[str, list[dict[str, str]]] = {}
+
+    @contextmanager
+    def _wrapping(self, wrapper: Wrapper, original: str):
+        self._wrapped.setdefault(wrapper.qualname, []).append({wrapper.wrapped: original})
+        try:
+            yield
+        finally:
+            self._wrapped[wrapper.qualname].pop()
+
+    def _original(self, module: str, f: FunctionFacts) -> dict[str, str]:
+        """In a wrapper being followed: its decorator's parameter -> the function it decorates."""
+        stack = self._wrapped.get(function_key(module, f))
+        return stack[-1] if stack else {}
+
+    def _runs(self, func_qn: str) -> tuple[str, Wrapper | Undecided | None]:
+        """The function whose body runs when ``func_qn`` is called (its decorator's wrapper, or
+        itself), and that wrapper (an ``Undecided`` one: the call is not followed)."""
+        got = self.symbols.function_facts(func_qn)
+        if got is None or not got[1].decorators:
+            return func_qn, None
+        w = wrapper_of(self.symbols, self.symbols.module_of_file(got[0]), got[1])
+        return (w.qualname if isinstance(w, Wrapper) else func_qn), w
+
+    @contextmanager
+    def _calling(self, func_qn: str, wrapper: Wrapper | Undecided | None):
+        if isinstance(wrapper, Wrapper):
+            with self._wrapping(wrapper, func_qn):
+                yield
+        else:
+            yield
 
     @contextmanager
     def _receiver(self, class_qn: str | None):
@@ -164,30 +212,45 @@ class ReturnPathFinder:
             return self._paths_of(worker_qn, func_qn)
 
     def _paths_of(self, worker_qn: str, func_qn: str) -> list[ReturnPath]:
+        runs, wrapper = self._runs(func_qn)
         got = self.symbols.function_facts(func_qn)
         if got is None:
             return []
-        rel, f = got
+        method = got[1].qualname
+        if isinstance(wrapper, Undecided):
+            rel, f = got
+            return [ReturnPath(worker=worker_qn, method=method, file=rel, line=f.line, shape=f"def {f.name}(...)",
+                               path_condition="", conditions=[], sets=None, via=[], unresolved=wrapper.why)]
+        rel, f = self.symbols.function_facts(runs)
         module = self.symbols.module_of_file(rel)
         out = []
-        for ret, own in effective_returns(f):
-            kept: list[Outcome] = []
-            start = Place(module, rel, f, ret.line, ret.blocks)
-            for o in self._value(start, ret.value, Walk(0, (func_qn,), self.want, owner=True)):
-                if o.not_a_result or any(_same_value(o, k) and o.conds == k.conds and o.via == k.via for k in kept):
-                    continue
-                kept.append(o)
-                conds = own + o.conds
-                sets = None if o.sets is None else o.sets
-                out.append(ReturnPath(
-                    worker=worker_qn, method=f.qualname, file=rel, line=ret.line, shape=ret.shape,
-                    path_condition=C.render(conds), conditions=[list(c) for c in conds],
-                    sets=None if sets is None else sorted(p for p in sets if "." not in p), via=o.via,
-                    unresolved=o.unresolved,
-                    deep_sets=[] if sets is None else sorted(p for p in sets if "." in p),
-                    unknown=dict(sorted(o.unknown.items())), cleared=dict(sorted(o.cleared.items())),
-                    branch=C.render(o.branch),
-                ))
+        with self._calling(func_qn, wrapper):
+            for ret, own in effective_returns(f):
+                start = Place(module, rel, f, ret.line, ret.blocks)
+                out.extend(self._return_paths(worker_qn, method, start, ret, own, runs))
+        return out
+
+    def _return_paths(self, worker_qn: str, method: str, start: Place, ret: Return, own: list,
+                      runs: str) -> list[ReturnPath]:
+        """The ways one ``return`` of the method (or of the wrapper that ``runs`` in its place)
+        turns out, as return paths."""
+        rel, out = start.rel, []
+        kept: list[Outcome] = []
+        for o in self._value(start, ret.value, Walk(0, (runs,), self.want, owner=True)):
+            if o.not_a_result or any(_same_value(o, k) and o.conds == k.conds and o.via == k.via for k in kept):
+                continue
+            kept.append(o)
+            conds = own + o.conds
+            sets = None if o.sets is None else o.sets
+            out.append(ReturnPath(
+                worker=worker_qn, method=method, file=rel, line=ret.line, shape=ret.shape,
+                path_condition=C.render(conds), conditions=[list(c) for c in conds],
+                sets=None if sets is None else sorted(p for p in sets if "." not in p), via=o.via,
+                unresolved=o.unresolved,
+                deep_sets=[] if sets is None else sorted(p for p in sets if "." in p),
+                unknown=dict(sorted(o.unknown.items())), cleared=dict(sorted(o.cleared.items())),
+                branch=C.render(o.branch),
+            ))
         return out
 
     # ------------------------------------------------------------ values
@@ -206,11 +269,34 @@ class ReturnPathFinder:
                         c = Cond(test, pos)
                         out.append(o.but(conds=[c] + o.conds, branch=[c] + o.branch))
                 return out
+            case BoolOp(op=op, left=left, right=right) if walk.item is None:
+                return self._short_circuit(at, op, left, right, walk)
+            case ItemOf(index=index, of=of) if walk.item is None:
+                return self._value(at, of, replace(walk, item=index))
+            case TupleValue(items=items) if walk.item is not None:
+                if walk.item < len(items):
+                    return self._value(at, items[walk.item], replace(walk, item=None))
+                return [Outcome(None, unresolved=f"`{desc.shown}` has no item {walk.item}")]
             case CallValue():
                 return self._call(at, desc, walk)
             case Name(name=name):
                 return self._name(at, name, walk)
+        if walk.item is not None:
+            return [Outcome(None, unresolved=f"item {walk.item} of `{desc.shown}`")]
         return [Outcome(None, unresolved=f"returns {desc.shown}")]
+
+    def _short_circuit(self, at: Place, op: str, left: Value, right: Value, walk: Walk) -> list[Outcome]:
+        """``left or right``: ``left`` where it is true (so not None), else ``right``; ``left and
+        right``: ``left`` where it is false (None, False, an empty value: no result), else ``right``."""
+        test = left.text or left.shown
+        first, other = (Cond(test, True), Cond(test, False)) if op == "and" else (Cond(test, False), Cond(test, True))
+        if op == "or":
+            out = [o.but(conds=[other] + o.conds, branch=[other] + o.branch)
+                   for o in self._value(at, left, walk) if not o.not_a_result]
+        else:
+            out = [Outcome(None, not_a_result=True, conds=[other], branch=[other])]
+        out.extend(o.but(conds=[first] + o.conds, branch=[first] + o.branch) for o in self._value(at, right, walk))
+        return out
 
     def _matters(self, name: str, cls_name: str) -> bool:
         """Is an owner's attribute one whose value is followed path by path (a sub-object's always is)?"""
@@ -249,13 +335,50 @@ class ReturnPathFinder:
             self._dataclasses[cls_qn] = merged if own is not None else None
         return self._dataclasses[cls_qn]
 
+    def _external(self, module: str, f: FunctionFacts, callee: str) -> str | None:
+        """The dotted name of a callee from outside the tree (``replace`` imported from
+        ``dataclasses``: ``dataclasses.replace``), None for one of the tree or a local."""
+        parts = callee.split(".")
+        project = self.symbols.project
+        info = project.func(f"{module}.{f.qualname}".replace(".<locals>.", "."))
+        local = info.imports.get(parts[0]) if info is not None else None
+        t = project.resolve_import(local) if local is not None else project.resolve_symbol(module, parts[0])
+        return ".".join([t[1], *parts[1:]]) if t and t[0] == "ext" else None
+
+    def _replaced(self, at: Place, desc: CallValue, walk: Walk) -> list[Outcome]:
+        """``dataclasses.replace(obj, f=v, ...)``: ``obj``'s fields with the keywords written over them."""
+        if desc.spread:
+            return [Outcome(None, unresolved=f"`{desc.text}` replaces fields spread from a mapping")]
+        site = f"{at.rel}:{at.line} `{desc.text}`"
+        states = self._value(at, desc.args[0], walk)
+        for name, value in desc.keywords.items():
+            if name not in walk.want:
+                continue
+            nxt = []
+            for s in states:
+                if s.sets is None or s.not_a_result:
+                    nxt.append(s)
+                    continue
+                nxt.extend(self._assign(at, s, name, value, walk.wanting(walk.want[name]), site,
+                                        not walk.owner or self._matters(name, self.owner_name)))
+            states = nxt[:MAX_FORKS]
+        return states
+
     def _call(self, at: Place, desc: CallValue, walk: Walk) -> list[Outcome]:
         module, f = at.module, at.f
         callee = desc.callee
-        if callee.split(".")[-1] == self.owner_name:
+        cls_qn = self._class_called(module, f, callee)
+        if walk.item is not None and cls_qn is not None:
+            return [Outcome(None, unresolved=f"item {walk.item} of `{desc.text or callee}`")]
+        if callee.split(".")[-1] == self.owner_name or (cls_qn and cls_qn.rsplit(".", 1)[-1] == self.owner_name):
+            # the owner built by name, or as ``cls(...)`` in one of its classmethods
             return self._construct(at, desc, walk, self.fields, self.owner_name)
+        external = self._external(module, f, callee) if "(" not in callee else None
+        if external == "dataclasses.replace" and desc.args:
+            return self._replaced(at, desc, walk)
+        if external in ("typing.cast", "typing_extensions.cast") and len(desc.args) == 2:
+            return self._value(at, desc.args[1], walk)  # no conversion: the value itself
         if not walk.owner:
-            cls_qn = self._class_called(module, f, callee)
             if cls_qn is not None:
                 fields = self._dataclass_fields(cls_qn)
                 name = cls_qn.rsplit(".", 1)[-1]
@@ -266,18 +389,35 @@ class ReturnPathFinder:
             passed = self._callable(at, callee)
             if passed is not None:
                 return self._call_passed(passed, callee, walk, at.holding(desc))
+        explicit = re.fullmatch(r"super\((\w+),\s*self\)\.(\w+)", callee)  # super(Cls, self).m
         if callee.startswith("super().") and f.cls and callee.count(".") == 1:
             cls_qn = f"{module}.{f.cls}"
             t = self.symbols.project.lookup_method(self._self_class(module, f), callee.split(".")[1], cls_qn)
             targets = [t] if t else []
+        elif explicit and f.cls:
+            after = self._class_called(module, f, explicit.group(1))
+            t = (self.symbols.project.lookup_method(self._self_class(module, f), explicit.group(2), after)
+                 if after else None)
+            targets = [t] if t else []
+        elif callee in self._original(module, f):
+            targets = [self._original(module, f)[callee]]  # the decorated function, from its wrapper
         else:
             targets = self._targets(module, f, callee)
         if not targets:
             return [Outcome(None, unresolved=f"unresolved call {callee}(...)")]
-        on_self = bool(re.fullmatch(r"(?:self|super\(\))\.\w+", callee))
+        # ``self`` stays the receiver in a method called on it and in a function nested in this one
+        nested = function_key(module, f) + ".<locals>."
+        on_self = bool(re.fullmatch(r"(?:self|super\(\))\.\w+", callee)) or bool(explicit) or \
+            all(t.startswith(nested) for t in targets) or callee in self._original(module, f)
         out = []
         for t in targets:
             if t in walk.seen:
+                continue
+            original, wrapper = t, None
+            if callee not in self._original(module, f):  # a wrapper's call of the original runs it as written
+                t, wrapper = self._runs(t)
+            if isinstance(wrapper, Undecided):
+                out.append(Outcome(None, [t], wrapper.why))
                 continue
             got = self.symbols.function_facts(t)
             if got is None:
@@ -288,7 +428,7 @@ class ReturnPathFinder:
             bound = bind(f2, list(desc.args), desc.keywords)
             arguments = {p: at.holding(v) for p, v in bound.items()}
             constants = constant_parameters(f2, bound, spread=desc.spread)
-            with self._passing([(function_key(mod2, f2), arguments)]), \
+            with self._passing([(function_key(mod2, f2), arguments)]), self._calling(original, wrapper), \
                     self._receiver(self._self_class(module, f) if on_self else None):
                 for ret, own in effective_returns(f2):
                     own = decided(own, constants)
@@ -430,7 +570,9 @@ class ReturnPathFinder:
         if isinstance(value, NoneValue):
             cleared[name] = f"{site} sets it to None"
             return [state.but(sets=base, unknown=unknown, cleared=cleared)]
-        follow = (matters and isinstance(value, (IfExp, Name))) or (isinstance(value, CallValue) and want_sub)
+        # a call is followed to its every return: a helper returning None on some path leaves the field None
+        follow = (matters and isinstance(value, (IfExp, Name, CallValue, BoolOp))) or \
+            (isinstance(value, CallValue) and want_sub)
         if not follow:
             sub = {p: f"`{value.shown}` not followed" for p in _want_paths(want_sub, name + ".")}
             return [state.but(sets=base | {name}, unknown={**unknown, **sub}, cleared=cleared)]
@@ -444,6 +586,9 @@ class ReturnPathFinder:
             if o.not_a_result:
                 out.append(state.but(sets=base, unknown=unknown, conds=conds, branch=branch,
                                      cleared={**cleared, name: f"{site} leaves it None" + (f" when {C.render(o.branch)}" if o.branch else "")}))
+            elif o.sets is None and o.undecided:  # what the field holds is not known: it is no obligation met
+                out.append(state.but(sets=base, unknown={**unknown, name: o.unresolved}, cleared=cleared,
+                                     conds=conds, branch=branch))
             elif o.sets is None:
                 sub = {p: o.unresolved or "not followed" for p in _want_paths(want_sub, name + ".")}
                 out.append(state.but(sets=base | {name}, unknown={**unknown, **sub}, cleared=cleared, conds=conds, branch=branch))
@@ -463,6 +608,10 @@ class ReturnPathFinder:
         if lam and name in lam[-1]:
             a = lam[-1][name]
             return self._value(a.place, a.value, walk)
+        nested = self._nested_bindings(module, rel, f, name) if name in f.rebound_inside else []
+        if nested is None:
+            return [Outcome(None, unresolved=f"{name} is rebound by a function nested in {f.qualname} (nonlocal) "
+                                             "that is not only called there", undecided=True)]
         binds = [b for b in f.bindings if b.target == name and b.line < line]
         dom = [b for b in binds if dominates(b.blocks, at.blocks)]
         arg = self._argument(module, f, name) if not dom and any(p == name for p, _ in f.params) else None
@@ -481,7 +630,7 @@ class ReturnPathFinder:
             w = computed[0]
             why = f"`{w.shape}` at {rel}:{w.line} writes an attribute whose name is computed"
             return [s.but(sets=None, unresolved=why) for s in states[:1]]
-        events = [x for x in binds if x.line > start] + \
+        events = [x for x in binds if x.line > start] + [x for x in nested if start < x.line < line] + \
             [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and start < w.line < line] + \
             [pw for c in f.calls if start < c.line < line and _passes(c, name)
              for pw in self.passed.of_call(module, rel, f, c, name) if pw.attrs[0] in want]
@@ -503,9 +652,36 @@ class ReturnPathFinder:
             states = nxt
         return states
 
+    def _nested_bindings(self, module: str, rel: str, f: FunctionFacts, name: str) -> list["NestedBinding"] | None:
+        """Each call in ``f`` of a function nested in it that rebinds ``name`` (``nonlocal``), as a
+        binding of ``name`` at the call to the value the nested function gives it; None when a
+        nested function binds it other than once at its top level, or is not only called."""
+        out = []
+        prefix = f"{function_key(module, f)}.<locals>."
+        for c in f.calls:
+            got = self.symbols.indexed(prefix + c.callee) if "." not in c.callee else None
+            if got is None:
+                continue
+            g = got[1]
+            binds = [b for b in g.bindings if b.target == name]
+            if len(binds) != 1 or binds[0].blocks or binds[0].conds:
+                return None
+            b = binds[0]
+            out.append(NestedBinding(c.line, c.blocks, c.conds, Place(module, rel, g, b.line, b.blocks), b.value))
+        # a nested function named other than as a callee (passed on, stored, returned) may run anywhere
+        names = {x.place.f.name for x in out}
+        values = [*(v for c in f.calls for v in (*c.args, *c.keywords.values())),
+                  *(b.value for b in f.bindings), *(r.value for r in f.returns), *(w.value for w in f.writes)]
+        if not out or any(is_name(v, names) for v in values):
+            return None
+        return out
+
     def _event(self, at: Place, state: Outcome, e, walk: Walk) -> list[Outcome]:
         """``state`` after the event ``e`` of the function ``at`` is in: a binding, a write, or a
         write that a helper makes through a parameter."""
+        if isinstance(e, NestedBinding):
+            return [o.but(conds=state.conds + o.conds, branch=state.branch + o.branch)
+                    for o in self._value(e.place, e.value, walk)]
         if isinstance(e, Binding):
             return [o.but(conds=state.conds + o.conds, branch=state.branch + o.branch)
                     for o in self._value(at.moved(e.line, e.blocks), e.value, walk)]

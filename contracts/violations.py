@@ -19,6 +19,7 @@ from spectrace.contracts.kinds import ReadKind
 from spectrace.contracts.return_paths import constant_parameters, decided
 from spectrace.contracts.values import BoolOp, CallValue, Chain, IfExp, Name, NoneValue, Opaque, Value, is_name
 from spectrace.contracts.holders import HolderFinder
+from spectrace.contracts.reads import tested_fields
 from spectrace.contracts.records import (
     FieldRead,
     ReturnPath,
@@ -63,6 +64,7 @@ class Context:
     caller: tuple[str, str] | None = None
     site: object | None = None  # the CallSite
     arguments: dict = field(default_factory=dict)
+    tested: set = field(default_factory=set)  # the result's fields the calls on the way test set
 
 
 def _substitute(text: str, arguments: dict) -> str:
@@ -139,6 +141,8 @@ def _obligation(r: FieldRead, p: ReturnPath) -> tuple[str | None, str | None]:
     """(the first prefix of the read's attribute path that ``p`` leaves None, why it is undecided)."""
     if p.sets is None:
         return None, p.unresolved or "not followed"
+    if r.field in p.unknown and r.field not in p.sets:
+        return None, p.unknown[r.field]
     if r.field not in p.sets:
         return r.field, None
     for depth in range(2, len(r.attribute_path) + 1):
@@ -211,7 +215,7 @@ class ViolationFinder:
                         continue
                     if p.sets is not None and tested_none & set(p.sets):
                         continue  # the call runs only when the result's field is None, which this path sets
-                    if (set(r.tested_set) | tested_set) & set(p.cleared):
+                    if (set(r.tested_set) | tested_set | ctx.tested) & set(p.cleared):
                         continue  # the read runs only when the result's field is set, which this path leaves None
                     p_conds = [Cond(*c) for c in p.conditions]
                     if worker_call is not None:
@@ -444,9 +448,33 @@ class ViolationFinder:
                 key = (self.symbols.module_of_file(rel2), g.qualname)
                 rename = self._constructor_renames(module, f, c.callee)
                 arguments = {p: a.text for p, a in bind(g, c.args, c.keywords).items() if a.text}
-                out.setdefault(key, []).append(Context(list(c.conds), rename, f"called from {consumer}:{c.line}",
-                                                       (module, consumer), c, arguments))
+                ctx = Context(list(c.conds), rename, f"called from {consumer}:{c.line}", (module, consumer), c,
+                              arguments)
+                out.setdefault(key, []).append(ctx)
+                if g.cls == self.analysis.owner_name:
+                    self._owner_contexts(g, ctx, out, {key})
         return out
+
+    def _owner_contexts(self, g, ctx: Context, out: dict, seen: set) -> None:
+        """The owner's methods that its method ``g`` calls on ``self`` run on the result ``ctx``
+        passes, under the call's conditions too (``g``'s parameters read as the caller's arguments)."""
+        if len(seen) > 3:
+            return
+        for c, rel2, g2 in self.holders.owner_calls(g):
+            key = (self.symbols.module_of_file(rel2), g2.qualname)
+            if key in seen:
+                continue
+            arguments = {p: _substitute(a.text, ctx.arguments)
+                         for p, a in bind(g2, c.args, c.keywords).items() if a.text}
+            here = [*c.conds, *(Cond(e, False) for e in c.exits)]
+            # a test of the result's own field (`self.f`) is no atom of the caller: it rules worker paths out
+            tested = ctx.tested | tested_fields(here, "self", self.analysis.fields)
+            conds = [*ctx.conds, *(Cond(_substitute(text, ctx.arguments), pos) for text, pos in here
+                                   if not re.search(r"\bself\.", text))]
+            inner = Context(conds, ctx.rename, f"{ctx.how}, through {g.qualname}:{c.line}", ctx.caller, ctx.site,
+                            arguments, tested)
+            out.setdefault(key, []).append(inner)
+            self._owner_contexts(g2, inner, out, seen | {key})
 
     def _constructor_renames(self, module: str, f, callee: str) -> dict:
         """``self.a.m`` called on a composed object: {attr of the object: attr of the scheduler}."""

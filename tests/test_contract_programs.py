@@ -29,8 +29,27 @@ EXPECTED = {
     "try_finally_cancels": ("present", None, None, ""),
     # the field's value is a call's result, followed to its every return
     "optional_helper": ("violated", DEFAULT, "worker.py:9", "leaves it None"),
+    # ... also where it is written on the result (`result.draft = self.make_draft(batch)`) and the
+    # scheduler dereferences it only after keeping it elsewhere
+    "write_helper": ("violated", "scheduler.py:13", "worker.py:11", "worker.py:10 `result.draft = self.make_draft(batch)` leaves it None"),
+    # `with contextlib.suppress(E):` is a try whose handler passes: its write does not dominate the return
+    "with_suppress": ("violated", DEFAULT, "worker.py:13", "worker.py:10 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "partial_helper": ("violated", DEFAULT, "worker.py:16", "leaves it None"),
     "lambda_idle": ("violated", DEFAULT, "worker.py:8", "leaves it None when not (not b.idle)"),
+    # `dataclasses.replace(obj, f=v)` is obj's fields with the keywords written over them
+    "replace_field": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `dataclasses.replace(out, draft=None)` sets it to None"),
+    "replace_flag": ("present", None, None, ""),
+    # `typing.cast(T, x)` is x
+    "cast_result": ("violated", DEFAULT, "worker.py:9", "worker.py:13 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `cls(...)` in a classmethod of the result builds the result
+    "owner_classmethod": ("violated", "scheduler.py:29", "worker.py:8", "scheduler.py:20 `cls(tokens=[])` leaves Result.draft at its default None"),
+    # `super(Cls, self).m()` in a function nested in the method: the next class of the receiver's MRO
+    "super_explicit": ("violated", DEFAULT, "worker.py:18", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a decorator of the tree that returns a function it defines: that wrapper runs, reaching the
+    # step through the decorator's parameter; one returning anything else is not followed
+    "decorator_shortcut": ("violated", DEFAULT, "worker.py:9", "worker.py:9 `Result(tokens=[])` leaves Result.draft at its default None"),
+    "decorator_passthrough": ("present", None, None, ""),
+    "decorator_opaque": ("unknown", DEFAULT, "worker.py:20", "DraftWorker.forward is decorated by @registered, which returns `REGISTRY.wrap(fn)`"),
     # dispatch on the receiver's class: the subclass's override of self.prefill() runs
     "override": ("violated", DEFAULT, "worker.py:7", "worker.py:15 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "mixin_super": ("violated", DEFAULT, "worker.py:13", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
@@ -45,6 +64,29 @@ EXPECTED = {
     "getattr_literal": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # the result's own method that the scheduler calls reads the field (roles: owner_methods)
     "owner_method": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # ... and in the owner's methods that method calls on `self`, under the calls' conditions and
+    # the early exits before them (`if self.draft is None or ...: return`)
+    "owner_method_nested": ("violated", "scheduler.py:23", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "owner_method_nested_checked": ("present", None, None, ""),
+    # a nested function that rebinds the step's local (`nonlocal`) is a binding where it is called;
+    # one passed on may run anywhere: not decided
+    "nonlocal_build": ("violated", DEFAULT, "worker.py:16", "worker.py:16 `Result(tokens=[1], draft=draft)` leaves it None when not (not batch.idle)"),
+    "nonlocal_passed": ("unknown", DEFAULT, "worker.py:14", "draft is rebound by a function nested in DraftWorker.forward (nonlocal)"),
+    # `del result.draft` leaves the field at its dataclass default
+    "del_field": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `del result.draft` sets it to None"),
+    # item 0 of a helper's returned tuple
+    "tuple_helper": ("violated", DEFAULT, "worker.py:8", "worker.py:12 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `for part in (result.draft, result.tokens): part.copy()` dereferences each
+    "loop_alias": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a field subscripted (or iterated, or an operand of arithmetic) is used as a dereference is
+    "operand_use": ("violated", "scheduler.py:21", "worker.py:8", "worker.py:8 `Result(tokens=[1], steps=0)` leaves Result.accepted at its default None"),
+    # a property of the result that returns a field is a read of that field
+    "property_field": ("violated", "scheduler.py:29", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `v = result.draft if c else other` binds v to the field where c holds
+    "ternary_alias": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `a and b` is `a` where a is false (no result there); `a or b` is b where a is not true
+    "short_circuit_and": ("violated", DEFAULT, "worker.py:9", "leaves it None when not (batch.ready)"),
+    "short_circuit_or": ("present", None, None, ""),
     # a parameter the scheduler's call leaves at its default decides the worker's condition on it
     "param_default": ("present", None, None, ""),
     "param_passed": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
@@ -78,6 +120,16 @@ EXPECTED = {
                          "writes an attribute whose name is computed"),
     # `is_some()` returns `not self.is_none()`: the plain worker's selection excludes the read
     "complement": ("present", None, None, ""),
+    # a local bound from the field and written through, bound by `getattr(..., None)`, or by `or`
+    # with a fallback that may be None too, dereferences the field; a fallback that is a value does not
+    "alias_write": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "getattr_alias": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "or_alias": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "or_default": ("present", None, None, ""),
+    # the field passed to a method of the consumer that dereferences its parameter is dereferenced
+    # at the call; one that tests it first is not
+    "passed_deref": ("violated", "scheduler.py:12", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "passed_checked": ("present", None, None, ""),
     # `info = result.draft; if info.lens is not None`: only the draft must be set
     "alias": ("present", None, None, ""),
     # a loop in a mixin gets the worker's result from run_batch (`ret = out; return ret`) and as
