@@ -14,8 +14,10 @@ import contextlib
 import os
 import signal
 import threading
-from concurrent.futures import ProcessPoolExecutor
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:  # imported where a pool starts: multiprocessing costs every command's start 20 ms
+    from concurrent.futures import ProcessPoolExecutor
 
 _active = False  # inherited by forked children: only a CLI command's workers ignore SIGINT
 _fork_hook = False
@@ -66,6 +68,8 @@ def deferred() -> Iterator[list]:
 def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """A process pool that, when the body is interrupted, drops the tasks not started yet
     (``with ProcessPoolExecutor()`` alone would run every submitted task before exiting)."""
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(max_workers=workers)
     try:
         yield pool
