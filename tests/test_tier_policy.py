@@ -35,11 +35,29 @@ def replay(spec, s, sglang_source=None):
     return tier_replay.simulate_tiers(spec, s, "0.5.17")
 
 
+def drafting_pays(s, phase) -> bool:
+    """Whether the oracle's tier (most tokens per unit of step time) drafts and beats the plain
+    step by more than the policy's MARGIN band (a closer call may go either way)."""
+    value = {k: tier_replay.expected_tokens(phase, k) / s.step_ms(k, phase.bs) for k in s.tiers}
+    return max(value.values()) > value[0] * (1 + policy.MARGIN)
+
+
+def plain_wait_bound(s, bs: int) -> float:
+    """Plain steps before a drafting tier runs again, as the docstring bounds them while the plain
+    step wins: (t_k / t_plain - 1) / BUDGET windows for the smallest drafting tier k, plus the
+    window in progress and the measuring one; x 1.25 for the noise of the estimates."""
+    smallest = min(k for k in s.tiers if k > 0)
+    return policy.WINDOW * (2 + 1.25 * (s.step_ms(smallest, bs) / s.step_ms(0, bs) - 1) / policy.BUDGET)
+
+
 @pytest.mark.parametrize("path", TIER_SCENARIOS, ids=[p.stem for p in TIER_SCENARIOS])
 def test_the_tier_scenarios_run_within_3_percent_of_the_oracle(path):
-    results = replay("tiers", tier_replay.TierScenario.from_json(json.loads(path.read_text())))
+    s = tier_replay.TierScenario.from_json(json.loads(path.read_text()))
+    results = replay("tiers", s)
     assert tier_replay.tier_ratio_to_oracle(results) > 0.97
-    assert all(r.oracle_s / r.policy_s > 0.95 for r in results)  # no phase left behind
+    for r in results:  # no phase left behind: where drafts pay, plain steps only within the bound
+        if drafting_pays(s, r.phase):
+            assert r.tier_steps[0] <= plain_wait_bound(s, r.phase.bs) + 0.02 * r.steps
 
 
 @pytest.mark.parametrize("path", TIER_SCENARIOS, ids=[p.stem for p in TIER_SCENARIOS])

@@ -40,7 +40,7 @@ base.VERIFIED = {
         "NOT run on a GPU (0.5.23 needs torch 2.13+)",
     ],
     "0.5.17": [
-        "H200, drafts always accepted, C = 1-128, shims on, greedy outputs equal (docs/results.md)",
+        "H200 (the series of 75fc86f), drafts always accepted, C = 1-128, shims on, greedy outputs equal (docs/results.md)",
         "not yet run on a GPU: half-accepted and never-accepted drafts, serving traffic, the GPU test",
     ],
 }

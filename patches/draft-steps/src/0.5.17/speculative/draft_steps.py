@@ -23,9 +23,11 @@ The rule, per batch-size bucket (powers of two), as the core's for two modes:
   time bounds its value); else the best value, a MARGIN band around the current best.
 - Every other tier runs a window after r * (1 - 1 / loss) / (BUDGET / (n - 1))
   windows, loss being how many times less it was worth and r its step time over
-  the best's: measuring the n - 1 others costs BUDGET. As a tier gives at least one
-  token, the wait while the plain step wins is at most (n - 1) (t_k / t_plain - 1) /
-  BUDGET windows: no acceptance can keep speculation off for good.
+  the best's: measuring the n - 1 others costs BUDGET. While the plain step is the
+  best, what may change is the acceptance, which the smallest drafting tier k
+  measures alone at BUDGET: as it gives at least one token, it runs within
+  (t_k / t_plain - 1) / BUDGET windows, so no acceptance keeps speculation off for
+  good, and the others follow once it wins.
 
 TP: rank 0 plans each window and broadcasts the plan (share).
 """
@@ -214,11 +216,13 @@ class TierController:
                 + "/".join(f"{t}:{times[t] * 1e3:.1f}" for t in sorted(measured))
             )
             state.best = best
-        share = BUDGET / max(1, len(self.tiers) - 1)
+        others = [tier for tier in self.tiers if tier != best]
+        if best == 0 and positive:
+            # what may change is the acceptance: the cheapest drafting tier measures it
+            others = positive[:1]
+        share = BUDGET / max(1, len(others))
         overdue = []
-        for tier in self.tiers:
-            if tier == best:
-                continue
+        for tier in others:
             loss = max(value[best], value[tier]) / min(value[best], value[tier])
             ratio = times[tier] / times[best]
             late = state.windows_since[tier] - ratio * (1 - 1 / loss) / share
