@@ -28,8 +28,9 @@ from spectrace.contracts.facts import (
     FunctionSpan,
     Guard,
     Return,
+    WithManager,
 )
-from spectrace.contracts.node_context import Context, ContextFinder, tested_names
+from spectrace.contracts.node_context import Context, ContextFinder, suppresses, tested_names
 from spectrace.contracts.snippet import FUNCTIONS, DottedName, Snippet
 from spectrace.errors import SpectraceError
 
@@ -357,6 +358,18 @@ class Returns(_Collector):
         )
 
 
+class WithStatements(_Collector):
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        if self.scope.current is None or suppresses(self.src, node):
+            return
+        src = self.src
+        self.scope.current.withs.append(WithManager(
+            src.line(node), src.line(node.body[0]), src.end_line(node), self.where.of(node).blocks,
+            [src.code(item.context_expr) for item in node.items]))
+
+    visit_AsyncWith = visit_With
+
+
 class TestedNames(_Collector):
     def _note(self, expr: ast.expr) -> None:
         if self.scope.current is not None:
@@ -484,7 +497,8 @@ def facts_for_span(span: FunctionSpan) -> list[FunctionFacts]:
         name = f"{span.cls}.{span.name}" if span.cls else span.name
         raise SpectraceError(f"cannot parse {name} (line {span.start}): {exc.msg}") from exc
     scope = FunctionScope(src, span.cls)
-    collectors = [scope, ChainReads(scope), CallSites(scope), Assignments(scope), Returns(scope), TestedNames(scope)]
+    collectors = [scope, ChainReads(scope), CallSites(scope), Assignments(scope), Returns(scope), TestedNames(scope),
+                  WithStatements(scope)]
     visitors: dict[str, list] = {}
     leavers: dict[str, list] = {}
     for c in collectors:

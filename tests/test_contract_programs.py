@@ -34,6 +34,11 @@ EXPECTED = {
     "write_helper": ("violated", "scheduler.py:13", "worker.py:11", "worker.py:10 `result.draft = self.make_draft(batch)` leaves it None"),
     # `with contextlib.suppress(E):` is a try whose handler passes: its write does not dominate the return
     "with_suppress": ("violated", DEFAULT, "worker.py:13", "worker.py:10 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # ... as is a `with` of a class of the tree whose `__exit__` may return true, or of a
+    # `@contextmanager` of the tree that catches at its `yield`; an `__exit__` returning nothing lets it go up
+    "with_exit_true": ("violated", DEFAULT, "worker.py:19", "worker.py:16 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "with_contextmanager": ("violated", DEFAULT, "worker.py:24", "worker.py:21 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "with_exit_none": ("present", None, None, ""),
     "partial_helper": ("violated", DEFAULT, "worker.py:16", "leaves it None"),
     "lambda_idle": ("violated", DEFAULT, "worker.py:8", "leaves it None when not (not b.idle)"),
     # `dataclasses.replace(obj, f=v)` is obj's fields with the keywords written over them
