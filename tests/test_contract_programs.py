@@ -131,6 +131,10 @@ EXPECTED = {
     "getattr_alias": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "or_alias": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "or_default": ("present", None, None, ""),
+    # `vars(result).get("draft")` is getattr with a default; `operator.attrgetter("draft.lens")(result)`
+    # reads result.draft.lens
+    "vars_get": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "attrgetter_read": ("violated", "scheduler.py:14", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # the field passed to a method of the consumer that dereferences its parameter is dereferenced
     # at the call; one that tests it first is not
     "passed_deref": ("violated", "scheduler.py:12", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
