@@ -32,7 +32,7 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 21  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 22  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -160,6 +160,9 @@ class FunctionFacts:
     # names a function nested in this one declares `nonlocal`: calling it may rebind them here
     rebound_inside: list[str] = field(default_factory=list)
     withs: list[WithManager] = field(default_factory=list)
+    # `yield v` as a Return of v (what `next()` of the generator may give); `yield from g` as an
+    # opaque value
+    yields: list[Return] = field(default_factory=list)
 
 
 # ------------------------------------------------------------ function selection

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from spectrace.contracts.expr_values import call_args, chain_of, describe
 from spectrace.contracts.kinds import GuardKind
-from spectrace.contracts.values import ItemOf, NoneValue
+from spectrace.contracts.values import ItemOf, NoneValue, Opaque
 from spectrace.contracts.facts import (
     AttrWrite,
     Binding,
@@ -392,6 +392,18 @@ class Returns(_Collector):
         )
 
 
+class Yields(_Collector):
+    def visit_Yield(self, node: ast.Yield | ast.YieldFrom) -> None:
+        if self.scope.current is None:
+            return
+        ctx = self.where.of(node)
+        value = describe(self.src, node.value) if isinstance(node, ast.Yield) else Opaque(self.src.code(node)[:200])
+        self.scope.current.yields.append(
+            Return(value, self.src.line(node), self.where.statement_shape(node, ctx), ctx.conds, ctx.blocks, ctx.exits))
+
+    visit_YieldFrom = visit_Yield
+
+
 class WithStatements(_Collector):
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         if self.scope.current is None or suppresses(self.src, node):
@@ -532,7 +544,7 @@ def facts_for_span(span: FunctionSpan) -> list[FunctionFacts]:
         raise SpectraceError(f"cannot parse {name} (line {span.start}): {exc.msg}") from exc
     scope = FunctionScope(src, span.cls)
     collectors = [scope, ChainReads(scope), CallSites(scope), Assignments(scope), Returns(scope), TestedNames(scope),
-                  WithStatements(scope)]
+                  WithStatements(scope), Yields(scope)]
     visitors: dict[str, list] = {}
     leavers: dict[str, list] = {}
     for c in collectors:

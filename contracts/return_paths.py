@@ -42,6 +42,7 @@ class Walk:
     want: dict
     owner: bool = False
     item: int | None = None  # the value looked for is this item of the tuple followed (`out, _ = f()`)
+    yielded: bool = False  # the value looked for is what the generator the call makes yields (`next(f())`)
 
     def deeper(self, **kw) -> "Walk":
         """One hop further (``kw`` replaces want/owner)."""
@@ -373,6 +374,11 @@ class ReturnPathFinder:
         if callee.split(".")[-1] == self.owner_name or (cls_qn and cls_qn.rsplit(".", 1)[-1] == self.owner_name):
             # the owner built by name, or as ``cls(...)`` in one of its classmethods
             return self._construct(at, desc, walk, self.fields, self.owner_name)
+        if callee == "next" and desc.args and isinstance(desc.args[0], CallValue) and not desc.keywords \
+                and not walk.yielded and not self._targets(module, f, callee):
+            # next(g(...)): a value g yields, or the default when it yields none
+            out = self._call(at, desc.args[0], replace(walk, yielded=True))
+            return out + (self._value(at, desc.args[1], walk) if len(desc.args) > 1 else [])
         external = self._external(module, f, callee) if "(" not in callee else None
         if external == "dataclasses.replace" and desc.args:
             return self._replaced(at, desc, walk)
@@ -430,11 +436,16 @@ class ReturnPathFinder:
             constants = constant_parameters(f2, bound, spread=desc.spread)
             with self._passing([(function_key(mod2, f2), arguments)]), self._calling(original, wrapper), \
                     self._receiver(self._self_class(module, f) if on_self else None):
-                for ret, own in effective_returns(f2):
+                if walk.yielded and not f2.yields:
+                    out.append(Outcome(None, [t], f"next() of {callee}(...), which yields nothing"))
+                    continue
+                values = [(y, path_conditions(y)) for y in f2.yields] if walk.yielded else effective_returns(f2)
+                for ret, own in values:
                     own = decided(own, constants)
                     if own is None:  # the call's constant arguments rule this return out
                         continue
-                    for o in self._value(Place(mod2, rel2, f2, ret.line, ret.blocks), ret.value, walk.into(t)):
+                    inner = replace(walk.into(t), yielded=False)
+                    for o in self._value(Place(mod2, rel2, f2, ret.line, ret.blocks), ret.value, inner):
                         out.append(o.but(via=[f"{f2.qualname}:{ret.line}"] + o.via, conds=own + o.conds))
         return out or [Outcome(None, unresolved=f"recursive call {callee}")]
 

@@ -40,6 +40,9 @@ EXPECTED = {
     "with_contextmanager": ("violated", DEFAULT, "worker.py:24", "worker.py:21 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "with_exit_none": ("present", None, None, ""),
     "partial_helper": ("violated", DEFAULT, "worker.py:16", "leaves it None"),
+    # `next(g(...))` is a value the generator g yields
+    "generator_next": ("violated", DEFAULT, "worker.py:7", "worker.py:11 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "generator_field": ("violated", DEFAULT, "worker.py:9", "worker.py:8 `result.draft = next(self.drafts(batch))` leaves it None"),
     "lambda_idle": ("violated", DEFAULT, "worker.py:8", "leaves it None when not (not b.idle)"),
     # `dataclasses.replace(obj, f=v)` is obj's fields with the keywords written over them
     "replace_field": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `dataclasses.replace(out, draft=None)` sets it to None"),
