@@ -145,6 +145,8 @@ class ReturnPathFinder:
         self.symbols = analysis.symbols
         self.owner_name = analysis.owner_name
         self.fields = analysis.fields
+        owner = analysis.owner
+        self.owner_qn = f"{self.symbols.module_of_file(owner.file)}.{owner.name}"
         self.tracked = tracked  # attribute names whose writes on a result count as "set"
         # what is followed on the owner: every tracked name, and below a field the attributes that
         # the scheduler dereferences (``next_draft_input.new_seq_lens``)
@@ -373,7 +375,7 @@ class ReturnPathFinder:
             return [Outcome(None, unresolved=f"item {walk.item} of `{desc.text or callee}`")]
         if callee.split(".")[-1] == self.owner_name or (cls_qn and cls_qn.rsplit(".", 1)[-1] == self.owner_name):
             # the owner built by name, or as ``cls(...)`` in one of its classmethods
-            return self._construct(at, desc, walk, self.fields, self.owner_name)
+            return self._construct(at, desc, walk, self.fields, self.owner_name, self.owner_qn)
         if callee == "next" and desc.args and isinstance(desc.args[0], CallValue) and not desc.keywords \
                 and not walk.yielded and not self._targets(module, f, callee):
             # next(g(...)): a value g yields, or the default when it yields none
@@ -390,7 +392,7 @@ class ReturnPathFinder:
                 name = cls_qn.rsplit(".", 1)[-1]
                 if fields is None:
                     return [Outcome(set(), unknown={p: f"{name} is not a dataclass" for p in _want_paths(walk.want)})]
-                return self._construct(at, desc, walk, fields, name)
+                return self._construct(at, desc, walk, fields, name, cls_qn)
         if "." not in callee:
             passed = self._callable(at, callee)
             if passed is not None:
@@ -544,8 +546,10 @@ class ReturnPathFinder:
         return sorted({t for c in self._indexed_calls[func_qn] if c.text == text for t in c.targets
                        if project.func(t) is not None})
 
-    def _construct(self, at: Place, desc: CallValue, walk: Walk, fields: dict, cls_name: str) -> list[Outcome]:
-        """A constructor call: keywords, positionals (in field order) and the dataclass defaults."""
+    def _construct(self, at: Place, desc: CallValue, walk: Walk, fields: dict, cls_name: str,
+                   cls_qn: str) -> list[Outcome]:
+        """A constructor call: keywords, positionals (in field order) and the dataclass defaults,
+        then what the class's ``__post_init__`` writes on ``self``."""
         want, site = walk.want, f"{at.rel}:{at.line} `{desc.text or cls_name}`"
         passed = dict(desc.keywords)
         for name, arg in zip(fields, desc.args):
@@ -566,6 +570,32 @@ class ReturnPathFinder:
             for s in states:
                 nxt.extend(self._assign(at, s, name, passed[name], walk.wanting(want[name]), site,
                                         self._matters(name, cls_name)))
+            states = nxt[:MAX_FORKS]
+        return self._post_init(states, walk, cls_name, cls_qn)
+
+    def _post_init(self, states: list[Outcome], walk: Walk, cls_name: str, cls_qn: str) -> list[Outcome]:
+        """The states after ``__post_init__`` (through the MRO) writes the fields looked for: each
+        write under its own conditions, skipped under their negation."""
+        t = self.symbols.lookup_method(cls_qn, "__post_init__")
+        got = self.symbols.function_facts(t) if t else None
+        if got is None:
+            return states
+        rel, f = got
+        module = self.symbols.module_of_file(rel)
+        for w in f.writes:
+            name = w.attrs[0] if w.root == "self" and len(w.attrs) == 1 else None
+            if name not in walk.want:
+                continue
+            conds = path_conditions(w)
+            at = Place(module, rel, f, w.line, w.blocks)
+            nxt = []
+            for s in states:
+                if conds:
+                    skipped = _not_all(conds)
+                    nxt.append(s.but(conds=s.conds + [skipped], branch=s.branch + [skipped]))
+                for o in self._assign(at, s, name, w.value, walk.wanting(walk.want[name]), f"{rel}:{w.line} `{w.shape}`",
+                                      self._matters(name, cls_name), write_conds=w.conds):
+                    nxt.append(o.but(conds=o.conds + conds, branch=o.branch + conds))
             states = nxt[:MAX_FORKS]
         return states
 

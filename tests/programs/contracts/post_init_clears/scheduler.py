@@ -1,0 +1,29 @@
+"""The result's `__post_init__` drops the draft of a result without tokens."""
+from dataclasses import dataclass
+from typing import Optional
+
+from .worker import DraftWorker
+
+
+@dataclass
+class Draft:
+    lens: list
+
+
+@dataclass
+class Result:
+    tokens: list
+    draft: Optional[Draft] = None
+
+    def __post_init__(self):
+        if not self.tokens:
+            self.draft = None
+
+
+class Scheduler:
+    def __init__(self):
+        self.worker = DraftWorker()
+
+    def run_batch(self, batch):
+        result = self.worker.forward(batch)
+        batch.lens = result.draft.lens

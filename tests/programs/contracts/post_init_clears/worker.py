@@ -1,0 +1,7 @@
+"""The worker always builds the draft."""
+from .scheduler import Draft, Result
+
+
+class DraftWorker:
+    def forward(self, batch) -> Result:
+        return Result(tokens=batch.tokens, draft=Draft(lens=[len(batch)]))
