@@ -145,6 +145,9 @@ EXPECTED = {
     # at the call; one that tests it first is not
     "passed_deref": ("violated", "scheduler.py:12", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "passed_checked": ("present", None, None, ""),
+    # `all(v is not None for v in (result.draft, ...))` says the draft is set; `any(...)` does not
+    "all_guard": ("present", None, None, ""),
+    "any_guard": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `info = result.draft; if info.lens is not None`: only the draft must be set
     "alias": ("present", None, None, ""),
     # a loop in a mixin gets the worker's result from run_batch (`ret = out; return ret`) and as
