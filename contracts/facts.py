@@ -32,7 +32,7 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 23  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 24  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 

@@ -13,6 +13,7 @@ producers (``producer-sets`` contracts), which may track extra attribute names.
 
 from __future__ import annotations
 
+import ast
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -25,7 +26,7 @@ from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.records import ProducerFunction, ReturnPath
-from spectrace.contracts.values import (BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue,
+from spectrace.contracts.values import (AttrOf, BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue,
                                        TupleValue, Value, is_name)
 
 MAX_HOPS = 6
@@ -43,6 +44,7 @@ class Walk:
     owner: bool = False
     item: int | None = None  # the value looked for is this item of the tuple followed (`out, _ = f()`)
     yielded: bool = False  # the value looked for is what the generator the call makes yields (`next(f())`)
+    attr: str | None = None  # the value looked for is this attribute of the value followed (`f().out`)
 
     def deeper(self, **kw) -> "Walk":
         """One hop further (``kw`` replaces want/owner)."""
@@ -152,6 +154,7 @@ class ReturnPathFinder:
         # the scheduler dereferences (``next_draft_input.new_seq_lens``)
         self.want = {name: {sub: {} for sub in sorted((deep or {}).get(name, ()))} for name in sorted(tracked)}
         self._dataclasses: dict[str, dict | None] = {}
+        self._named_tuples: dict[str, list[str] | None] = {}
         # the names whose value a branch may fork on (the rest follows the paths that dominate)
         self.relevant = relevant
         # names whose being left at a None default is noted (``cleared``) without forking on their value
@@ -262,6 +265,8 @@ class ReturnPathFinder:
         """The ways the expression ``desc``, evaluated ``at`` a place, turns out."""
         if walk.depth > MAX_HOPS:
             return [Outcome(None, unresolved="too many hops")]
+        if walk.attr is not None and not isinstance(desc, (CallValue, IfExp)):
+            return [Outcome(None, unresolved=f"`{walk.attr}` of `{desc.shown}`")]
         match desc:
             case NoneValue():
                 return [Outcome(None, not_a_result=True)]
@@ -274,6 +279,8 @@ class ReturnPathFinder:
                 return out
             case BoolOp(op=op, left=left, right=right) if walk.item is None:
                 return self._short_circuit(at, op, left, right, walk)
+            case AttrOf(attr=attr, of=of) if walk.item is None:
+                return self._value(at, of, replace(walk, attr=attr))
             case ItemOf(index=index, of=of) if walk.item is None:
                 return self._value(at, of, replace(walk, item=index))
             case TupleValue(items=items) if walk.item is not None:
@@ -373,6 +380,8 @@ class ReturnPathFinder:
         cls_qn = self._class_called(module, f, callee)
         if walk.item is not None and cls_qn is not None:
             return [Outcome(None, unresolved=f"item {walk.item} of `{desc.text or callee}`")]
+        if walk.attr is not None and cls_qn is not None:
+            return self._field_of(at, desc, cls_qn, walk)
         if callee.split(".")[-1] == self.owner_name or (cls_qn and cls_qn.rsplit(".", 1)[-1] == self.owner_name):
             # the owner built by name, or as ``cls(...)`` in one of its classmethods
             return self._construct(at, desc, walk, self.fields, self.owner_name, self.owner_qn)
@@ -393,6 +402,8 @@ class ReturnPathFinder:
                 if fields is None:
                     return [Outcome(set(), unknown={p: f"{name} is not a dataclass" for p in _want_paths(walk.want)})]
                 return self._construct(at, desc, walk, fields, name, cls_qn)
+        if walk.attr is not None and (external or ("." not in callee and self._callable(at, callee) is not None)):
+            return [Outcome(None, unresolved=f"`{walk.attr}` of `{desc.text or callee}`")]
         if "." not in callee:
             passed = self._callable(at, callee)
             if passed is not None:
@@ -573,6 +584,24 @@ class ReturnPathFinder:
             states = nxt[:MAX_FORKS]
         return self._post_init(states, walk, cls_name, cls_qn)
 
+    def _field_of(self, at: Place, desc: CallValue, cls_qn: str, walk: Walk) -> list[Outcome]:
+        """Field ``walk.attr`` of an instance the call builds: of a NamedTuple or a dataclass, the
+        argument given for it (by keyword or position) or its default."""
+        fields = self._dataclass_fields(cls_qn)
+        if fields is None and cls_qn not in self._named_tuples:
+            self._named_tuples[cls_qn] = named_tuple_fields(self.symbols, cls_qn)
+        names = list(fields) if fields is not None else self._named_tuples[cls_qn]
+        name, rest = walk.attr, replace(walk, attr=None)
+        shown = desc.text or desc.callee
+        if names is None or name not in names:
+            return [Outcome(None, unresolved=f"`{name}` of `{shown}`")]
+        if name in desc.keywords:
+            return self._value(at, desc.keywords[name], rest)
+        i = names.index(name)
+        if i < len(desc.args) and not desc.spread:
+            return self._value(at, desc.args[i], rest)
+        return [Outcome(None, unresolved=f"`{name}` of `{shown}` (a default or spread arguments)")]
+
     def _post_init(self, states: list[Outcome], walk: Walk, cls_name: str, cls_qn: str) -> list[Outcome]:
         """The states after ``__post_init__`` (through the MRO) writes the fields looked for: each
         write under its own conditions, skipped under their negation."""
@@ -747,6 +776,20 @@ class ReturnPathFinder:
         return [state]
 
 _TRY_PART = re.compile(r"^(\d+)[tTh]")
+
+
+def named_tuple_fields(symbols, cls_qn: str) -> list[str] | None:
+    """The fields of a ``typing.NamedTuple`` class of the tree, in order (None for another class)."""
+    mod, _, name = cls_qn.rpartition(".")
+    rel = symbols.file_of_module(mod)
+    if rel is None:
+        return None
+    for node in ast.parse(symbols.facts.text(rel)).body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            if not any((b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")) == "NamedTuple" for b in node.bases):
+                return None
+            return [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    return None
 
 
 def effective_returns(f: FunctionFacts) -> list[tuple[Return, list]]:
