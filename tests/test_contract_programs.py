@@ -45,7 +45,7 @@ EXPECTED = {
     "generator_field": ("violated", DEFAULT, "worker.py:9", "worker.py:8 `result.draft = next(self.drafts(batch))` leaves it None"),
     "lambda_idle": ("violated", DEFAULT, "worker.py:8", "leaves it None when not (not b.idle)"),
     # the result's `__post_init__` runs after the constructor: a write there under its condition
-    "post_init_clears": ("violated", "scheduler.py:29", "worker.py:7", "scheduler.py:20 `self.draft = None` sets it to None"),
+    "post_init_clears": ("violated", "scheduler.py:13", "worker.py:8", "results.py:18 `self.draft = None` sets it to None"),
     "post_init_flag": ("present", None, None, ""),
     # `dataclasses.replace(obj, f=v)` is obj's fields with the keywords written over them
     "replace_field": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `dataclasses.replace(out, draft=None)` sets it to None"),
