@@ -147,7 +147,7 @@ class ReturnPathFinder:
         self.symbols = analysis.symbols
         self.owner_name = analysis.owner_name
         self.fields = analysis.fields
-        owner = analysis.owner
+        owner = self.analysis_owner = analysis.owner
         self.owner_qn = f"{self.symbols.module_of_file(owner.file)}.{owner.name}"
         self.tracked = tracked  # attribute names whose writes on a result count as "set"
         # what is followed on the owner: every tracked name, and below a field the attributes that
@@ -155,6 +155,7 @@ class ReturnPathFinder:
         self.want = {name: {sub: {} for sub in sorted((deep or {}).get(name, ()))} for name in sorted(tracked)}
         self._dataclasses: dict[str, dict | None] = {}
         self._named_tuples: dict[str, list[str] | None] = {}
+        self._setters: dict[str, list[str] | str | None] = {}
         # the names whose value a branch may fork on (the rest follows the paths that dominate)
         self.relevant = relevant
         # names whose being left at a None default is noted (``cleared``) without forking on their value
@@ -584,6 +585,38 @@ class ReturnPathFinder:
             states = nxt[:MAX_FORKS]
         return self._post_init(states, walk, cls_name, cls_qn)
 
+    def _through_setter(self, w) -> list | str:
+        """``result.p = v`` where ``p`` is a property of the owner with a setter: the writes that
+        setter makes (``self.f = value`` as written, unconditionally: ``result.f = v``); a setter
+        that writes a field in another way is not followed (the reason, as a string)."""
+        prop = w.attrs[0]
+        if prop not in self._setters:
+            self._setters[prop] = self._setter_writes(prop)
+        got = self._setters[prop]
+        if got is None:
+            return []
+        if isinstance(got, str):
+            return f"`{w.shape}` at {w.line} {got}"
+        return [replace(w, attrs=[field_name]) for field_name in got]
+
+    def _setter_writes(self, prop: str) -> list[str] | str | None:
+        owner = self.analysis_owner
+        rel = owner.file
+        spans = [sp for sp in self.symbols.facts.spans(rel) if sp.cls == owner.name and sp.name == prop]
+        setters = [g for g in self.symbols.facts.facts(rel, spans) if any(d == f"{prop}.setter" for d in g.decorators)]
+        if not setters:
+            return None
+        g = setters[0]
+        param = g.params[1][0] if len(g.params) > 1 else None
+        fields = []
+        for x in g.writes:
+            if x.root != "self" or not x.attrs or x.attrs[0] not in self.fields:
+                continue
+            if len(x.attrs) > 1 or x.conds or x.blocks or x.exits or not is_name(x.value, param or ""):
+                return f"writes {x.attrs[0]} through the setter of {owner.name}.{prop} (`{x.shape}`), not followed"
+            fields.append(x.attrs[0])
+        return fields
+
     def _field_of(self, at: Place, desc: CallValue, cls_qn: str, walk: Walk) -> list[Outcome]:
         """Field ``walk.attr`` of an instance the call builds: of a NamedTuple or a dataclass, the
         argument given for it (by keyword or position) or its default."""
@@ -700,8 +733,16 @@ class ReturnPathFinder:
             w = computed[0]
             why = f"`{w.shape}` at {rel}:{w.line} writes an attribute whose name is computed"
             return [s.but(sets=None, unresolved=why) for s in states[:1]]
+        through_setters = []
+        for w in f.writes if walk.owner else ():
+            if w.root == name and len(w.attrs) == 1 and w.attrs[0] not in want and start < w.line < line:
+                mapped = self._through_setter(w)
+                if isinstance(mapped, str):
+                    return [s.but(sets=None, unresolved=mapped) for s in states[:1]]
+                through_setters.extend(x for x in mapped if x.attrs[0] in want)
         events = [x for x in binds if x.line > start] + [x for x in nested if start < x.line < line] + \
             [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and start < w.line < line] + \
+            through_setters + \
             [pw for c in f.calls if start < c.line < line and _passes(c, name)
              for pw in self.passed.of_call(module, rel, f, c, name) if pw.attrs[0] in want]
         for e in sorted(events, key=lambda e: e.line):

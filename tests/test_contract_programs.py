@@ -85,6 +85,8 @@ EXPECTED = {
     "nonlocal_passed": ("unknown", DEFAULT, "worker.py:14", "draft is rebound by a function nested in DraftWorker.forward (nonlocal)"),
     # `del result.draft` leaves the field at its dataclass default
     "del_field": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `del result.draft` sets it to None"),
+    # `result.draft_input = None` through the result's property setter writing `self.draft = value`
+    "property_setter": ("violated", "scheduler.py:33", "worker.py:10", "worker.py:9 `result.draft_input = None` sets it to None"),
     # a field of the NamedTuple a helper returns: the argument given for it at each return
     "named_tuple_helper": ("violated", DEFAULT, "worker.py:14", "worker.py:18 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # item 0 of a helper's returned tuple
