@@ -133,6 +133,17 @@ RELEASE_EDITS = {
         Edit(UTILS, "import dataclasses\nimport logging\n", "import dataclasses\nimport functools\nimport logging\n"),
         Edit(UTILS, HAS_SAMPLED, "    @functools.cached_property\n    def draft_input(self):\n"
                                  "        return self.next_draft_input\n\n" + HAS_SAMPLED))),
+    # the draft input cleared for idle batches through a property setter of the result
+    "Standalone clears the draft input through a setter of the result": (True, BOTH, (
+        _standalone_step(f"        out = {SUPER_STEP}\n        if {IDLE}:\n            out.draft_input = None\n        return out"),
+        Edit(UTILS, HAS_SAMPLED, "    @property\n    def draft_input(self):\n        return self.next_draft_input\n\n"
+                                 "    @draft_input.setter\n    def draft_input(self, value):\n        self.next_draft_input = value\n\n"
+                                 + HAS_SAMPLED))),
+    "Standalone re-sets the draft input through a setter of the result": (False, LATEST, (
+        _standalone_step(f"        out = {SUPER_STEP}\n        out.draft_input = out.next_draft_input\n        return out"),
+        Edit(UTILS, HAS_SAMPLED, "    @property\n    def draft_input(self):\n        return self.next_draft_input\n\n"
+                                 "    @draft_input.setter\n    def draft_input(self, value):\n        self.next_draft_input = value\n\n"
+                                 + HAS_SAMPLED))),
     # __post_init__ of the result drops the draft input of results that ran without CUDA graphs
     # (EAGLE with --disable-cuda-graph), and one that only derives a non-field attribute
     "the result's __post_init__ drops the draft input": (True, BOTH, (Edit(UTILS, HAS_SAMPLED,
