@@ -71,6 +71,10 @@ def _mixin(first: bool) -> Edit:
 
 
 HAS_SAMPLED = "    @property\n    def has_sampled_token_ids(self) -> bool:\n"
+# a property of the result for the draft input, with a setter writing it
+DRAFT_INPUT_SETTER = Edit(UTILS, HAS_SAMPLED, "    @property\n    def draft_input(self):\n        return self.next_draft_input\n\n"
+                          "    @draft_input.setter\n    def draft_input(self, value):\n        self.next_draft_input = value\n\n"
+                          + HAS_SAMPLED)
 STAMP_ALL = ("                        if all(d is not None for d in (batch_result.next_draft_input,)):\n"
              "                            batch_result.next_draft_input.future_indices = future_indices\n")
 
@@ -136,14 +140,10 @@ RELEASE_EDITS = {
     # the draft input cleared for idle batches through a property setter of the result
     "Standalone clears the draft input through a setter of the result": (True, BOTH, (
         _standalone_step(f"        out = {SUPER_STEP}\n        if {IDLE}:\n            out.draft_input = None\n        return out"),
-        Edit(UTILS, HAS_SAMPLED, "    @property\n    def draft_input(self):\n        return self.next_draft_input\n\n"
-                                 "    @draft_input.setter\n    def draft_input(self, value):\n        self.next_draft_input = value\n\n"
-                                 + HAS_SAMPLED))),
+        DRAFT_INPUT_SETTER)),
     "Standalone re-sets the draft input through a setter of the result": (False, LATEST, (
         _standalone_step(f"        out = {SUPER_STEP}\n        out.draft_input = out.next_draft_input\n        return out"),
-        Edit(UTILS, HAS_SAMPLED, "    @property\n    def draft_input(self):\n        return self.next_draft_input\n\n"
-                                 "    @draft_input.setter\n    def draft_input(self, value):\n        self.next_draft_input = value\n\n"
-                                 + HAS_SAMPLED))),
+        DRAFT_INPUT_SETTER)),
     # __post_init__ of the result drops the draft input of results that ran without CUDA graphs
     # (EAGLE with --disable-cuda-graph), and one that only derives a non-field attribute
     "the result's __post_init__ drops the draft input": (True, BOTH, (Edit(UTILS, HAS_SAMPLED,
