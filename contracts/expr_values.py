@@ -7,7 +7,7 @@ import ast
 from dataclasses import dataclass
 
 from spectrace.contracts.snippet import DottedName, Snippet, singleton_name
-from spectrace.contracts.values import BoolOp, CallValue, Chain, IfExp, LambdaValue, Name, NoneValue, Opaque, TupleValue, Value
+from spectrace.contracts.values import AttrOf, BoolOp, CallValue, Chain, IfExp, LambdaValue, Name, NoneValue, Opaque, TupleValue, Value
 
 
 def chain_of(node: ast.AST) -> tuple[str, list[str]] | None:
@@ -60,6 +60,8 @@ def describe(src: Snippet, node: ast.AST | None) -> Value:
         ch = chain_of(node)
         if ch:
             return Chain(ch[0], tuple(ch[1]), text)
+        if isinstance(node.value, ast.Call):
+            return AttrOf(node.attr, describe(src, node.value), text[:300])
     if isinstance(node, ast.Call):
         args = call_args(node)
         kws = {a.keyword: describe(src, a.value) for a in args if a.keyword is not None}

@@ -106,7 +106,7 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
         scanned = symbols.facts.facts_many({rel: spans for rel, spans in wanted.items() if spans})
         a.complements = complements_in([s for rel in files for s in symbols.facts.spans(rel)])
         for rel, flist in scanned.items():
-            symbols.add(rel, flist)
+            scanned[rel] = symbols.add(rel, flist)
 
         # reads and producers
         holder_finder = HolderFinder(a, scanned)
@@ -211,7 +211,7 @@ def _relay_callers(a: Analysis, holder_finder: HolderFinder, files: list[str], w
         parsed = symbols.facts.facts_many(more)
         fresh = []
         for rel, flist in parsed.items():
-            symbols.add(rel, flist)
+            flist = symbols.add(rel, flist)
             scanned.setdefault(rel, []).extend(flist)
             fresh.extend((symbols.module_of_file(rel), rel, f) for f in flist)
         before = set(holder_finder.relays)

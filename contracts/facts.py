@@ -32,7 +32,7 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 19  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 24  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -124,6 +124,18 @@ class CallSite:
 
 
 @dataclass
+class WithManager:
+    """A ``with`` statement of the function (``contextlib.suppress`` aside, which the blocks
+    already say): whether its managers swallow what the body raises is decided against the tree
+    (``managers.py``), which a file's facts cannot see."""
+    line: int
+    body_line: int  # the first line of its body
+    end_line: int
+    blocks: list[str]  # the blocks the statement itself stands in
+    managers: list[str]  # each item's context expression, as written
+
+
+@dataclass
 class FunctionFacts:
     qualname: str  # Class.method (module-free), nested: outer.<locals>.inner
     cls: str | None
@@ -147,6 +159,10 @@ class FunctionFacts:
     keyed_writes: dict = field(default_factory=dict)
     # names a function nested in this one declares `nonlocal`: calling it may rebind them here
     rebound_inside: list[str] = field(default_factory=list)
+    withs: list[WithManager] = field(default_factory=list)
+    # `yield v` as a Return of v (what `next()` of the generator may give); `yield from g` as an
+    # opaque value
+    yields: list[Return] = field(default_factory=list)
 
 
 # ------------------------------------------------------------ function selection

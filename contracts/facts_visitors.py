@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from spectrace.contracts.expr_values import call_args, chain_of, describe
 from spectrace.contracts.kinds import GuardKind
-from spectrace.contracts.values import ItemOf, NoneValue
+from spectrace.contracts.values import ItemOf, NoneValue, Opaque
 from spectrace.contracts.facts import (
     AttrWrite,
     Binding,
@@ -28,8 +28,9 @@ from spectrace.contracts.facts import (
     FunctionSpan,
     Guard,
     Return,
+    WithManager,
 )
-from spectrace.contracts.node_context import Context, ContextFinder, tested_names
+from spectrace.contracts.node_context import Context, ContextFinder, suppresses, tested_names
 from spectrace.contracts.snippet import FUNCTIONS, DottedName, Snippet
 from spectrace.errors import SpectraceError
 
@@ -95,6 +96,16 @@ class _Collector:
         self.where = scope.where
 
 
+def _instance_dict_of(node: ast.AST) -> tuple[str, list[str]] | None:
+    """The chain whose attributes ``vars(chain)`` or ``chain.__dict__`` maps by name."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
+            and len(node.args) == 1 and not node.keywords:
+        return chain_of(node.args[0])
+    if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        return chain_of(node.value)
+    return None
+
+
 class ChainReads(_Collector):
     def visit_Attribute(self, node: ast.Attribute | DottedName) -> None:
         if self.scope.current is None:
@@ -114,11 +125,35 @@ class ChainReads(_Collector):
         if self.scope.current is None:
             return
         # getattr(x, "name", default) reads x.name where it exists; getattr(x, "name") is x.name
+        src = self.src
         args = call_args(node)
-        if self.src.code(node.func) == "getattr" and len(args) in (2, 3) and self.src.is_simple_string(args[1].value):
+        if src.code(node.func) == "getattr" and len(args) in (2, 3) and src.is_simple_string(args[1].value):
             ch = chain_of(args[0].value)
             if ch is not None:
                 self._record(node, ch[0], [*ch[1], args[1].value.value], called=False, via_getattr=len(args) == 3)
+            return
+        # vars(x).get("name"[, default]) and x.__dict__.get(...) are getattr(x, "name", default)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "get" and len(args) in (1, 2) and src.is_simple_string(args[0].value):
+            ch = _instance_dict_of(func.value)
+            if ch is not None:
+                self._record(node, ch[0], [*ch[1], args[0].value.value], called=False, via_getattr=True)
+            return
+        # operator.attrgetter("a.b", ...)(x) reads x.a.b (and each other path)
+        if isinstance(func, ast.Call) and src.code(func.func).split(".")[-1] == "attrgetter" and len(args) == 1 \
+                and func.args and all(src.is_simple_string(a) for a in func.args):
+            ch = chain_of(args[0].value)
+            if ch is not None:
+                for path in func.args:
+                    self._record(node, ch[0], [*ch[1], *path.value.split(".")], called=False)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        # vars(x)["name"] and x.__dict__["name"] read x.name
+        if self.scope.current is None or not self.src.is_simple_string(node.slice):
+            return
+        ch = _instance_dict_of(node.value)
+        if ch is not None and not isinstance(node.ctx, (ast.Store, ast.Del)):
+            self._record(node, ch[0], [*ch[1], node.slice.value], called=False)
 
     def _is_store_target(self, node: ast.AST) -> bool:
         src = self.src
@@ -357,6 +392,30 @@ class Returns(_Collector):
         )
 
 
+class Yields(_Collector):
+    def visit_Yield(self, node: ast.Yield | ast.YieldFrom) -> None:
+        if self.scope.current is None:
+            return
+        ctx = self.where.of(node)
+        value = describe(self.src, node.value) if isinstance(node, ast.Yield) else Opaque(self.src.code(node)[:200])
+        self.scope.current.yields.append(
+            Return(value, self.src.line(node), self.where.statement_shape(node, ctx), ctx.conds, ctx.blocks, ctx.exits))
+
+    visit_YieldFrom = visit_Yield
+
+
+class WithStatements(_Collector):
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        if self.scope.current is None or suppresses(self.src, node):
+            return
+        src = self.src
+        self.scope.current.withs.append(WithManager(
+            src.line(node), src.line(node.body[0]), src.end_line(node), self.where.of(node).blocks,
+            [src.code(item.context_expr) for item in node.items]))
+
+    visit_AsyncWith = visit_With
+
+
 class TestedNames(_Collector):
     def _note(self, expr: ast.expr) -> None:
         if self.scope.current is not None:
@@ -484,7 +543,8 @@ def facts_for_span(span: FunctionSpan) -> list[FunctionFacts]:
         name = f"{span.cls}.{span.name}" if span.cls else span.name
         raise SpectraceError(f"cannot parse {name} (line {span.start}): {exc.msg}") from exc
     scope = FunctionScope(src, span.cls)
-    collectors = [scope, ChainReads(scope), CallSites(scope), Assignments(scope), Returns(scope), TestedNames(scope)]
+    collectors = [scope, ChainReads(scope), CallSites(scope), Assignments(scope), Returns(scope), TestedNames(scope),
+                  WithStatements(scope), Yields(scope)]
     visitors: dict[str, list] = {}
     leavers: dict[str, list] = {}
     for c in collectors:

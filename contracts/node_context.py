@@ -58,6 +58,36 @@ def _is_not(node: ast.expr) -> bool:
     return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
 
 
+def _condition_of(text: str) -> tuple[Snippet, ast.expr] | None:
+    try:
+        src = Snippet(text.strip(), 0)
+    except SyntaxError:
+        return None
+    body = src.tree.body
+    return (src, body[0].value) if len(body) == 1 and isinstance(body[0], ast.Expr) else None
+
+
+def all_not_none(text: str, positive: bool) -> list[str]:
+    """The chains that ``all(v is not None for v in (a.f, b.g))`` (true), or ``any(v is None for
+    ...)`` (false), says are not None: ``["a.f", "b.g"]``."""
+    got = _condition_of(text)
+    if got is None:
+        return []
+    src, test = got
+    if _is_not(test):
+        test, positive = test.operand, not positive
+    if not (isinstance(test, ast.Call) and len(test.args) == 1 and isinstance(test.args[0], ast.GeneratorExp)):
+        return []
+    comp = test.args[0].generators[0]
+    if not (isinstance(comp.iter, (ast.Tuple, ast.List))):
+        # `(a.f)`: the condition texts drop the comma of a one-item tuple (snippet.normalise); an
+        # iterated a.f is not None either way, since iterating None raises before any item is tested
+        whole = chain_of(comp.iter)
+        return [".".join([whole[0], *whole[1]])] if whole else []
+    chains = [chain_of(e) for e in comp.iter.elts]
+    return [".".join([c[0], *c[1]]) for c in chains if c and asserts_present(src, test, positive, ".".join([c[0], *c[1]]))]
+
+
 def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -> GuardKind | None:
     """Does ``test`` (taken as true when ``positive``, else as false) imply ``prefix`` is not None?
 
@@ -89,6 +119,14 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
                 return GuardKind.NOT_NONE_CHECK
         if isinstance(op, ast.NotEq) and rhs_none and positive and _is_prefix(test.left, prefix):
             return GuardKind.NOT_NONE_CHECK
+    # all(v is not None for v in (a, b)) true, or any(v is None for v in (a, b)) false: each of a, b
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("all", "any") \
+            and positive == (test.func.id == "all") and len(test.args) == 1 and isinstance(test.args[0], ast.GeneratorExp):
+        gen = test.args[0]
+        comp = gen.generators[0] if len(gen.generators) == 1 else None
+        if comp is not None and not comp.ifs and isinstance(comp.target, ast.Name) \
+                and isinstance(comp.iter, (ast.Tuple, ast.List)) and any(_is_prefix(e, prefix) for e in comp.iter.elts):
+            return asserts_present(src, gen.elt, positive, comp.target.id)
     if positive and isinstance(test, ast.Call):
         fn = src.code(test.func)
         args = call_args(test)

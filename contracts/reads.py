@@ -12,6 +12,7 @@ from spectrace.contracts.arguments import bind
 from spectrace.contracts.facts import ChainRead, FunctionFacts, Guard, path_conditions
 from spectrace.contracts.holders import Holders
 from spectrace.contracts.kinds import GuardKind, ReadKind
+from spectrace.contracts.node_context import all_not_none
 from spectrace.contracts.records import FieldRead, read_id
 from spectrace.contracts.values import Chain
 from spectrace.sides import SCHEDULER
@@ -180,6 +181,9 @@ def _narrowed(r, chain: str, aliases: dict[str, str] | None = None) -> bool:
             t = f"{aliases[head]}.{rest}"
         if (positive and t in (f"{tight}isnotNone", tight)) or (not positive and t == f"{tight}isNone"):
             return True
+        # all(v is not None for v in (holder.f, ...)) and the like
+        if ("all(" in t or "any(" in t) and tight in t and chain in all_not_none(text, positive):
+            return True
     return False
 
 
@@ -255,6 +259,11 @@ def _tested_set(r: ChainRead, root: str, fields, aliases: dict[str, str]) -> set
     atoms = [(part, positive) for text, positive in path_conditions(r)
              for part in (_split_top(text, "and") if positive else _split_top(text, "or"))]
     for text, positive in atoms:
+        if "all(" in text or "any(" in text:
+            for chain in all_not_none(text, positive):
+                head, _, name = aliases.get(chain, chain).partition(".")
+                if head == root and name in fields:
+                    out.add(name)
         m = _FIELD_TEST.fullmatch(_WALRUS.sub(r"\2", text))
         if m is None:
             continue

@@ -13,6 +13,7 @@ producers (``producer-sets`` contracts), which may track extra attribute names.
 
 from __future__ import annotations
 
+import ast
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -25,7 +26,7 @@ from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.records import ProducerFunction, ReturnPath
-from spectrace.contracts.values import (BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue,
+from spectrace.contracts.values import (AttrOf, BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue,
                                        TupleValue, Value, is_name)
 
 MAX_HOPS = 6
@@ -42,6 +43,8 @@ class Walk:
     want: dict
     owner: bool = False
     item: int | None = None  # the value looked for is this item of the tuple followed (`out, _ = f()`)
+    yielded: bool = False  # the value looked for is what the generator the call makes yields (`next(f())`)
+    attr: str | None = None  # the value looked for is this attribute of the value followed (`f().out`)
 
     def deeper(self, **kw) -> "Walk":
         """One hop further (``kw`` replaces want/owner)."""
@@ -144,11 +147,15 @@ class ReturnPathFinder:
         self.symbols = analysis.symbols
         self.owner_name = analysis.owner_name
         self.fields = analysis.fields
+        owner = self.analysis_owner = analysis.owner
+        self.owner_qn = f"{self.symbols.module_of_file(owner.file)}.{owner.name}"
         self.tracked = tracked  # attribute names whose writes on a result count as "set"
         # what is followed on the owner: every tracked name, and below a field the attributes that
         # the scheduler dereferences (``next_draft_input.new_seq_lens``)
         self.want = {name: {sub: {} for sub in sorted((deep or {}).get(name, ()))} for name in sorted(tracked)}
         self._dataclasses: dict[str, dict | None] = {}
+        self._named_tuples: dict[str, list[str] | None] = {}
+        self._setters: dict[str, list[str] | str | None] = {}
         # the names whose value a branch may fork on (the rest follows the paths that dominate)
         self.relevant = relevant
         # names whose being left at a None default is noted (``cleared``) without forking on their value
@@ -259,6 +266,8 @@ class ReturnPathFinder:
         """The ways the expression ``desc``, evaluated ``at`` a place, turns out."""
         if walk.depth > MAX_HOPS:
             return [Outcome(None, unresolved="too many hops")]
+        if walk.attr is not None and not isinstance(desc, (CallValue, IfExp)):
+            return [Outcome(None, unresolved=f"`{walk.attr}` of `{desc.shown}`")]
         match desc:
             case NoneValue():
                 return [Outcome(None, not_a_result=True)]
@@ -271,6 +280,8 @@ class ReturnPathFinder:
                 return out
             case BoolOp(op=op, left=left, right=right) if walk.item is None:
                 return self._short_circuit(at, op, left, right, walk)
+            case AttrOf(attr=attr, of=of) if walk.item is None:
+                return self._value(at, of, replace(walk, attr=attr))
             case ItemOf(index=index, of=of) if walk.item is None:
                 return self._value(at, of, replace(walk, item=index))
             case TupleValue(items=items) if walk.item is not None:
@@ -370,9 +381,16 @@ class ReturnPathFinder:
         cls_qn = self._class_called(module, f, callee)
         if walk.item is not None and cls_qn is not None:
             return [Outcome(None, unresolved=f"item {walk.item} of `{desc.text or callee}`")]
+        if walk.attr is not None and cls_qn is not None:
+            return self._field_of(at, desc, cls_qn, walk)
         if callee.split(".")[-1] == self.owner_name or (cls_qn and cls_qn.rsplit(".", 1)[-1] == self.owner_name):
             # the owner built by name, or as ``cls(...)`` in one of its classmethods
-            return self._construct(at, desc, walk, self.fields, self.owner_name)
+            return self._construct(at, desc, walk, self.fields, self.owner_name, self.owner_qn)
+        if callee == "next" and desc.args and isinstance(desc.args[0], CallValue) and not desc.keywords \
+                and not walk.yielded and not self._targets(module, f, callee):
+            # next(g(...)): a value g yields, or the default when it yields none
+            out = self._call(at, desc.args[0], replace(walk, yielded=True))
+            return out + (self._value(at, desc.args[1], walk) if len(desc.args) > 1 else [])
         external = self._external(module, f, callee) if "(" not in callee else None
         if external == "dataclasses.replace" and desc.args:
             return self._replaced(at, desc, walk)
@@ -384,7 +402,9 @@ class ReturnPathFinder:
                 name = cls_qn.rsplit(".", 1)[-1]
                 if fields is None:
                     return [Outcome(set(), unknown={p: f"{name} is not a dataclass" for p in _want_paths(walk.want)})]
-                return self._construct(at, desc, walk, fields, name)
+                return self._construct(at, desc, walk, fields, name, cls_qn)
+        if walk.attr is not None and (external or ("." not in callee and self._callable(at, callee) is not None)):
+            return [Outcome(None, unresolved=f"`{walk.attr}` of `{desc.text or callee}`")]
         if "." not in callee:
             passed = self._callable(at, callee)
             if passed is not None:
@@ -430,11 +450,16 @@ class ReturnPathFinder:
             constants = constant_parameters(f2, bound, spread=desc.spread)
             with self._passing([(function_key(mod2, f2), arguments)]), self._calling(original, wrapper), \
                     self._receiver(self._self_class(module, f) if on_self else None):
-                for ret, own in effective_returns(f2):
+                if walk.yielded and not f2.yields:
+                    out.append(Outcome(None, [t], f"next() of {callee}(...), which yields nothing"))
+                    continue
+                values = [(y, path_conditions(y)) for y in f2.yields] if walk.yielded else effective_returns(f2)
+                for ret, own in values:
                     own = decided(own, constants)
                     if own is None:  # the call's constant arguments rule this return out
                         continue
-                    for o in self._value(Place(mod2, rel2, f2, ret.line, ret.blocks), ret.value, walk.into(t)):
+                    inner = replace(walk.into(t), yielded=False)
+                    for o in self._value(Place(mod2, rel2, f2, ret.line, ret.blocks), ret.value, inner):
                         out.append(o.but(via=[f"{f2.qualname}:{ret.line}"] + o.via, conds=own + o.conds))
         return out or [Outcome(None, unresolved=f"recursive call {callee}")]
 
@@ -533,8 +558,10 @@ class ReturnPathFinder:
         return sorted({t for c in self._indexed_calls[func_qn] if c.text == text for t in c.targets
                        if project.func(t) is not None})
 
-    def _construct(self, at: Place, desc: CallValue, walk: Walk, fields: dict, cls_name: str) -> list[Outcome]:
-        """A constructor call: keywords, positionals (in field order) and the dataclass defaults."""
+    def _construct(self, at: Place, desc: CallValue, walk: Walk, fields: dict, cls_name: str,
+                   cls_qn: str) -> list[Outcome]:
+        """A constructor call: keywords, positionals (in field order) and the dataclass defaults,
+        then what the class's ``__post_init__`` writes on ``self``."""
         want, site = walk.want, f"{at.rel}:{at.line} `{desc.text or cls_name}`"
         passed = dict(desc.keywords)
         for name, arg in zip(fields, desc.args):
@@ -555,6 +582,82 @@ class ReturnPathFinder:
             for s in states:
                 nxt.extend(self._assign(at, s, name, passed[name], walk.wanting(want[name]), site,
                                         self._matters(name, cls_name)))
+            states = nxt[:MAX_FORKS]
+        return self._post_init(states, walk, cls_name, cls_qn)
+
+    def _through_setter(self, w) -> list | str:
+        """``result.p = v`` where ``p`` is a property of the owner with a setter: the writes that
+        setter makes (``self.f = value`` as written, unconditionally: ``result.f = v``); a setter
+        that writes a field in another way is not followed (the reason, as a string)."""
+        prop = w.attrs[0]
+        if prop not in self._setters:
+            self._setters[prop] = self._setter_writes(prop)
+        got = self._setters[prop]
+        if got is None:
+            return []
+        if isinstance(got, str):
+            return f"`{w.shape}` at {w.line} {got}"
+        return [replace(w, attrs=[field_name]) for field_name in got]
+
+    def _setter_writes(self, prop: str) -> list[str] | str | None:
+        owner = self.analysis_owner
+        rel = owner.file
+        spans = [sp for sp in self.symbols.facts.spans(rel) if sp.cls == owner.name and sp.name == prop]
+        setters = [g for g in self.symbols.facts.facts(rel, spans) if any(d == f"{prop}.setter" for d in g.decorators)]
+        if not setters:
+            return None
+        g = setters[0]
+        param = g.params[1][0] if len(g.params) > 1 else None
+        fields = []
+        for x in g.writes:
+            if x.root != "self" or not x.attrs or x.attrs[0] not in self.fields:
+                continue
+            if len(x.attrs) > 1 or x.conds or x.blocks or x.exits or not is_name(x.value, param or ""):
+                return f"writes {x.attrs[0]} through the setter of {owner.name}.{prop} (`{x.shape}`), not followed"
+            fields.append(x.attrs[0])
+        return fields
+
+    def _field_of(self, at: Place, desc: CallValue, cls_qn: str, walk: Walk) -> list[Outcome]:
+        """Field ``walk.attr`` of an instance the call builds: of a NamedTuple or a dataclass, the
+        argument given for it (by keyword or position) or its default."""
+        fields = self._dataclass_fields(cls_qn)
+        if fields is None and cls_qn not in self._named_tuples:
+            self._named_tuples[cls_qn] = named_tuple_fields(self.symbols, cls_qn)
+        names = list(fields) if fields is not None else self._named_tuples[cls_qn]
+        name, rest = walk.attr, replace(walk, attr=None)
+        shown = desc.text or desc.callee
+        if names is None or name not in names:
+            return [Outcome(None, unresolved=f"`{name}` of `{shown}`")]
+        if name in desc.keywords:
+            return self._value(at, desc.keywords[name], rest)
+        i = names.index(name)
+        if i < len(desc.args) and not desc.spread:
+            return self._value(at, desc.args[i], rest)
+        return [Outcome(None, unresolved=f"`{name}` of `{shown}` (a default or spread arguments)")]
+
+    def _post_init(self, states: list[Outcome], walk: Walk, cls_name: str, cls_qn: str) -> list[Outcome]:
+        """The states after ``__post_init__`` (through the MRO) writes the fields looked for: each
+        write under its own conditions, skipped under their negation."""
+        t = self.symbols.lookup_method(cls_qn, "__post_init__")
+        got = self.symbols.function_facts(t) if t else None
+        if got is None:
+            return states
+        rel, f = got
+        module = self.symbols.module_of_file(rel)
+        for w in f.writes:
+            name = w.attrs[0] if w.root == "self" and len(w.attrs) == 1 else None
+            if name not in walk.want:
+                continue
+            conds = path_conditions(w)
+            at = Place(module, rel, f, w.line, w.blocks)
+            nxt = []
+            for s in states:
+                if conds:
+                    skipped = _not_all(conds)
+                    nxt.append(s.but(conds=s.conds + [skipped], branch=s.branch + [skipped]))
+                for o in self._assign(at, s, name, w.value, walk.wanting(walk.want[name]), f"{rel}:{w.line} `{w.shape}`",
+                                      self._matters(name, cls_name), write_conds=w.conds):
+                    nxt.append(o.but(conds=o.conds + conds, branch=o.branch + conds))
             states = nxt[:MAX_FORKS]
         return states
 
@@ -630,8 +733,16 @@ class ReturnPathFinder:
             w = computed[0]
             why = f"`{w.shape}` at {rel}:{w.line} writes an attribute whose name is computed"
             return [s.but(sets=None, unresolved=why) for s in states[:1]]
+        through_setters = []
+        for w in f.writes if walk.owner else ():
+            if w.root == name and len(w.attrs) == 1 and w.attrs[0] not in want and start < w.line < line:
+                mapped = self._through_setter(w)
+                if isinstance(mapped, str):
+                    return [s.but(sets=None, unresolved=mapped) for s in states[:1]]
+                through_setters.extend(x for x in mapped if x.attrs[0] in want)
         events = [x for x in binds if x.line > start] + [x for x in nested if start < x.line < line] + \
             [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and start < w.line < line] + \
+            through_setters + \
             [pw for c in f.calls if start < c.line < line and _passes(c, name)
              for pw in self.passed.of_call(module, rel, f, c, name) if pw.attrs[0] in want]
         for e in sorted(events, key=lambda e: e.line):
@@ -706,6 +817,20 @@ class ReturnPathFinder:
         return [state]
 
 _TRY_PART = re.compile(r"^(\d+)[tTh]")
+
+
+def named_tuple_fields(symbols, cls_qn: str) -> list[str] | None:
+    """The fields of a ``typing.NamedTuple`` class of the tree, in order (None for another class)."""
+    mod, _, name = cls_qn.rpartition(".")
+    rel = symbols.file_of_module(mod)
+    if rel is None:
+        return None
+    for node in ast.parse(symbols.facts.text(rel)).body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            if not any((b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")) == "NamedTuple" for b in node.bases):
+                return None
+            return [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    return None
 
 
 def effective_returns(f: FunctionFacts) -> list[tuple[Return, list]]:

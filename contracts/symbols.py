@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from spectrace.contracts.facts import AttrWrite, FunctionFacts
 from spectrace.contracts.facts_cache import FactsCache
+from spectrace.contracts.managers import ManagerExits
 from spectrace.source import module_name
 from spectrace.tracer.project import Project
 
@@ -18,6 +19,7 @@ class Symbols:
         self.project = project
         self.facts = facts
         self._functions: dict[str, tuple[str, FunctionFacts]] = {}  # module.qualname -> (rel, facts)
+        self.managers = ManagerExits(self)
 
     # -- files and modules
     def files(self) -> list[str]:
@@ -50,11 +52,17 @@ class Symbols:
         return info is not None and info.kind == "property"
 
     # -- function facts
-    def add(self, rel: str, functions: list[FunctionFacts]) -> None:
-        """Index facts parsed in bulk; a name already indexed keeps its first definition."""
+    def add(self, rel: str, functions: list[FunctionFacts]) -> list[FunctionFacts]:
+        """Index facts parsed in bulk; a name already indexed keeps its first definition. Returns
+        them as the passes read them: with the blocks of ``with`` statements whose manager may
+        swallow what the body raises (``managers.py``)."""
         module = self.module_of_file(rel)
+        out = []
         for f in functions:
+            f = self.managers.resolved(module, f) if f.withs else f
             self._functions.setdefault(f"{module}.{f.qualname}", (rel, f))
+            out.append(f)
+        return out
 
     def indexed(self, func_qn: str) -> tuple[str, FunctionFacts] | None:
         """Facts of a function already parsed (no parse)."""
@@ -72,7 +80,10 @@ class Symbols:
             name = f"{span.cls}.{span.name}" if span.cls else span.name
             if local == name or local.startswith(name + "."):
                 for f in self.facts.facts(rel, [span]):
-                    self._functions[f"{mod.module}.{f.qualname}"] = (rel, f)
+                    key = f"{mod.module}.{f.qualname}"
+                    self._functions[key] = (rel, f)  # first, so that a manager deciding on it ends
+                    if f.withs:
+                        self._functions[key] = (rel, self.managers.resolved(mod.module, f))
         return self._functions.get(func_qn)
 
     def attr_writes(self, class_qn: str, attr: str) -> Iterator[tuple[str, FunctionFacts, AttrWrite]]:

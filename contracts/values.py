@@ -108,13 +108,22 @@ class ItemOf(_Described):
 
 
 @dataclass(frozen=True)
+class AttrOf(_Described):
+    """Attribute ``attr`` of a call's value: ``self._run(batch).out``."""
+    kind: ClassVar[str] = "attr"
+    attr: str
+    of: CallValue
+    text: str = ""
+
+
+@dataclass(frozen=True)
 class Opaque(_Described):
     """Any other expression."""
     kind: ClassVar[str] = "expr"
     text: str = ""
 
 
-Value = NoneValue | Name | Chain | CallValue | IfExp | TupleValue | LambdaValue | BoolOp | ItemOf | Opaque
+Value = NoneValue | Name | Chain | CallValue | IfExp | TupleValue | LambdaValue | BoolOp | ItemOf | AttrOf | Opaque
 
 
 def is_name(value: Value | None, names) -> bool:

@@ -17,7 +17,7 @@ from spectrace.contracts.blocks import dominates
 from spectrace.contracts.facts import Cond
 from spectrace.contracts.kinds import ReadKind
 from spectrace.contracts.return_paths import constant_parameters, decided
-from spectrace.contracts.values import BoolOp, CallValue, Chain, IfExp, Name, NoneValue, Opaque, Value, is_name
+from spectrace.contracts.values import AttrOf, BoolOp, CallValue, Chain, IfExp, Name, NoneValue, Opaque, Value, is_name
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.reads import tested_fields
 from spectrace.contracts.records import (
@@ -306,7 +306,7 @@ class ViolationFinder:
             if atom not in memo:
                 writes = list(self.symbols.attr_writes(cls, atom))
                 value = writes[0][2].value if len(writes) == 1 else None
-                memo[atom] = value.text if isinstance(value, (BoolOp, Opaque)) else None
+                memo[atom] = value.text if isinstance(value, (BoolOp, AttrOf, Opaque)) else None
             if memo[atom]:
                 defined = C.parse(memo[atom])
                 out.append(C.with_complements(C.equivalence(C.Atom(atom), defined), self.analysis.complements))

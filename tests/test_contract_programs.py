@@ -34,8 +34,19 @@ EXPECTED = {
     "write_helper": ("violated", "scheduler.py:13", "worker.py:11", "worker.py:10 `result.draft = self.make_draft(batch)` leaves it None"),
     # `with contextlib.suppress(E):` is a try whose handler passes: its write does not dominate the return
     "with_suppress": ("violated", DEFAULT, "worker.py:13", "worker.py:10 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # ... as is a `with` of a class of the tree whose `__exit__` may return true, or of a
+    # `@contextmanager` of the tree that catches at its `yield`; an `__exit__` returning nothing lets it go up
+    "with_exit_true": ("violated", DEFAULT, "worker.py:19", "worker.py:16 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "with_contextmanager": ("violated", DEFAULT, "worker.py:24", "worker.py:21 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "with_exit_none": ("present", None, None, ""),
     "partial_helper": ("violated", DEFAULT, "worker.py:16", "leaves it None"),
+    # `next(g(...))` is a value the generator g yields
+    "generator_next": ("violated", DEFAULT, "worker.py:7", "worker.py:11 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "generator_field": ("violated", DEFAULT, "worker.py:9", "worker.py:8 `result.draft = next(self.drafts(batch))` leaves it None"),
     "lambda_idle": ("violated", DEFAULT, "worker.py:8", "leaves it None when not (not b.idle)"),
+    # the result's `__post_init__` runs after the constructor: a write there under its condition
+    "post_init_clears": ("violated", "scheduler.py:13", "worker.py:8", "results.py:18 `self.draft = None` sets it to None"),
+    "post_init_flag": ("present", None, None, ""),
     # `dataclasses.replace(obj, f=v)` is obj's fields with the keywords written over them
     "replace_field": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `dataclasses.replace(out, draft=None)` sets it to None"),
     "replace_flag": ("present", None, None, ""),
@@ -74,6 +85,10 @@ EXPECTED = {
     "nonlocal_passed": ("unknown", DEFAULT, "worker.py:14", "draft is rebound by a function nested in DraftWorker.forward (nonlocal)"),
     # `del result.draft` leaves the field at its dataclass default
     "del_field": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `del result.draft` sets it to None"),
+    # `result.draft_input = None` through the result's property setter writing `self.draft = value`
+    "property_setter": ("violated", "scheduler.py:33", "worker.py:10", "worker.py:9 `result.draft_input = None` sets it to None"),
+    # a field of the NamedTuple a helper returns: the argument given for it at each return
+    "named_tuple_helper": ("violated", DEFAULT, "worker.py:14", "worker.py:18 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # item 0 of a helper's returned tuple
     "tuple_helper": ("violated", DEFAULT, "worker.py:8", "worker.py:12 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `for part in (result.draft, result.tokens): part.copy()` dereferences each
@@ -126,10 +141,17 @@ EXPECTED = {
     "getattr_alias": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "or_alias": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "or_default": ("present", None, None, ""),
+    # `vars(result).get("draft")` is getattr with a default; `operator.attrgetter("draft.lens")(result)`
+    # reads result.draft.lens
+    "vars_get": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "attrgetter_read": ("violated", "scheduler.py:14", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # the field passed to a method of the consumer that dereferences its parameter is dereferenced
     # at the call; one that tests it first is not
     "passed_deref": ("violated", "scheduler.py:12", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "passed_checked": ("present", None, None, ""),
+    # `all(v is not None for v in (result.draft, ...))` says the draft is set; `any(...)` does not
+    "all_guard": ("present", None, None, ""),
+    "any_guard": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `info = result.draft; if info.lens is not None`: only the draft must be set
     "alias": ("present", None, None, ""),
     # a loop in a mixin gets the worker's result from run_batch (`ret = out; return ret`) and as

@@ -1,0 +1,1 @@
+../_drafting_worker.py

@@ -1,0 +1,1 @@
+../_post_init_scheduler.py
