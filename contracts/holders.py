@@ -243,6 +243,41 @@ class HolderFinder:
                     self.inbound.setdefault(key, {}).setdefault(name, inbound)
                     if name == "self":
                         self._propagate_owner_calls(g, inbound)
+                    else:
+                        self._propagate_consumer_calls(key[0], g, {name}, inbound)
+
+    def in_consumer(self, module: str, g: FunctionFacts) -> bool:
+        """Is ``g`` a method of the consumer or of a class it derives from (a mixin)?"""
+        return bool(g.cls) and f"{module}.{g.cls}" in self._consumer_mro
+
+    def passed_on(self, module: str, g: FunctionFacts, names: set):
+        """The calls of ``g``, a method of the consumer holding the result in ``names``, that hand it
+        to another method of the consumer (``self.process_batch_result(batch, result)`` ->
+        ``self._record_step_counters(batch, result)``): (call, callee's file, facts, receiving params)."""
+        if not self.in_consumer(module, g):
+            return
+        for c, rel2, g2, params in self.calls_passing(module, g, names):
+            if params and params[0][0] != "self" and self.in_consumer(self.symbols.module_of_file(rel2), g2):
+                yield c, rel2, g2, params
+
+    def _propagate_consumer_calls(self, module: str, g: FunctionFacts, names: set, inbound: Inbound,
+                                  depth: int = 0) -> None:
+        """The consumer's methods that ``g`` hands its inbound result to hold it too, under both
+        calls' conditions, three calls deep."""
+        if depth >= 3:
+            return
+        for c, rel2, g2, params in self.passed_on(module, g, names):
+            key = (self.symbols.module_of_file(rel2), g2.qualname)
+            fresh = {name for name, ann in params if not (ann and not mentions(ann, self.owner_name))
+                     and name not in self.inbound.get(key, {})}
+            if not fresh:
+                continue
+            nested = Inbound(why=inbound.why, caller=inbound.caller, site=inbound.site,
+                             conds=[*inbound.conds, *c.conds])
+            for name in fresh:
+                self.inbound.setdefault(key, {})[name] = nested
+            self._of.clear()
+            self._propagate_consumer_calls(key[0], g2, fresh, nested, depth + 1)
 
     def owner_calls(self, g: FunctionFacts):
         """(call, file, facts) for each ``self.m(...)`` in the owner's method ``g`` that calls

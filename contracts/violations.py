@@ -431,6 +431,9 @@ class ViolationFinder:
         held_by: dict = {}
         for r in reads:
             held_by.setdefault((r.module, r.consumer), set()).add(r.holder)
+        if self.analysis.roles.hand_on_receivers:
+            for caller in self._hand_on_receivers():
+                held_by.setdefault(caller, set())
         receivers = []
         for module, consumer in sorted(held_by):
             got = self.symbols.indexed(f"{module}.{consumer}")
@@ -439,12 +442,12 @@ class ViolationFinder:
             holders = self.holders.of(module, got[1])
             # a function that reads the worker's result: where it comes from, direct first
             held = sorted((not why.startswith(prefix), why) for why in {holders.why[h] for h in holders.from_worker}
-                          if why in held_by[(module, consumer)])
+                          if why in held_by[(module, consumer)] or not held_by[(module, consumer)])
             if held:
                 out[(module, consumer)] = [Context([], {}, _how(held[0][1], prefix))]
                 receivers.append((module, consumer, got[1], holders.from_worker))
         for module, consumer, f, poly in receivers:
-            for c, rel2, g, _params in self.holders.calls_passing(module, f, poly):
+            for c, rel2, g, params in self.holders.calls_passing(module, f, poly):
                 key = (self.symbols.module_of_file(rel2), g.qualname)
                 rename = self._constructor_renames(module, f, c.callee)
                 arguments = {p: a.text for p, a in bind(g, c.args, c.keywords).items() if a.text}
@@ -453,7 +456,37 @@ class ViolationFinder:
                 out.setdefault(key, []).append(ctx)
                 if g.cls == self.analysis.owner_name:
                     self._owner_contexts(g, ctx, out, {key})
+                else:
+                    self._consumer_contexts(key[0], g, {p for p, _ in params}, ctx, out, {key})
         return out
+
+    def _consumer_contexts(self, module: str, g, names: set, ctx: Context, out: dict, seen: set) -> None:
+        """The consumer's methods that its method ``g`` hands the result ``ctx`` passes on to run on
+        it too, under the calls' conditions and the early exits before them (``g``'s parameters read
+        as the caller's arguments), three calls deep."""
+        if len(seen) > 3:
+            return
+        for c, rel2, g2, params in self.holders.passed_on(module, g, names):
+            key = (self.symbols.module_of_file(rel2), g2.qualname)
+            if key in seen:
+                continue
+            arguments = {p: _substitute(a.text, ctx.arguments)
+                         for p, a in bind(g2, c.args, c.keywords).items() if a.text}
+            here = [*c.conds, *(Cond(e, False) for e in c.exits)]
+            # a test of the result's own field where it is handed on rules worker paths out
+            tested = ctx.tested.union(*(tested_fields(here, n, self.analysis.fields) for n in names))
+            conds = [*ctx.conds, *(Cond(_substitute(_rename_self_attrs(text, ctx.rename), ctx.arguments), pos)
+                                   for text, pos in here)]
+            inner = Context(conds, ctx.rename, f"{ctx.how}, through {g.qualname}:{c.line}", ctx.caller, ctx.site,
+                            arguments, tested)
+            out.setdefault(key, []).append(inner)
+            self._consumer_contexts(key[0], g2, {p for p, _ in params}, inner, out, seen | {key})
+
+    def _hand_on_receivers(self) -> set[tuple[str, str]]:
+        """(module, function) of each function that hands the worker's result on, reading it or not
+        (``event_loop_normal``: ``self.process_batch_result(batch, result)``)."""
+        inbound = [i for names in self.holders.inbound.values() for i in names.values()]
+        return {(self.symbols.module_of_file(i.site.rsplit(":", 1)[0]), i.caller) for i in inbound}
 
     def _owner_contexts(self, g, ctx: Context, out: dict, seen: set) -> None:
         """The owner's methods that its method ``g`` calls on ``self`` run on the result ``ctx``

@@ -149,6 +149,12 @@ EXPECTED = {
     # at the call; one that tests it first is not
     "passed_deref": ("violated", "scheduler.py:12", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "passed_checked": ("present", None, None, ""),
+    # the result handed on by the method it is passed to, to a mixin's method using the draft in
+    # arithmetic: a read of the draft there, under the calls' conditions (`if not batch.idle:` rules
+    # the idle worker path out); a receiver that only hands it on counts where the catalog says so
+    "passed_on": ("violated", "scheduler.py:8", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "passed_on_guarded": ("present", None, None, ""),
+    "hand_on": ("violated", "scheduler.py:9", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `all(v is not None for v in (result.draft, ...))` says the draft is set; `any(...)` does not
     "all_guard": ("present", None, None, ""),
     "any_guard": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
