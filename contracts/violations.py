@@ -65,6 +65,14 @@ class Context:
     site: object | None = None  # the CallSite
     arguments: dict = field(default_factory=dict)
     tested: set = field(default_factory=set)  # the result's fields the calls on the way test set
+    written: set = field(default_factory=set)  # the result's fields the functions on the way set before their call
+
+
+def _set_before(g, names: set, call) -> set[str]:
+    """The fields ``g`` sets non-None on the result (held in ``names``) on every path to ``call``
+    (``result.copy_done = Event()`` before ``result.copy_to_cpu(...)``)."""
+    return {w.attrs[0] for w in g.writes if w.root in names and len(w.attrs) == 1 and w.line < call.line
+            and not isinstance(w.value, NoneValue) and dominates(w.blocks, call.blocks)}
 
 
 def _substitute(text: str, arguments: dict) -> str:
@@ -198,6 +206,8 @@ class ViolationFinder:
             expand = expanders.setdefault((r.module, r.consumer), self._expander(r.module, r.consumer))
             local = [Cond(*c) for c in r.conditions] + [Cond(e, False) for e in r.early_exits]
             for ctx in contexts[(r.module, r.consumer)]:
+                if r.field in ctx.written:
+                    continue  # a function on the way sets the field itself before it hands the result on
                 if r.field in scheduler_writes and self._scheduler_sets_before(r, ctx):
                     continue  # the scheduler sets the field itself on every way to this read
                 extra, how, caller = ctx.conds, ctx.how, ctx.caller
@@ -478,9 +488,12 @@ class ViolationFinder:
             conds = [*ctx.conds, *(Cond(_substitute(_rename_self_attrs(text, ctx.rename), ctx.arguments), pos)
                                    for text, pos in here)]
             inner = Context(conds, ctx.rename, f"{ctx.how}, through {g.qualname}:{c.line}", ctx.caller, ctx.site,
-                            arguments, tested)
+                            arguments, tested, ctx.written | _set_before(g, names, c))
             out.setdefault(key, []).append(inner)
-            self._consumer_contexts(key[0], g2, {p for p, _ in params}, inner, out, seen | {key})
+            if params == [("self", "")]:  # the owner's method, called on the result
+                self._owner_contexts(g2, inner, out, seen | {key})
+            else:
+                self._consumer_contexts(key[0], g2, {p for p, _ in params}, inner, out, seen | {key})
 
     def _hand_on_receivers(self) -> set[tuple[str, str]]:
         """(module, function) of each function that hands the worker's result on, reading it or not
@@ -505,7 +518,7 @@ class ViolationFinder:
             conds = [*ctx.conds, *(Cond(_substitute(text, ctx.arguments), pos) for text, pos in here
                                    if not re.search(r"\bself\.", text))]
             inner = Context(conds, ctx.rename, f"{ctx.how}, through {g.qualname}:{c.line}", ctx.caller, ctx.site,
-                            arguments, tested)
+                            arguments, tested, ctx.written)
             out.setdefault(key, []).append(inner)
             self._owner_contexts(g2, inner, out, seen | {key})
 
