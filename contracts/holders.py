@@ -306,12 +306,18 @@ class HolderFinder:
             self._propagate_owner_calls(g2, nested, depth + 1)
 
 
+def _partial_of_method(value: Value, names: set) -> bool:
+    """Is ``value`` ``functools.partial(name.m, ...)`` for a ``name`` among ``names``?"""
+    if not isinstance(value, CallValue) or value.callee not in ("partial", "functools.partial") or not value.args:
+        return False
+    method = value.args[0]
+    return isinstance(method, Chain) and method.root in names and len(method.attrs) == 1
+
+
 def _partial_calls(f: FunctionFacts, names: set) -> list[CallSite]:
     """``fn = functools.partial(result.m, k=v)`` then ``fn()``, or ``fn`` handed to a call that runs
     it (``submit(fn)``): each such call as the call ``result.m(k=v)`` where it stands."""
-    bound = {b.target: b for b in f.bindings if isinstance(b.value, CallValue)
-             and b.value.callee in ("partial", "functools.partial") and b.value.args
-             and isinstance(b.value.args[0], Chain) and b.value.args[0].root in names and len(b.value.args[0].attrs) == 1}
+    bound = {b.target: b for b in f.bindings if _partial_of_method(b.value, names)}
     out = []
     for c in f.calls:
         handed = [a.name for a in c.args if isinstance(a, Name) and a.name in bound]

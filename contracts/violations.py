@@ -477,12 +477,9 @@ class ViolationFinder:
         if len(seen) > 3:
             return
         for c, rel2, g2, params in self.holders.passed_on(module, g, names):
-            key = (self.symbols.module_of_file(rel2), g2.qualname)
+            key, arguments, here = self._step(rel2, g2, c, ctx)
             if key in seen:
                 continue
-            arguments = {p: _substitute(a.text, ctx.arguments)
-                         for p, a in bind(g2, c.args, c.keywords).items() if a.text}
-            here = [*c.conds, *(Cond(e, False) for e in c.exits)]
             # a test of the result's own field where it is handed on rules worker paths out
             tested = ctx.tested.union(*(tested_fields(here, n, self.analysis.fields) for n in names))
             conds = [*ctx.conds, *(Cond(_substitute(_rename_self_attrs(text, ctx.rename), ctx.arguments), pos)
@@ -494,6 +491,13 @@ class ViolationFinder:
                 self._owner_contexts(g2, inner, out, seen | {key})
             else:
                 self._consumer_contexts(key[0], g2, {p for p, _ in params}, inner, out, seen | {key})
+
+    def _step(self, rel2: str, g2, c, ctx: Context) -> tuple[tuple[str, str], dict, list[Cond]]:
+        """A call one step down from a context: the callee's key, its parameters read as the
+        caller's arguments, and the call's conditions with the early exits before it."""
+        arguments = {p: _substitute(a.text, ctx.arguments) for p, a in bind(g2, c.args, c.keywords).items() if a.text}
+        here = [*c.conds, *(Cond(e, False) for e in c.exits)]
+        return (self.symbols.module_of_file(rel2), g2.qualname), arguments, here
 
     def _hand_on_receivers(self) -> set[tuple[str, str]]:
         """(module, function) of each function that hands the worker's result on, reading it or not
@@ -507,12 +511,9 @@ class ViolationFinder:
         if len(seen) > 3:
             return
         for c, rel2, g2 in self.holders.owner_calls(g):
-            key = (self.symbols.module_of_file(rel2), g2.qualname)
+            key, arguments, here = self._step(rel2, g2, c, ctx)
             if key in seen:
                 continue
-            arguments = {p: _substitute(a.text, ctx.arguments)
-                         for p, a in bind(g2, c.args, c.keywords).items() if a.text}
-            here = [*c.conds, *(Cond(e, False) for e in c.exits)]
             # a test of the result's own field (`self.f`) is no atom of the caller: it rules worker paths out
             tested = ctx.tested | tested_fields(here, "self", self.analysis.fields)
             conds = [*ctx.conds, *(Cond(_substitute(text, ctx.arguments), pos) for text, pos in here

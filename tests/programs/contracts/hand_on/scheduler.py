@@ -1,12 +1,8 @@
 """The scheduler reads nothing of the result but hands it on, as an event loop does, to a method
 that hands it to a mixin's method using the draft (the catalog's hand_on_receivers)."""
 from .results import Draft, Result  # noqa: F401 (the worker imports them from here)
+from .counters import CountersMixin
 from .worker import DraftWorker
-
-
-class CountersMixin:
-    def record(self, batch, result):
-        batch.steps += len(result.draft.lens)
 
 
 class Scheduler(CountersMixin):

@@ -1,36 +1,16 @@
 """The scheduler hands the result to a helper that sets the draft before it calls the copy."""
-from dataclasses import dataclass
-from typing import Optional
-
+from .results import Draft, Result  # noqa: F401 (the worker imports them from here)
 from .worker import DraftWorker
-
-
-@dataclass
-class Draft:
-    lens: list
-
-
-@dataclass
-class Result:
-    tokens: list
-    draft: Optional[Draft] = None
-
-    def copy_to_cpu(self, keep_tokens=True):
-        if keep_tokens:
-            self.tokens = list(self.tokens)
-        self.draft.lens = list(self.draft.lens)
 
 
 class Scheduler:
     def __init__(self):
         self.worker = DraftWorker()
-        self.pool = None
 
     def run_batch(self, batch):
         result = self.worker.forward(batch)
         self._copy(result, batch)
         return result.tokens
-
 
     def _copy(self, result, batch):
         result.draft = Draft(lens=[])

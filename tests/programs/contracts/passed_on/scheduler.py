@@ -1,11 +1,7 @@
 """The result is handed to a method that hands it on to a mixin's method using the draft."""
 from .results import Draft, Result  # noqa: F401 (the worker imports them from here)
+from .counters import CountersMixin
 from .worker import DraftWorker
-
-
-class CountersMixin:
-    def record(self, batch, result):
-        batch.steps += len(result.draft.lens)
 
 
 class Scheduler(CountersMixin):
