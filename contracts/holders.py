@@ -4,13 +4,14 @@ else by the names of the scanned functions annotated to return it), aliases, con
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.blocks import dominates
-from spectrace.contracts.facts import Cond, FunctionFacts
-from spectrace.contracts.values import CallValue, IfExp, ItemOf, Name, NoneValue, TupleValue, Value, is_name
+from spectrace.contracts.facts import CallSite, Cond, FunctionFacts
+from spectrace.contracts.values import CallValue, Chain, IfExp, ItemOf, Name, NoneValue, TupleValue, Value, is_name
 from spectrace.tracer.index import ir_text
 
 
@@ -59,7 +60,7 @@ class HolderFinder:
         """(call, callee's file, callee's facts, the callee's (param, annotation) that receive one of
         ``names``) for each call in ``f`` that passes one of them, per resolved callee; a call of
         the owner's own method on one of them (``result.copy_to_cpu()``) passes it as ``self``."""
-        for c in f.calls:
+        for c in [*f.calls, *_partial_calls(f, names)]:
             receiver = c.callee.split(".")[0]
             method = self._owner_method(c.callee, {n for n in names if n != receiver or self._holds_at(module, f, n, c, names)})
             if method is not None:
@@ -243,6 +244,44 @@ class HolderFinder:
                     self.inbound.setdefault(key, {}).setdefault(name, inbound)
                     if name == "self":
                         self._propagate_owner_calls(g, inbound)
+                    else:
+                        self._propagate_consumer_calls(key[0], g, {name}, inbound)
+
+    def in_consumer(self, module: str, g: FunctionFacts) -> bool:
+        """Is ``g`` a method of the consumer or of a class it derives from (a mixin)?"""
+        return bool(g.cls) and f"{module}.{g.cls}" in self._consumer_mro
+
+    def passed_on(self, module: str, g: FunctionFacts, names: set):
+        """The calls of ``g``, a method of the consumer holding the result in ``names``, that hand it
+        to another method of the consumer (``self.process_batch_result(batch, result)`` ->
+        ``self._record_step_counters(batch, result)``): (call, callee's file, facts, receiving params)."""
+        if not self.in_consumer(module, g):
+            return
+        for c, rel2, g2, params in self.calls_passing(module, g, names):
+            if params == [("self", "")] or self.in_consumer(self.symbols.module_of_file(rel2), g2):
+                yield c, rel2, g2, params
+
+    def _propagate_consumer_calls(self, module: str, g: FunctionFacts, names: set, inbound: Inbound,
+                                  depth: int = 0) -> None:
+        """The consumer's methods that ``g`` hands its inbound result to hold it too, under both
+        calls' conditions, three calls deep."""
+        if depth >= 3:
+            return
+        for c, rel2, g2, params in self.passed_on(module, g, names):
+            key = (self.symbols.module_of_file(rel2), g2.qualname)
+            fresh = {name for name, ann in params if not (ann and not mentions(ann, self.owner_name))
+                     and name not in self.inbound.get(key, {})}
+            if not fresh:
+                continue
+            nested = Inbound(why=inbound.why, caller=inbound.caller, site=inbound.site,
+                             conds=[*inbound.conds, *c.conds])
+            for name in fresh:
+                self.inbound.setdefault(key, {})[name] = nested
+            self._of.clear()
+            if fresh == {"self"}:  # the owner's method, called on the result
+                self._propagate_owner_calls(g2, nested, depth + 1)
+            else:
+                self._propagate_consumer_calls(key[0], g2, fresh, nested, depth + 1)
 
     def owner_calls(self, g: FunctionFacts):
         """(call, file, facts) for each ``self.m(...)`` in the owner's method ``g`` that calls
@@ -265,6 +304,34 @@ class HolderFinder:
                              conds=[*inbound.conds, *c.conds])
             self.inbound.setdefault(key, {})["self"] = nested
             self._propagate_owner_calls(g2, nested, depth + 1)
+
+
+def _partial_of_method(value: Value, names: set) -> bool:
+    """Is ``value`` ``functools.partial(name.m, ...)`` for a ``name`` among ``names``?"""
+    if not isinstance(value, CallValue) or value.callee not in ("partial", "functools.partial") or not value.args:
+        return False
+    method = value.args[0]
+    return isinstance(method, Chain) and method.root in names and len(method.attrs) == 1
+
+
+def _partial_calls(f: FunctionFacts, names: set) -> list[CallSite]:
+    """``fn = functools.partial(result.m, k=v)`` then ``fn()``, or ``fn`` handed to a call that runs
+    it (``submit(fn)``): each such call as the call ``result.m(k=v)`` where it stands."""
+    bound = {b.target: b for b in f.bindings if _partial_of_method(b.value, names)}
+    out = []
+    for c in f.calls:
+        handed = [a.name for a in c.args if isinstance(a, Name) and a.name in bound]
+        for name in ([c.callee] if c.callee in bound else []) + handed:
+            b = bound[name]
+            if b.line >= c.line or not dominates(b.blocks, c.blocks):
+                continue
+            target = b.value.args[0]
+            called = c.callee == name
+            out.append(dataclasses.replace(
+                c, callee=f"{target.root}.{target.attrs[0]}", npos=len(b.value.args) - 1 + (c.npos if called else 0),
+                args=[*b.value.args[1:], *(c.args if called else [])],
+                keywords={**b.value.keywords, **(c.keywords if called else {})}, spread=c.spread if called else []))
+    return out
 
 
 def _relayed_item(value: Value, is_result) -> int | None | bool:

@@ -31,6 +31,9 @@ class Roles:
     # the reads inside the owner's own methods that the consumer calls on a result
     # (``result.copy_to_cpu()``) count as the consumer's, under the call's condition
     owner_methods: bool = False
+    # a consumer function that reads nothing of the worker's result but hands it on
+    # (``self.process_batch_result(batch, result)``) is where the callee's reads get it too
+    hand_on_receivers: bool = False
 
     @property
     def worker_call_prefix(self) -> str:
@@ -52,7 +55,8 @@ def roles_from_table(table: dict, where: str) -> Roles:
     return Roles(owner=table["owner"], consumer=table["consumer"], worker_attr=table["worker_attr"],
                  worker_method=table["worker_method"], consumer_module=table.get("consumer_module", ""),
                  scope_packages=tuple(packages["scope_packages"]), worker_packages=tuple(packages["worker_packages"]),
-                 owner_methods=bool(table.get("owner_methods", False)))
+                 owner_methods=bool(table.get("owner_methods", False)),
+                 hand_on_receivers=bool(table.get("hand_on_receivers", False)))
 
 
 def load_roles(path: str | Path | None = None) -> Roles:

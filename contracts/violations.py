@@ -65,6 +65,14 @@ class Context:
     site: object | None = None  # the CallSite
     arguments: dict = field(default_factory=dict)
     tested: set = field(default_factory=set)  # the result's fields the calls on the way test set
+    written: set = field(default_factory=set)  # the result's fields the functions on the way set before their call
+
+
+def _set_before(g, names: set, call) -> set[str]:
+    """The fields ``g`` sets non-None on the result (held in ``names``) on every path to ``call``
+    (``result.copy_done = Event()`` before ``result.copy_to_cpu(...)``)."""
+    return {w.attrs[0] for w in g.writes if w.root in names and len(w.attrs) == 1 and w.line < call.line
+            and not isinstance(w.value, NoneValue) and dominates(w.blocks, call.blocks)}
 
 
 def _substitute(text: str, arguments: dict) -> str:
@@ -198,6 +206,8 @@ class ViolationFinder:
             expand = expanders.setdefault((r.module, r.consumer), self._expander(r.module, r.consumer))
             local = [Cond(*c) for c in r.conditions] + [Cond(e, False) for e in r.early_exits]
             for ctx in contexts[(r.module, r.consumer)]:
+                if r.field in ctx.written:
+                    continue  # a function on the way sets the field itself before it hands the result on
                 if r.field in scheduler_writes and self._scheduler_sets_before(r, ctx):
                     continue  # the scheduler sets the field itself on every way to this read
                 extra, how, caller = ctx.conds, ctx.how, ctx.caller
@@ -431,6 +441,9 @@ class ViolationFinder:
         held_by: dict = {}
         for r in reads:
             held_by.setdefault((r.module, r.consumer), set()).add(r.holder)
+        if self.analysis.roles.hand_on_receivers:
+            for caller in self._hand_on_receivers():
+                held_by.setdefault(caller, set())
         receivers = []
         for module, consumer in sorted(held_by):
             got = self.symbols.indexed(f"{module}.{consumer}")
@@ -439,12 +452,12 @@ class ViolationFinder:
             holders = self.holders.of(module, got[1])
             # a function that reads the worker's result: where it comes from, direct first
             held = sorted((not why.startswith(prefix), why) for why in {holders.why[h] for h in holders.from_worker}
-                          if why in held_by[(module, consumer)])
+                          if why in held_by[(module, consumer)] or not held_by[(module, consumer)])
             if held:
                 out[(module, consumer)] = [Context([], {}, _how(held[0][1], prefix))]
                 receivers.append((module, consumer, got[1], holders.from_worker))
         for module, consumer, f, poly in receivers:
-            for c, rel2, g, _params in self.holders.calls_passing(module, f, poly):
+            for c, rel2, g, params in self.holders.calls_passing(module, f, poly):
                 key = (self.symbols.module_of_file(rel2), g.qualname)
                 rename = self._constructor_renames(module, f, c.callee)
                 arguments = {p: a.text for p, a in bind(g, c.args, c.keywords).items() if a.text}
@@ -453,7 +466,44 @@ class ViolationFinder:
                 out.setdefault(key, []).append(ctx)
                 if g.cls == self.analysis.owner_name:
                     self._owner_contexts(g, ctx, out, {key})
+                else:
+                    self._consumer_contexts(key[0], g, {p for p, _ in params}, ctx, out, {key})
         return out
+
+    def _consumer_contexts(self, module: str, g, names: set, ctx: Context, out: dict, seen: set) -> None:
+        """The consumer's methods that its method ``g`` hands the result ``ctx`` passes on to run on
+        it too, under the calls' conditions and the early exits before them (``g``'s parameters read
+        as the caller's arguments), three calls deep."""
+        if len(seen) > 3:
+            return
+        for c, rel2, g2, params in self.holders.passed_on(module, g, names):
+            key, arguments, here = self._step(rel2, g2, c, ctx)
+            if key in seen:
+                continue
+            # a test of the result's own field where it is handed on rules worker paths out
+            tested = ctx.tested.union(*(tested_fields(here, n, self.analysis.fields) for n in names))
+            conds = [*ctx.conds, *(Cond(_substitute(_rename_self_attrs(text, ctx.rename), ctx.arguments), pos)
+                                   for text, pos in here)]
+            inner = Context(conds, ctx.rename, f"{ctx.how}, through {g.qualname}:{c.line}", ctx.caller, ctx.site,
+                            arguments, tested, ctx.written | _set_before(g, names, c))
+            out.setdefault(key, []).append(inner)
+            if params == [("self", "")]:  # the owner's method, called on the result
+                self._owner_contexts(g2, inner, out, seen | {key})
+            else:
+                self._consumer_contexts(key[0], g2, {p for p, _ in params}, inner, out, seen | {key})
+
+    def _step(self, rel2: str, g2, c, ctx: Context) -> tuple[tuple[str, str], dict, list[Cond]]:
+        """A call one step down from a context: the callee's key, its parameters read as the
+        caller's arguments, and the call's conditions with the early exits before it."""
+        arguments = {p: _substitute(a.text, ctx.arguments) for p, a in bind(g2, c.args, c.keywords).items() if a.text}
+        here = [*c.conds, *(Cond(e, False) for e in c.exits)]
+        return (self.symbols.module_of_file(rel2), g2.qualname), arguments, here
+
+    def _hand_on_receivers(self) -> set[tuple[str, str]]:
+        """(module, function) of each function that hands the worker's result on, reading it or not
+        (``event_loop_normal``: ``self.process_batch_result(batch, result)``)."""
+        inbound = [i for names in self.holders.inbound.values() for i in names.values()]
+        return {(self.symbols.module_of_file(i.site.rsplit(":", 1)[0]), i.caller) for i in inbound}
 
     def _owner_contexts(self, g, ctx: Context, out: dict, seen: set) -> None:
         """The owner's methods that its method ``g`` calls on ``self`` run on the result ``ctx``
@@ -461,18 +511,15 @@ class ViolationFinder:
         if len(seen) > 3:
             return
         for c, rel2, g2 in self.holders.owner_calls(g):
-            key = (self.symbols.module_of_file(rel2), g2.qualname)
+            key, arguments, here = self._step(rel2, g2, c, ctx)
             if key in seen:
                 continue
-            arguments = {p: _substitute(a.text, ctx.arguments)
-                         for p, a in bind(g2, c.args, c.keywords).items() if a.text}
-            here = [*c.conds, *(Cond(e, False) for e in c.exits)]
             # a test of the result's own field (`self.f`) is no atom of the caller: it rules worker paths out
             tested = ctx.tested | tested_fields(here, "self", self.analysis.fields)
             conds = [*ctx.conds, *(Cond(_substitute(text, ctx.arguments), pos) for text, pos in here
                                    if not re.search(r"\bself\.", text))]
             inner = Context(conds, ctx.rename, f"{ctx.how}, through {g.qualname}:{c.line}", ctx.caller, ctx.site,
-                            arguments, tested)
+                            arguments, tested, ctx.written)
             out.setdefault(key, []).append(inner)
             self._owner_contexts(g2, inner, out, seen | {key})
 

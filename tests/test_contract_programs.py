@@ -149,6 +149,18 @@ EXPECTED = {
     # at the call; one that tests it first is not
     "passed_deref": ("violated", "scheduler.py:12", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "passed_checked": ("present", None, None, ""),
+    # the result handed on by the method it is passed to, to a mixin's method using the draft in
+    # arithmetic: a read of the draft there, under the calls' conditions (`if not batch.idle:` rules
+    # the idle worker path out); a receiver that only hands it on counts where the catalog says so
+    "passed_on": ("violated", "counters.py:7", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "passed_on_guarded": ("present", None, None, ""),
+    # the owner's method bound by functools.partial in a helper the result is handed to, called
+    # later or handed to a call that runs it (`pool.submit(copy)`): a context of its reads; a
+    # helper that sets the field before it calls the method rules the worker's idle path out
+    "owner_method_partial": ("violated", "results.py:20", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "owner_method_partial_submit": ("violated", "results.py:20", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "helper_sets_before": ("present", None, None, ""),
+    "hand_on": ("violated", "counters.py:7", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `all(v is not None for v in (result.draft, ...))` says the draft is set; `any(...)` does not
     "all_guard": ("present", None, None, ""),
     "any_guard": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),

@@ -20,6 +20,7 @@ from test_edit_robustness import (  # noqa: F401  (_no_series_override is a fixt
     IDLE,
     LATEST,
     RECORD,
+    RUN_BATCH,
     STANDALONE,
     STANDALONE_CLASS,
     SUPER_STEP,
@@ -78,7 +79,19 @@ DRAFT_INPUT_SETTER = Edit(UTILS, HAS_SAMPLED, "    @property\n    def draft_inpu
 STAMP_ALL = ("                        if all(d is not None for d in (batch_result.next_draft_input,)):\n"
              "                            batch_result.next_draft_input.future_indices = future_indices\n")
 
+RELAY_DRAFT = "        if batch_result.next_draft_input is not None:\n            payload = RelayPayload.from_draft_input("
+STAMP_FUTURE = "self._stamp_future_indices(batch_result, future_indices)\n"
+STAMP_FUTURE_HELPER = Edit(SCHED, RUN_BATCH, "    def _stamp_future_indices(self, batch_result, future_indices):\n"
+                           "        batch_result.next_draft_input.future_indices = future_indices\n\n" + RUN_BATCH)
+
 RELEASE_EDITS = {
+    # the result handed on by the function the scheduler passes it to (_relay_forward_payload) to a
+    # helper of the scheduler that writes through the draft input: for every batch, and only under
+    # the relay's own test that the draft input is set
+    "the relay hands the result to a helper writing through the draft input": (True, BOTH, (
+        Edit(SCHED, RELAY_DRAFT, "        " + STAMP_FUTURE + RELAY_DRAFT), STAMP_FUTURE_HELPER)),
+    "the relay hands the result on under its test of the draft input": (False, LATEST, (
+        Edit(SCHED, RELAY_DRAFT, RELAY_DRAFT.replace("\n", "\n            " + STAMP_FUTURE, 1)), STAMP_FUTURE_HELPER)),
     # a table of bound methods indexed by the batch's mode: the idle entry returns a bare result
     "Standalone dispatches on a table of steps": (True, BOTH, (_standalone_step(
         "        steps = {True: self._idle_step, False: self._full_step}\n"

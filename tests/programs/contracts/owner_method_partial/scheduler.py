@@ -1,0 +1,19 @@
+"""The scheduler hands the result to a helper that calls its copy through functools.partial."""
+import functools
+
+from .results import Draft, Result  # noqa: F401 (the worker imports them from here)
+from .worker import DraftWorker
+
+
+class Scheduler:
+    def __init__(self):
+        self.worker = DraftWorker()
+
+    def run_batch(self, batch):
+        result = self.worker.forward(batch)
+        self._copy(result, batch)
+        return result.tokens
+
+    def _copy(self, result, batch):
+        copy = functools.partial(result.copy_to_cpu, keep_tokens=batch.keep)
+        copy()
