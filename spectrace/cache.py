@@ -87,6 +87,7 @@ def _bundle_keys(bundle: Path) -> set[str]:
 def survey(keep_versions: tuple[str, ...] = ()) -> CacheContents:
     """What the cache holds, each entry marked with whether ``clean --keep-versions`` leaves it."""
     from spectrace.source import _version_key, cache_dir, versions_dir
+    from spectrace.tracer.cache_layout import MAP_RESULT_PREFIX, TEXT_SCANS_PREFIX
     from spectrace.tracer.summary_cache import SummaryCache
 
     root = cache_dir()
@@ -115,9 +116,9 @@ def survey(keep_versions: tuple[str, ...] = ()) -> CacheContents:
             add(Entry(f"index of another format ({fmt.name})", fmt, size_of(fmt), False))
             continue
         for pack in sorted((fmt / "packs").glob("*")):
-            if pack.name.startswith("map-"):
+            if pack.name.startswith(MAP_RESULT_PREFIX):
                 what = "map result (rebuilt when needed)"
-            elif pack.name.startswith("scans-"):
+            elif pack.name.startswith(TEXT_SCANS_PREFIX):
                 what = "text scans of a tree (rebuilt when needed)"
             elif pack.name in release_packs:
                 what = "index pack of a cached release"

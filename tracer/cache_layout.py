@@ -16,6 +16,11 @@ def index_cache_root() -> Path:
     return cache_dir() / "index" / f"v{SUMMARY_FORMAT}-py{sys.version_info[0]}{sys.version_info[1]}"
 
 
+# what is kept beside a tree's pack, named by these prefixes and a key
+MAP_RESULT_PREFIX = "map-"
+TEXT_SCANS_PREFIX = "scans-"
+
+
 def pack_path(cache_root: Path, tree_root: Path) -> Path:
     """The tree's pack; what else is kept per tree (text scans, map results) lies beside it."""
     key = hashlib.blake2b(str(tree_root.resolve()).encode(), digest_size=10).hexdigest()

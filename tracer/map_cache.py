@@ -26,7 +26,7 @@ from pathlib import Path
 
 import spectrace
 from spectrace.atomic import atomic_write
-from spectrace.tracer.cache_layout import index_cache_root, pack_path
+from spectrace.tracer.cache_layout import MAP_RESULT_PREFIX, index_cache_root, pack_path
 from spectrace.tracer.tree import TreeState, read_tree, source_packages
 
 RESULT_FORMAT = 1  # bump when what is kept changes
@@ -130,7 +130,7 @@ class MapResults:
 
     @property
     def path(self) -> Path:
-        return pack_path(index_cache_root(), Path(self.source.root)).with_name(f"map-{self.key}.pkl")
+        return pack_path(index_cache_root(), Path(self.source.root)).with_name(f"{MAP_RESULT_PREFIX}{self.key}.pkl")
 
     def load(self) -> MapAnswer | None:
         try:
@@ -149,7 +149,7 @@ class MapResults:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL), durable=False)
-            kept = sorted(path.parent.glob("map-*.pkl"), key=_last_used)
+            kept = sorted(path.parent.glob(f"{MAP_RESULT_PREFIX}*.pkl"), key=_last_used)
             for old in kept[:-KEEP]:
                 old.unlink(missing_ok=True)
         except OSError as exc:

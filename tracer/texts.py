@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Callable, Iterator
 
+from spectrace.tracer.cache_layout import TEXT_SCANS_PREFIX
 from spectrace.tracer.modules import ModuleStore
 from spectrace.tracer.tree import TreeState, fingerprint
 
@@ -122,7 +123,7 @@ class SourceTexts:
         return self._cached
 
     def _scans_path(self) -> Path:
-        return self.store.cache.pack_path(self.root).with_name(f"scans-{self.fingerprint()}.pkl")
+        return self.store.cache.pack_path(self.root).with_name(f"{TEXT_SCANS_PREFIX}{self.fingerprint()}.pkl")
 
     def class_name_index(self) -> dict[str, list[str]]:
         """Class name -> the modules that define a class of that name (at any nesting)."""
