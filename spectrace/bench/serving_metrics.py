@@ -74,24 +74,21 @@ def tokens_in_window(records: list[dict], start: float, end: float) -> int:
     return total
 
 
+def _last_chunk_s(record: dict) -> float:
+    """When the request's last chunk arrived (its send time where none did)."""
+    chunks = record.get("chunks") or []
+    return record["sent_s"] + (chunks[-1][0] if chunks else 0.0)
+
+
 def mean_in_flight(records: list[dict], start: float, end: float) -> float:
     """Requests between send and last chunk, averaged over [start, end)."""
-    busy = 0.0
-    for r in records:
-        chunks = r.get("chunks") or []
-        done = r["sent_s"] + (chunks[-1][0] if chunks else 0.0)
-        busy += max(0.0, min(done, end) - max(r["sent_s"], start))
+    busy = sum(max(0.0, min(_last_chunk_s(r), end) - max(r["sent_s"], start)) for r in records)
     return busy / (end - start) if end > start else 0.0
 
 
 def in_flight_at(records: list[dict], t: float) -> int:
-    """Requests sent before ``t`` whose last chunk had not arrived by ``t`` (failed ones count until sent)."""
-    count = 0
-    for r in records:
-        chunks = r.get("chunks") or []
-        done = r["sent_s"] + (chunks[-1][0] if chunks else 0.0)
-        count += r["sent_s"] < t < done
-    return count
+    """Requests sent before ``t`` whose last chunk had not arrived by ``t``."""
+    return sum(1 for r in records if r["sent_s"] < t < _last_chunk_s(r))
 
 
 @dataclass(frozen=True)
