@@ -9,10 +9,16 @@ FILE.json gives a cost model and phases:
     {"plain_ms": [a, b], "spec_ms": [a, b],    # a step costs a + b x batch size ms
      "noise": 0.05,                            # relative step-time noise (normal)
      "seed": 1,
-     "phases": [{"tokens": N, "bs": B, "accept": A}, ...]}
+     "phases": [{"tokens": N, "bs": B, "accept": A}, ...],
+     "request_tokens": T}                      # optional: each request's output length
 
 A phase lasts until N tokens are produced at batch size B: a speculative step gives each request A
-tokens (it reports A - 1 accepted drafts per request), a plain step one. The core's own
+tokens (it reports A - 1 accepted drafts per request), a plain step one. Each phase runs new
+requests (another acceptance is other traffic); with "request_tokens" each of them ends after T
+tokens (the first ones of a phase staggered) and a new one takes its place, else they run through
+the phase. The controller sees a request's id at batch size 1, as the server's does.
+
+The core's own
 SpecDisableController (patches/dynamic-disable/src/VERSION/) decides every step on a simulated
 clock, which advances by each step's noisy time; as under SGLang's overlap scheduler, a verify
 step's accept report reaches the controller after the next decision. The oracle takes the better
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.util
+import inspect
 import json
 import math
 import random
@@ -69,19 +76,23 @@ class Scenario:
     noise: float
     seed: int
     phases: tuple[Phase, ...]
+    request_tokens: Optional[int] = None
 
     @classmethod
     def from_json(cls, data: dict) -> "Scenario":
         try:
             phases = tuple(Phase(int(p["tokens"]), int(p["bs"]), float(p["accept"])) for p in data["phases"])
             scenario = cls(tuple(map(float, data["plain_ms"])), tuple(map(float, data["spec_ms"])),
-                           float(data["noise"]), int(data["seed"]), phases)
+                           float(data["noise"]), int(data["seed"]), phases,
+                           None if data.get("request_tokens") is None else int(data["request_tokens"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a scenario ({exc.__class__.__name__}: {exc})") from None
         if len(scenario.plain_ms) != 2 or len(scenario.spec_ms) != 2 or not phases:
             raise ValueError("plain_ms and spec_ms take [a, b]; phases at least one phase")
         if any(p.tokens <= 0 or p.bs <= 0 or p.accept < 1 for p in phases):
             raise ValueError("each phase needs tokens > 0, bs > 0 and accept >= 1")
+        if scenario.request_tokens is not None and scenario.request_tokens <= 0:
+            raise ValueError("request_tokens must be > 0")
         return scenario
 
     def step_ms(self, speculate: bool, bs: int) -> float:
@@ -97,10 +108,36 @@ class Replay:
         self.scenario, self.now = scenario, 0.0
         self.rng = rng or random.Random(scenario.seed)
         self.controller = core.SpecDisableController(bound, share, clock=lambda: self.now)
+        # a core from before the controller saw request ids takes none
+        self.sees_requests = "rid" in inspect.signature(self.controller.decide).parameters
         self.report = None  # the last verify step's accept report, not yet delivered
+        self.requests: list[int] = []  # the running requests' ids
+        self.tokens_left: list[float] = []  # per running request
+        self.last_id = 0
+
+    def start_phase(self, bs: int) -> None:
+        """New requests for a new phase; with request_tokens the first ones end staggered."""
+        length = self.scenario.request_tokens
+        self.requests = [self._new_id() for _ in range(bs)]
+        self.tokens_left = [math.inf if length is None else length * (i + 1) / bs for i in range(bs)]
+
+    def _new_id(self) -> int:
+        self.last_id += 1
+        return self.last_id
+
+    def produce(self, tokens_each: float) -> None:
+        """Every request got tokens_each tokens; those done are replaced by new ones."""
+        for i, left in enumerate(self.tokens_left):
+            self.tokens_left[i] = left - tokens_each
+            if self.tokens_left[i] <= 0:
+                self.requests[i], self.tokens_left[i] = self._new_id(), self.scenario.request_tokens
 
     def step(self, bs: int, accept: float, needs_verify: bool = False) -> bool:
-        speculate = self.controller.decide(bs, needs_verify)
+        if self.sees_requests:  # the server passes the request's id at batch size 1
+            rid = self.requests[0] if bs == 1 and self.requests else None
+            speculate = self.controller.decide(bs, needs_verify, rid)
+        else:
+            speculate = self.controller.decide(bs, needs_verify)
         if self.report is not None:  # the previous step's result, processed after this launch
             self.controller.observe(self.report)
         self.report = [accept - 1.0] * bs if speculate else None
@@ -129,8 +166,10 @@ def simulate(core, scenario: Scenario, share=None, rng=None) -> list[PhaseResult
     replay, results = Replay(core, scenario, share=share, rng=rng), []
     for phase in scenario.phases:
         produced, steps, spec_steps, first, start = 0.0, 0, 0, None, replay.now
+        replay.start_phase(phase.bs)
         while produced < phase.tokens:
             speculate = replay.step(phase.bs, phase.accept)
+            replay.produce(phase.accept if speculate else 1)
             produced += phase.bs * (phase.accept if speculate else 1)
             if speculate:
                 first = steps if first is None else first

@@ -46,6 +46,8 @@ def test_a_phase_that_the_oracle_and_the_core_run_alike(tmp_path):
     ('{"plain_ms": [1, 2], "spec_ms": [1, 2], "noise": 0, "seed": 0, "phases": [{"tokens": 1, "bs": 1, "accept": 0.5}]}',
      "accept >= 1"),
     ('{"plain_ms": [1, 2], "noise": 0, "seed": 0, "phases": []}', "KeyError: 'spec_ms'"),
+    ('{"plain_ms": [1, 2], "spec_ms": [1, 2], "noise": 0, "seed": 0, "request_tokens": 0, '
+     '"phases": [{"tokens": 1, "bs": 1, "accept": 1}]}', "request_tokens must be > 0"),
 ])
 def test_bad_scenarios_get_one_line_and_exit_2(tmp_path, content, message):
     f = tmp_path / "bad.json"

@@ -11,8 +11,9 @@ The rule, per batch-size bucket (powers of two):
   between decisions once three of one mode and bucket have passed; from steps in
   which the batch kept its size once both modes have three; no gap over IDLE s; at
   most a larger bucket's.
-- The accept length is that of the bucket's last WINDOW verify steps (the core sees
-  batches, not request kinds: each load has its own mix).
+- The accept length is that of the bucket's last WINDOW verify steps. A batch of one
+  is one request: a new one is measured, not judged by the one before (in larger
+  buckets the mean moves slowly and measuring each new set would cost too much).
 - At a window's start: a missing measurement first; else speculate while
   accept * t_plain > t_spec (MARGIN band).
 - The loser runs a window after r * (1 - 1 / loss) / BUDGET windows (loss: how many
@@ -97,6 +98,7 @@ class Bucket:
         self.measuring = False  # whether the current window measures the loser
         self.steps_left = 0  # in the current window
         self.windows_since_measured = 0
+        self.measured_on = None  # bucket 1: the request of its last speculative window
 
     def time(self, speculate: bool) -> Optional[float]:
         clean = all(len(self.times[(mode, True)]) >= 3 for mode in (True, False))
@@ -135,7 +137,8 @@ class SpecDisableController:
             return False
         return self.buckets[self.history[-1].bucket].measuring
 
-    def decide(self, bs: int, needs_verify: bool = False) -> bool:
+    def decide(self, bs: int, needs_verify: bool = False, rid=None) -> bool:
+        """rid: the request's id at batch size 1."""
         now = self.clock()
         bucket = bucket_of(bs)
         self._time_last_step(now, bucket, bs)
@@ -146,11 +149,15 @@ class SpecDisableController:
         else:
             state = self.buckets[bucket]
             if state.steps_left == 0:
+                if rid is not None and not state.mode and rid != state.measured_on:
+                    state.accepted.clear()  # a new request: measure it
                 plan = self._plan(bucket, state)
                 if self.share is not None:
                     plan = self.share(plan)
                 state.mode, state.measuring = plan
                 state.steps_left = WINDOW
+                if state.mode:
+                    state.measured_on = rid
             state.steps_left -= 1
             speculate = state.mode
         self.history.append(Decision(speculate, bucket, now, bs))
@@ -303,7 +310,8 @@ class SpecDisableRuntime:
         needs_verify = needs_verify or batch.has_grammar or batch.return_hidden_states
         if self.worker.adaptive_controller is not None:  # it chose the tier
             return self.worker.speculative_num_steps > 0 or needs_verify
-        return self.controller.decide(batch.batch_size(), needs_verify)
+        rid = batch.reqs[0].rid if len(batch.reqs) == 1 else None
+        return self.controller.decide(batch.batch_size(), needs_verify, rid)
 
     @staticmethod
     def _share(plan: tuple) -> tuple:
