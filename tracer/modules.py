@@ -251,14 +251,15 @@ class ModuleStore:
             rels = [rel for m in modules if (rel := self.files.get(m)) is not None]
             if walked:
                 self._walked.update(rels)
-            self._ahead.expect([rel for m, rel in zip(modules, rels) if self._wants_whole(m, rel, pack)], whole=walked)
+            self._ahead.expect([rel for m, rel in zip(modules, rels) if self._wants_whole(m, rel, pack, walked)],
+                               whole=walked)
 
-    def _wants_whole(self, mod: str, rel: str, pack: dict) -> bool:
+    def _wants_whole(self, mod: str, rel: str, pack: dict, walked: bool = False) -> bool:
         """Whether a module's whole summary is yet to be made: neither loaded whole nor in the pack
         (a light one from ``spectrace index`` is completed when its bodies are needed). While the
-        walk is lazy, whether it is neither loaded nor in the pack at all (what the worker makes
-        then is the outline's light summary)."""
-        if self.lazy_bodies:
+        walk is lazy and the module is not to be walked, whether it is neither loaded nor in the
+        pack at all (what the worker makes then is the outline's light summary)."""
+        if self.lazy_bodies and not walked:
             return mod not in self._summaries and rel not in pack
         loaded = self._summaries.get(mod)
         if loaded is not None and not is_light(loaded):
