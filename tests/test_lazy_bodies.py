@@ -155,3 +155,27 @@ def test_every_module_of_a_release_outlines_to_its_light_summary(sglang_source):
                 differ.append(rel)
     assert differ == []
     assert outlined > 0.95 * len(rels)  # the files no outline is made of are parsed whole
+
+
+def test_a_syntax_error_in_a_body_is_reported_once_that_body_is_needed(tmp_path, monkeypatch):
+    from spectrace.tracer.modules import ModuleStore
+    from spectrace.tracer.summary_cache import SummaryCache
+
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "main.py").write_text("from pkg.broken import g, h\n\n\ndef main():\n    return g()\n\n\ndef other():\n"
+                                 "    return h()\n")
+    (pkg / "broken.py").write_text("def g():\n    return 1\n\n\ndef h():\n    x = = 1\n    return x\n")
+    source = package_source(pkg)
+    proj = Project(source)
+    with proj.parsing_ahead():
+        call_graph(proj, ["pkg.main.main"], depth=2)
+        assert proj.errors == []  # the outline hides it: no body of broken.py was needed
+        call_graph(proj, ["pkg.main.other"], depth=2)
+    assert proj.errors == ["pkg/broken.py:6: syntax error: invalid syntax"]
+    proj.save()
+    # `index` summarises an outlined module again: the pack hides no error from it
+    stats = ModuleStore(tmp_path, SummaryCache(), ("pkg",)).refresh(jobs=1)
+    assert [s[2] for s in stats if s[2]] == ["pkg/broken.py:6: syntax error: invalid syntax"]

@@ -1010,7 +1010,14 @@ def _one_then_all(complete_one, qualname: str, complete_all):
 def complete(light: ModuleSummary, whole: ModuleSummary) -> None:
     """Make ``light`` the whole summary ``whole`` of the same source, in place: the functions it
     holds (the same objects, which callers may keep) get their bodies, the tables get what was
-    defined inside functions, in ``whole``'s order."""
+    defined inside functions, in ``whole``'s order. Where ``whole`` is the source's syntax error (an
+    outline hid it in a body), the functions a caller may keep get empty bodies."""
+    if whole.error is not None:
+        empty = FuncInfo(qualname="", name="", line=0, end=0, cls=None, params=[], returns=None, decorators=[])
+        for f in dict.values(light.functions):
+            if "calls" not in f.__dict__:
+                f.__dict__.update(copy.deepcopy({name: empty.__dict__[name] for name in BODY_FIELDS}))
+                f.__dict__.pop("_complete", None)
     functions = {}
     for qn, f in whole.functions.items():
         mine = light.functions.get(qn)

@@ -403,6 +403,8 @@ class ModuleStore:
                 light_of = lighten(whole)
                 entry = entry[:3] + (pickle.dumps(light_of, protocol=pickle.HIGHEST_PROTOCOL), module_stats(light_of))
             self._remember(rel, entry[:5] + (blob,))
+        if whole.error and not light.error:  # hidden by an outline in a body: the module is skipped from here
+            self.errors.append(whole.error)
         complete(light, whole)
 
     def _fresh(self, entry, rel: str) -> bool:
