@@ -900,6 +900,11 @@ def lighten(whole: ModuleSummary) -> ModuleSummary:
     return light
 
 
+def body_pending(f: FuncInfo) -> bool:
+    """Whether ``f``'s body is still to be summarised (a light summary's function)."""
+    return "_complete" in f.__dict__
+
+
 def is_light(summary: ModuleSummary) -> bool:
     return "light" in summary.__dict__
 

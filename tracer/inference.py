@@ -52,7 +52,7 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from spectrace.tracer.index import MODULE_FUNC, UNKNOWN, FuncInfo, expr_ir, ir_text
+from spectrace.tracer.index import MODULE_FUNC, UNKNOWN, FuncInfo, body_pending, expr_ir, ir_text
 from spectrace.tracer.symbols import SymbolTable, Type
 
 TYPING_WRAPPERS = {"Optional", "Union", "Annotated", "Final", "ClassVar", "InitVar"}
@@ -210,7 +210,7 @@ class TypeInference:
                 types |= self._added(mod.module, f, ("a", ("n", "self"), attr), depth)
             for fqn in info.methods.values():
                 f = mod.functions.get(fqn)
-                if f is None or not self.store.may_name(mod, f, f"self.{attr}"):
+                if f is None or (body_pending(f) and not self.store.may_name(mod, f, f"self.{attr}")):
                     continue
                 for target, value, annot, _line in f.assigns:
                     if target[0] == "a" and target[1] == ("n", "self") and target[2] == attr:
@@ -335,7 +335,7 @@ class TypeInference:
         if f is None or depth > MAX_DEPTH:
             return set()
         inferred: set = set()
-        returns = f.return_exprs if self.store.may_name(mod, f, "", ("return", "yield")) else ()
+        returns = f.return_exprs if not body_pending(f) or self.store.may_name(mod, f, "", ("return", "yield")) else ()
         for r in returns:
             inferred |= self.expr_types_in(mod.module, f, r, depth + 1)
         inferred.discard(("none",))
@@ -762,7 +762,8 @@ class TypeInference:
             holder = ("a", ("n", "self"), attr)
             found = self._adds[key] = [
                 f for f in (mod.functions.get(q) for q in info.methods.values())
-                if f is not None and self.store.may_name(mod, f, f"self.{attr}", ADDER_WORDS) and holder in self._additions(f)]
+                if f is not None and (not body_pending(f) or self.store.may_name(mod, f, f"self.{attr}", ADDER_WORDS))
+                and holder in self._additions(f)]
         return found
 
     def _additions(self, f: FuncInfo) -> dict:

@@ -58,10 +58,12 @@ def _names(text: bytes, word: str) -> bool:
     brackets and comments allowed around the dot); any text holds the empty word."""
     if not word:
         return True
+    if word.rpartition(".")[2].encode() not in text:
+        return False
     rx = _WORDS.get(word)
     if rx is None:
         rx = _WORDS[word] = re.compile(rb"(?<![\w.])" + re.escape(word.encode()).replace(rb"\.", _DOT) + rb"(?![\w])")
-    return word.rpartition(".")[2].encode() in text and rx.search(text) is not None
+    return rx.search(text) is not None
 
 
 # between a name and `.attr`: spaces, line ends, continuations, closing brackets, comments
@@ -93,6 +95,8 @@ class ModuleStore:
         # file -> its light summary, its source's lines (None until a body is asked for)
         self._outlined: dict[str, tuple[ModuleSummary, list[bytes] | None]] = {}
         self._walked: set[str] = set()  # files whose every function a query walks: parsed whole
+        self._bodies_added: set[str] = set()  # outlined files given a body since their pickle was made
+        self._texts: dict[int, bytes] = {}  # id of a function whose body is not parsed -> its text (b"": not ASCII)
 
     @contextlib.contextmanager
     def parsing_ahead(self, lazy_bodies: bool = False) -> Iterator[None]:
@@ -177,6 +181,7 @@ class ModuleStore:
         d = dict.get(light.functions, qualname).__dict__
         d.update(body)
         d.pop("_complete", None)
+        self._bodies_added.add(rel)
         return True
 
     def may_name(self, summary: ModuleSummary, f: FuncInfo, word: str, any_of: tuple[str, ...] = ()) -> bool:
@@ -186,16 +191,20 @@ class ModuleStore:
         parsed whole: no text is read)."""
         if "_complete" not in f.__dict__ or summary.path not in self._outlined:
             return True
-        lines = self._outlined[summary.path][1]
-        if lines is None:
-            try:
-                lines = _read_bytes(f"{self.root}/{summary.path}").split(b"\n")
-            except OSError:
-                return True
-            self._outlined[summary.path] = (self._outlined[summary.path][0], lines)
-        text = b"\n".join(lines[f.line - 1:f.end])
-        if not text.isascii():
-            return True  # (an identifier is read in its NFKC form: another spelling may name it)
+        text = self._texts.get(id(f))
+        if text is None:
+            lines = self._outlined[summary.path][1]
+            if lines is None:
+                try:
+                    lines = _read_bytes(f"{self.root}/{summary.path}").split(b"\n")
+                except OSError:
+                    return True
+                self._outlined[summary.path] = (self._outlined[summary.path][0], lines)
+            text = b"\n".join(lines[f.line - 1:f.end])
+            # (an identifier is read in its NFKC form: in a text not all ASCII another spelling may name it)
+            text = self._texts[id(f)] = text if text.isascii() else b""
+        if not text:
+            return True
         return _names(text, word) and (not any_of or any(w.encode() in text for w in any_of))
 
     def _from_worker(self, rel: str) -> ModuleSummary | None:
@@ -349,12 +358,14 @@ class ModuleStore:
         pack = self._load_pack()
         for rel, (summary, _data) in self._outlined.items():
             entry = pack.get(rel)
-            if entry is not None and is_outlined(entry) and is_light(summary):
+            if (entry is not None and is_outlined(entry) and is_light(summary)
+                    and (entry[3] is None or rel in self._bodies_added)):
                 plain = copy.copy(summary)  # the tables as plain dicts: pickling a pending one completes it
                 for name in ("functions", "classes", "lambdas"):
                     setattr(plain, name, dict(dict.items(getattr(summary, name))))
                 pack[rel] = entry[:3] + (pickle.dumps(plain, protocol=pickle.HIGHEST_PROTOCOL),) + entry[4:]
                 self._pack_dirty = True
+        self._bodies_added.clear()
 
     # -- the pack
     def _load_pack(self) -> dict:

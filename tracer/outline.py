@@ -84,7 +84,8 @@ def _fill(m: re.Match) -> bytes:
 
 def _body_spans(masked: bytes, source: bytes) -> list[tuple[int, int, int, int, int]] | None:
     """(first line, last line, the def's indentation, the offsets of the line ends before and
-    after the body) of each blankable body (lines 0-based), or None. The defs are met in source order, so each line number is counted on from the last."""
+    after the body) of each blankable body (lines 0-based), or None. The defs are met in source
+    order, so each line number is counted on from the last."""
     spans = []
     reached = 0  # bodies end before here: a def found inside one is left to it
     at, at_line = 0, 0  # an offset and its line
