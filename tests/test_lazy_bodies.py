@@ -124,13 +124,19 @@ def test_a_lazy_map_is_the_map_of_whole_parses(program, tmp_path, monkeypatch):
         lazy.save()
         # the next process reads the outlined modules and their bodies from the pack
         assert _json(Project(source), roots, lazy=False, **options) == whole, options
+    # after `index` (light summaries in the pack), the bodies are parsed one by one as well
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "indexed"))
+    Project(source).store.refresh(jobs=1)
+    for options in ({"depth": 1, "external": True, "closures": "separate"}, {"depth": 2}):
+        whole = _json(Project(source, use_cache=False), roots, lazy=False, **options)
+        assert _json(Project(source), roots, lazy=True, **options) == whole, options
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("version", [OLD, RECENT])
 def test_a_lazy_map_of_a_release_is_the_map_of_whole_parses(version, sglang_source, tmp_path, monkeypatch):
+    source = sglang_source(version)  # (the release from the shared cache, then a cache of this test's)
     monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "cache"))
-    source = sglang_source(version)
     roots = ["sglang.srt.managers.scheduler.Scheduler.run_batch"]
     edges = []
     for options in ({"depth": 2}, {"depth": 2, "exact": True}, {"depth": 1, "closures": "separate"}):

@@ -160,11 +160,12 @@ class ModuleStore:
         return summary
 
     def _defer_outlined(self, summary: ModuleSummary, rel: str, entry: tuple, data: bytes | None) -> None:
-        """An outlined module's bodies: each parsed alone when first needed, the whole module when a
+        """An outlined module's bodies (or, while the walk is lazy, a light module's whose whole
+        summary is not in the pack): each parsed alone when first needed, the whole module when a
         query needs all of it (its source read when a body is first asked for, if not yet)."""
         self._outlined[rel] = (summary, data.split(b"\n") if data is not None else None)
         defer_bodies(summary, lambda: self._complete(summary, rel), lambda qn: self._complete_one(summary, rel, qn),
-                     whole_classes=not entry[4][1])
+                     whole_classes=is_outlined(entry) and not entry[4][1])
 
     def _complete_one(self, light: ModuleSummary, rel: str, qualname: str) -> bool:
         """Give one function of an outlined module its body, from a parse of its own lines."""
@@ -354,12 +355,13 @@ class ModuleStore:
 
     def _pickle_outlined(self) -> None:
         """The outlined modules' pack entries get their light summaries' pickles, with the bodies
-        parsed so far (a module completed whole has had its entry made anew)."""
+        parsed so far, and so do the light modules given bodies one by one (a module completed
+        whole has had its entry made anew)."""
         pack = self._load_pack()
         for rel, (summary, _data) in self._outlined.items():
             entry = pack.get(rel)
-            if (entry is not None and is_outlined(entry) and is_light(summary)
-                    and (entry[3] is None or rel in self._bodies_added)):
+            if (entry is not None and entry[5] is None and is_light(summary)
+                    and ((is_outlined(entry) and entry[3] is None) or rel in self._bodies_added)):
                 plain = copy.copy(summary)  # the tables as plain dicts: pickling a pending one completes it
                 for name in ("functions", "classes", "lambdas"):
                     setattr(plain, name, dict(dict.items(getattr(summary, name))))
@@ -385,7 +387,7 @@ class ModuleStore:
             return None
         summary = pickle.loads(entry[3])
         if is_light(summary):
-            if is_outlined(entry):
+            if is_outlined(entry) or (self.lazy_bodies and entry[5] is None):  # (else unpickled whole)
                 self._defer_outlined(summary, rel, entry, None)
             else:
                 defer_bodies(summary, lambda: self._complete(summary, rel))
