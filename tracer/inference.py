@@ -210,7 +210,7 @@ class TypeInference:
                 types |= self._added(mod.module, f, ("a", ("n", "self"), attr), depth)
             for fqn in info.methods.values():
                 f = mod.functions.get(fqn)
-                if f is None or (body_pending(f) and not self.store.may_name(mod, f, f"self.{attr}")):
+                if f is None or (body_pending(f) and not self.store.may_name(mod, f, attr)):
                     continue
                 for target, value, annot, _line in f.assigns:
                     if target[0] == "a" and target[1] == ("n", "self") and target[2] == attr:
@@ -762,7 +762,7 @@ class TypeInference:
             holder = ("a", ("n", "self"), attr)
             found = self._adds[key] = [
                 f for f in (mod.functions.get(q) for q in info.methods.values())
-                if f is not None and (not body_pending(f) or self.store.may_name(mod, f, f"self.{attr}", ADDER_WORDS))
+                if f is not None and (not body_pending(f) or self.store.may_name(mod, f, attr, ADDER_WORDS))
                 and holder in self._additions(f)]
         return found
 

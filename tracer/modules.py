@@ -13,7 +13,6 @@ import contextlib
 import copy
 import os
 import pickle
-import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -50,24 +49,18 @@ def _summarize_shallow(root: Path, rel: str, cache: SummaryCache):
     return _shallow(summarize_file, root, rel, cache)
 
 
-_WORDS: dict[str, re.Pattern] = {}
-
-
 def _names(text: bytes, word: str) -> bool:
-    """Whether ``text`` holds ``word`` as a whole identifier, or a dotted ``name.attr`` (spaces,
-    brackets and comments allowed around the dot); any text holds the empty word."""
+    """Whether ``text`` holds ``word`` as a whole identifier (any text holds the empty word)."""
     if not word:
         return True
-    if word.rpartition(".")[2].encode() not in text:
-        return False
-    rx = _WORDS.get(word)
-    if rx is None:
-        rx = _WORDS[word] = re.compile(rb"(?<![\w.])" + re.escape(word.encode()).replace(rb"\.", _DOT) + rb"(?![\w])")
-    return rx.search(text) is not None
-
-
-# between a name and `.attr`: spaces, line ends, continuations, closing brackets, comments
-_DOT = rb"(?:[\s\\)]|#[^\n]*)*\.(?:[\s\\]|#[^\n]*)*"
+    w = word.encode()
+    n, pos = len(w), text.find(w)
+    while pos >= 0:
+        before, after = text[pos - 1:pos] if pos else b"", text[pos + n:pos + n + 1]
+        if not (before.isalnum() or before == b"_") and not (after.isalnum() or after == b"_"):
+            return True
+        pos = text.find(w, pos + 1)
+    return False
 
 
 def _read_bytes(path: str) -> bytes:
