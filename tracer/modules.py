@@ -140,10 +140,11 @@ class ModuleStore:
 
     def _from_outline(self, rel: str) -> ModuleSummary | None:
         """The file's light summary from its outline, its bodies to be parsed one by one as they are
-        needed; None where the scan gives no outline. Its pack entry has no stats (None): `index`
-        summarises the file again, as the outline may hide a syntax error in a body; nor does its
-        light summary go to the cache by content, for the same reason. The summary's pickle is
-        made when the pack is saved, with the bodies parsed by then."""
+        needed; None where the scan gives no outline. Its pack entry is marked outlined in place of
+        its counts (``summary_cache.is_outlined``): `index` summarises the file again, as the
+        outline may hide a syntax error in a body; nor does its light summary go to the cache by
+        content, for the same reason. The summary's pickle is made when the pack is saved, with the
+        bodies parsed by then."""
         found = _shallow(outline_file, self.root, rel)
         if found is None:
             return None
@@ -161,7 +162,8 @@ class ModuleStore:
                      whole_classes=is_outlined(entry) and not entry[4][1])
 
     def _complete_one(self, light: ModuleSummary, rel: str, qualname: str) -> bool:
-        """Give one function of an outlined module its body, from a parse of its own lines."""
+        """Give one function its body from a parse of its own lines (False: left to the module's
+        whole parse)."""
         _summary, lines = self._outlined.get(rel, (light, None))
         if lines is None:  # outlined by another process: the file is as it was (its pack entry is fresh)
             try:
