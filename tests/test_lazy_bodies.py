@@ -124,6 +124,11 @@ def test_a_lazy_map_is_the_map_of_whole_parses(program, tmp_path, monkeypatch):
         lazy.save()
         # the next process reads the outlined modules and their bodies from the pack
         assert _json(Project(source), roots, lazy=False, **options) == whole, options
+    # lambdas as nodes of their own (`--lambdas nodes`)
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "nodes"))
+    options = {"depth": 1, "external": True, "closures": "separate"}
+    whole = _json(Project(source, use_cache=False, lambdas="nodes"), roots, lazy=False, **options)
+    assert _json(Project(source, lambdas="nodes"), roots, lazy=True, **options) == whole
     # after `index` (light summaries in the pack), the bodies are parsed one by one as well
     monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "indexed"))
     Project(source).store.refresh(jobs=1)
