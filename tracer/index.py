@@ -900,6 +900,11 @@ def lighten(whole: ModuleSummary) -> ModuleSummary:
     return light
 
 
+def body_pending(f: FuncInfo) -> bool:
+    """Whether ``f``'s body is still to be summarised (a light summary's function)."""
+    return "_complete" in f.__dict__
+
+
 def is_light(summary: ModuleSummary) -> bool:
     return "light" in summary.__dict__
 
@@ -962,9 +967,12 @@ class PendingTable(dict):
         return (dict, (dict(self),))
 
 
-def defer_bodies(light: ModuleSummary, complete) -> None:
+def defer_bodies(light: ModuleSummary, complete, complete_one=None, whole_classes: bool = False) -> None:
     """Arrange for ``complete()`` to be called (once) when a query first needs what ``light``
-    leaves out: a function's body, or anything defined inside one."""
+    leaves out: a function's body, or anything defined inside one. With ``complete_one``, a
+    function's body is first asked of ``complete_one(qualname)``, which gives it that body alone
+    and says so (True), or leaves it to ``complete`` (False). ``whole_classes``: the light
+    summary holds every class of the module (none is defined inside a function)."""
     functions = light.functions
     defs = {qn: (f.line, f.end) for qn, f in functions.items()
             if "calls" not in f.__dict__}  # the functions whose bodies are left out
@@ -987,17 +995,34 @@ def defer_bodies(light: ModuleSummary, complete) -> None:
     def at_inside(pos) -> bool:  # a lambda's (line, col) inside a function left out
         return any(start <= pos[0] <= end for start, end in defs.values())
 
-    tables = [PendingTable(functions, once, named_inside), PendingTable(light.classes, once, named_inside),
-              PendingTable(light.lambdas, once, at_inside)]
-    light.functions, light.classes, light.lambdas = tables
+    tables = [PendingTable(functions, once, named_inside), PendingTable(light.lambdas, once, at_inside)]
+    light.functions, light.lambdas = tables
+    if not whole_classes:
+        tables.append(PendingTable(light.classes, once, named_inside))
+        light.classes = tables[-1]
     for qn in defs:
-        functions[qn].__dict__["_complete"] = once
+        hook = once if complete_one is None else _one_then_all(complete_one, qn, once)
+        functions[qn].__dict__["_complete"] = hook
+
+
+def _one_then_all(complete_one, qualname: str, complete_all):
+    def hook():
+        if not complete_one(qualname):
+            complete_all()
+    return hook
 
 
 def complete(light: ModuleSummary, whole: ModuleSummary) -> None:
     """Make ``light`` the whole summary ``whole`` of the same source, in place: the functions it
     holds (the same objects, which callers may keep) get their bodies, the tables get what was
-    defined inside functions, in ``whole``'s order."""
+    defined inside functions, in ``whole``'s order. Where ``whole`` is the source's syntax error (an
+    outline hid it in a body), the functions a caller may keep get empty bodies."""
+    if whole.error is not None:
+        empty = FuncInfo(qualname="", name="", line=0, end=0, cls=None, params=[], returns=None, decorators=[])
+        for f in dict.values(light.functions):
+            if "calls" not in f.__dict__:
+                f.__dict__.update(copy.deepcopy({name: empty.__dict__[name] for name in BODY_FIELDS}))
+                f.__dict__.pop("_complete", None)
     functions = {}
     for qn, f in whole.functions.items():
         mine = light.functions.get(qn)
@@ -1041,3 +1066,71 @@ def _summarize(source: bytes, relpath: str, light: bool) -> ModuleSummary:
         ex.module_func.end = _line_count(source) or 1
         summary.functions[MODULE_FUNC] = ex.module_func
     return summary
+
+
+# ---------------------------------------------------------------------------- lazy bodies
+def outline_summary(source: bytes, relpath: str) -> tuple[ModuleSummary, bool] | None:
+    """``light_summary`` of ``source`` from a parse of its outline (``outline``: the bodies of its
+    functions blanked, found by a text scan), which costs a fraction of the whole parse; None
+    where the scan cannot be sure of the bodies' extent (parse it whole), or the outline does not
+    parse (the source itself has the error to report). With it, whether a class is defined inside
+    a function (the light summary's classes are then not all of them). A syntax error inside a
+    body is not seen until that body is parsed (``function_body``)."""
+    from spectrace.tracer.outline import outline
+
+    found = outline(source)
+    if found is None:
+        return None
+    summary = _summarize(found.text, relpath, light=True)
+    if summary.error is not None:
+        return None
+    module_func = summary.functions.get(MODULE_FUNC)
+    if module_func is not None:  # its end is the source's last line, blank lines included
+        module_func.end = _line_count(source) or 1
+    summary.__dict__["light"] = True
+    return summary, found.classes_in_bodies
+
+
+def function_body(light: ModuleSummary, qualname: str, lines: list[bytes]) -> dict | None:
+    """The body fields (``BODY_FIELDS``) of one function of a light summary, from a parse of its
+    own lines (``lines``: the source split at each ``\\n``): what ``summarize_source`` records for
+    it. None where that is not sure: a function whose lines hold more than its own definition (a
+    property's setter merged into its getter, a redefinition), a source whose lines a slice does
+    not keep (``\\r``, a coding declaration), or a body that does not parse alone."""
+    f = dict.get(light.functions, qualname)
+    if f is None or f.parent is not None or f.line < 1 or f.end > len(lines):
+        return None
+    if b"coding" in lines[0] or (len(lines) > 1 and b"coding" in lines[1]):
+        return None
+    own = lines[f.line - 1:f.end]
+    if any(b"\r" in line for line in own):
+        return None
+    if own[0][:1] in (b" ", b"\t"):  # indented: made the block of an `if` on the line before
+        if f.line < 2:
+            return None
+        text = b"\n" * (f.line - 2) + b"if 1:\n" + b"\n".join(own)
+    else:
+        text = b"\n" * (f.line - 1) + b"\n".join(own)
+    try:
+        tree = ast.parse(text, filename=light.path)
+    except (SyntaxError, ValueError):
+        return None
+    node = tree.body[0] if tree.body else None
+    if type(node) is ast.If:
+        node = node.body[0] if len(tree.body) == 1 and len(node.body) == 1 else None
+    elif len(tree.body) != 1:
+        node = None
+    if (type(node) not in (ast.FunctionDef, ast.AsyncFunctionDef) or node.name != f.name
+            or node.lineno != f.line or node.end_lineno != f.end):
+        return None
+    scratch = ModuleSummary(module=light.module, path=light.path, is_package=light.is_package)
+    ex = _Extractor(scratch)
+    if f.cls is not None:  # a method: its class's name makes its qualname (no other methods: no setter)
+        cls_name = f.cls.rpartition(".")[2]
+        ex.class_stack.append(ClassInfo(qualname=f.cls, name=cls_name, line=0, end=0, bases=[], decorators=[]))
+    node.decorator_list = []  # they run where the function is defined: the light summary has them
+    ex.visit(node)
+    got = scratch.functions.get(qualname)
+    if got is None:
+        return None
+    return {name: got.__dict__[name] for name in BODY_FIELDS}

@@ -52,7 +52,7 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from spectrace.tracer.index import MODULE_FUNC, UNKNOWN, FuncInfo, expr_ir, ir_text
+from spectrace.tracer.index import MODULE_FUNC, UNKNOWN, FuncInfo, body_pending, expr_ir, ir_text
 from spectrace.tracer.symbols import SymbolTable, Type
 
 TYPING_WRAPPERS = {"Optional", "Union", "Annotated", "Final", "ClassVar", "InitVar"}
@@ -107,6 +107,7 @@ def prefer_concrete(types: set) -> set:
     return types
 # Methods that put their last argument (``extend``: its elements) into a list, set or deque.
 ADDERS = frozenset({"append", "appendleft", "add", "insert", "extend"})
+ADDER_WORDS = ("append", "add", "insert", "extend")  # what the text of a call of one of ADDERS holds
 # List methods that move items to other positions, and those that add items at the end.
 REORDERS = frozenset({"insert", "pop", "remove", "sort", "reverse", "clear", "__setitem__", "__delitem__"})
 GROWS = frozenset({"append", "extend", "__iadd__"})
@@ -131,7 +132,7 @@ class TypeInference:
         self._names: dict = {}  # (module, func qualname, name) -> types of a name in that function
         # id(FuncInfo) -> name -> [(value_ir, annotation_ir)]: structure alone, shared
         self._locals: dict = refining._locals if refining is not None else {}
-        # id(FuncInfo) -> ``_additions``, class qualname -> ``_adders_of``
+        # id(FuncInfo) -> ``_additions``, (class qualname, attribute) -> ``_adders_of``
         self._adds: dict = refining._adds if refining is not None else {}
         self._params: dict = {}  # (func_qn, param) -> types of the arguments passed to it
         self._entries: dict = {}  # (module, function, dict IR, constant key) -> ``_literal_entry``
@@ -205,11 +206,11 @@ class TypeInference:
                 types |= declared
             if attr in info.assigns:
                 types |= self.expr_types_in(mod.module, None, info.assigns[attr], depth + 1)
-            for f in self._adders_of(c, mod, info).get(attr, ()):
+            for f in self._adders_of(c, mod, info, attr):
                 types |= self._added(mod.module, f, ("a", ("n", "self"), attr), depth)
             for fqn in info.methods.values():
                 f = mod.functions.get(fqn)
-                if f is None:
+                if f is None or (body_pending(f) and not self.store.may_name(mod, f, attr)):
                     continue
                 for target, value, annot, _line in f.assigns:
                     if target[0] == "a" and target[1] == ("n", "self") and target[2] == attr:
@@ -334,7 +335,8 @@ class TypeInference:
         if f is None or depth > MAX_DEPTH:
             return set()
         inferred: set = set()
-        for r in f.return_exprs:
+        returns = f.return_exprs if not body_pending(f) or self.store.may_name(mod, f, "", ("return", "yield")) else ()
+        for r in returns:
             inferred |= self.expr_types_in(mod.module, f, r, depth + 1)
         inferred.discard(("none",))
         annotated = self.annotation_types(mod.module, f.returns, f) if f.returns is not None else set()
@@ -751,17 +753,18 @@ class TypeInference:
             elems |= self.elements(found, depth + 1) if callee[2] == "extend" else found
         return seq_of(elems)
 
-    def _adders_of(self, class_qn: str, mod, info) -> dict:
-        """attr -> the methods of the class that add to ``self.<attr>``."""
-        table = self._adds.get(class_qn)
-        if table is None:
-            table = {}
-            for f in (mod.functions.get(q) for q in info.methods.values()):
-                for holder in (self._additions(f) if f is not None else ()):
-                    if holder[0] == "a" and holder[1] == ("n", "self"):
-                        table.setdefault(holder[2], []).append(f)
-            self._adds[class_qn] = table
-        return table
+    def _adders_of(self, class_qn: str, mod, info, attr: str) -> list:
+        """The methods of the class that add to ``self.<attr>``, in their order (a method whose
+        text does not name ``attr`` is not asked: its body may not be parsed yet)."""
+        key = (class_qn, attr)
+        found = self._adds.get(key)
+        if found is None:
+            holder = ("a", ("n", "self"), attr)
+            found = self._adds[key] = [
+                f for f in (mod.functions.get(q) for q in info.methods.values())
+                if f is not None and (not body_pending(f) or self.store.may_name(mod, f, attr, ADDER_WORDS))
+                and holder in self._additions(f)]
+        return found
 
     def _additions(self, f: FuncInfo) -> dict:
         """The calls in ``f`` that add to a name or an attribute, by what they add to."""
@@ -940,7 +943,7 @@ class TypeInference:
         if len(modules) > MAX_CALLER_MODULES:
             return
         modules += [also] if also is not None and also not in modules else []
-        self.store.expect(modules)
+        self.store.expect(modules, walked=True)
         for m in modules:
             summary = self.store.module(m)
             for caller in (summary.functions.values() if summary else ()):

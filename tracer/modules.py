@@ -10,6 +10,7 @@ needs a body.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import pickle
 from concurrent.futures import ThreadPoolExecutor
@@ -17,10 +18,10 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from spectrace.interrupts import process_pool
-from spectrace.tracer.index import FuncInfo, ModuleSummary, complete, defer_bodies, is_light
+from spectrace.tracer.index import FuncInfo, ModuleSummary, complete, defer_bodies, function_body, is_light, lighten
 from spectrace.tracer.prefetch import ParseAhead
-from spectrace.tracer.summary_cache import (SummaryCache, keep_blobs, summarize_file, summarize_in_worker,
-                                           whole_key)
+from spectrace.tracer.summary_cache import (SummaryCache, is_outlined, keep_blobs, module_stats, outline_file,
+                                           summarize_file, summarize_in_worker, whole_key)
 from spectrace.tracer.tree import module_files
 
 Progress = Callable[[int, int], None]
@@ -36,11 +37,35 @@ PARALLEL_FROM = 40
 _parser: ThreadPoolExecutor | None = None
 
 
-def _summarize_shallow(root: Path, rel: str, cache: SummaryCache):
+def _shallow(fn, *args):
+    """``fn(*args)`` on the parsing thread."""
     global _parser
     if _parser is None:
         _parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spectrace-parse")
-    return _parser.submit(summarize_file, root, rel, cache).result()
+    return _parser.submit(fn, *args).result()
+
+
+def _summarize_shallow(root: Path, rel: str, cache: SummaryCache):
+    return _shallow(summarize_file, root, rel, cache)
+
+
+def _names(text: bytes, word: str) -> bool:
+    """Whether ``text`` holds ``word`` as a whole identifier (any text holds the empty word)."""
+    if not word:
+        return True
+    w = word.encode()
+    n, pos = len(w), text.find(w)
+    while pos >= 0:
+        before, after = text[pos - 1:pos] if pos else b"", text[pos + n:pos + n + 1]
+        if not (before.isalnum() or before == b"_") and not (after.isalnum() or after == b"_"):
+            return True
+        pos = text.find(w, pos + 1)
+    return False
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
 
 
 class ModuleStore:
@@ -56,17 +81,33 @@ class ModuleStore:
         self._pack: dict | None = None
         self._pack_dirty = False
         self._ahead: ParseAhead | None = None
+        # Lazy bodies (a call-graph walk): a module not in the pack is summarised from its outline
+        # and each function's body parsed alone when first needed (``index.outline_summary``,
+        # ``index.function_body``); the module whole only when a query needs all of it.
+        self.lazy_bodies = False
+        # file -> its light summary, its source's lines (None until a body is asked for)
+        self._outlined: dict[str, tuple[ModuleSummary, list[bytes] | None]] = {}
+        self._walked: set[str] = set()  # files whose every function a query walks: parsed whole
+        self._bodies_added: set[str] = set()  # outlined files given a body since their pickle was made
+        self._texts: dict[int, bytes] = {}  # id of a function whose body is not parsed -> its text (b"": not ASCII)
 
     @contextlib.contextmanager
-    def parsing_ahead(self) -> Iterator[None]:
+    def parsing_ahead(self, lazy_bodies: bool = False) -> Iterator[None]:
         """For the length of the block, the modules the walk is about to ask for are parsed ahead in
-        a worker process (``prefetch``); what the worker finished goes into the pack."""
-        self._ahead = ParseAhead(self.root, self.cache.enabled)
+        a worker process (``prefetch``); what the worker finished goes into the pack. With
+        ``lazy_bodies``, a module neither in the pack nor parsed ahead is read from its outline
+        (see ``lazy_bodies`` above)."""
+        was_lazy, self.lazy_bodies = self.lazy_bodies, lazy_bodies or self.lazy_bodies
+        self._ahead = ParseAhead(self.root, self.cache.enabled, outlined=self.lazy_bodies)
         try:
             yield
         finally:
+            self.lazy_bodies = was_lazy
+            pack = self._load_pack()
             for rel, parsed in self._ahead.close():
-                self._keep_parsed(rel, parsed)
+                known = pack.get(rel)
+                if known is None or is_outlined(known) or not is_outlined(parsed[0]):  # (never a whole one's)
+                    self._keep_parsed(rel, parsed)
             self._ahead = None
 
     @property
@@ -87,6 +128,8 @@ class ModuleStore:
         summary = self._from_pack(rel)
         if summary is None:
             summary = self._from_worker(rel)
+            if summary is None and self.lazy_bodies and rel not in self._walked:
+                summary = self._from_outline(rel)
             if summary is None:
                 summary, entry = _summarize_shallow(self.root, rel, self.cache)
                 self._remember(rel, entry)
@@ -95,12 +138,82 @@ class ModuleStore:
         self._adopt(summary)
         return summary
 
+    def _from_outline(self, rel: str) -> ModuleSummary | None:
+        """The file's light summary from its outline, its bodies to be parsed one by one as they are
+        needed; None where the scan gives no outline. Its pack entry is marked outlined in place of
+        its counts (``summary_cache.is_outlined``): `index` summarises the file again, as the
+        outline may hide a syntax error in a body; nor does its light summary go to the cache by
+        content, for the same reason. The summary's pickle is made when the pack is saved, with the
+        bodies parsed by then."""
+        found = _shallow(outline_file, self.root, rel)
+        if found is None:
+            return None
+        summary, _classes_in_bodies, data, entry = found
+        self._remember(rel, entry)
+        self._defer_outlined(summary, rel, entry, data)
+        return summary
+
+    def _defer_outlined(self, summary: ModuleSummary, rel: str, entry: tuple, data: bytes | None) -> None:
+        """An outlined module's bodies (or, while the walk is lazy, a light module's whose whole
+        summary is not in the pack): each parsed alone when first needed, the whole module when a
+        query needs all of it (its source read when a body is first asked for, if not yet)."""
+        self._outlined[rel] = (summary, data.split(b"\n") if data is not None else None)
+        defer_bodies(summary, lambda: self._complete(summary, rel), lambda qn: self._complete_one(summary, rel, qn),
+                     whole_classes=is_outlined(entry) and not entry[4][1])
+
+    def _complete_one(self, light: ModuleSummary, rel: str, qualname: str) -> bool:
+        """Give one function its body from a parse of its own lines (False: left to the module's
+        whole parse)."""
+        _summary, lines = self._outlined.get(rel, (light, None))
+        if lines is None:  # outlined by another process: the file is as it was (its pack entry is fresh)
+            try:
+                lines = _read_bytes(f"{self.root}/{rel}").split(b"\n")
+            except OSError:
+                return False
+            self._outlined[rel] = (light, lines)
+        body = _shallow(function_body, light, qualname, lines)
+        if body is None:
+            return False
+        d = dict.get(light.functions, qualname).__dict__
+        d.update(body)
+        d.pop("_complete", None)
+        self._bodies_added.add(rel)
+        return True
+
+    def may_name(self, summary: ModuleSummary, f: FuncInfo, word: str, any_of: tuple[str, ...] = ()) -> bool:
+        """False when ``f``'s lines do not hold ``word`` (an ASCII identifier), or none of ``any_of``,
+        so no fact of its body can name them: asked of a function whose body is not parsed yet, it
+        reads the function's text rather than parse it. True otherwise (a function of a module
+        parsed whole: no text is read)."""
+        if "_complete" not in f.__dict__ or summary.path not in self._outlined:
+            return True
+        text = self._texts.get(id(f))
+        if text is None:
+            lines = self._outlined[summary.path][1]
+            if lines is None:
+                try:
+                    lines = _read_bytes(f"{self.root}/{summary.path}").split(b"\n")
+                except OSError:
+                    return True
+                self._outlined[summary.path] = (self._outlined[summary.path][0], lines)
+            text = b"\n".join(lines[f.line - 1:f.end])
+            # (an identifier is read in its NFKC form: in a text not all ASCII another spelling may name it)
+            text = self._texts[id(f)] = text if text.isascii() else b""
+        if not text:
+            return True
+        return _names(text, word) and (not any_of or any(w.encode() in text for w in any_of))
+
     def _from_worker(self, rel: str) -> ModuleSummary | None:
         parsed = self._ahead.take(rel) if self._ahead is not None else None
         if parsed is None:
             return None
         self._keep_parsed(rel, parsed)
-        return pickle.loads(parsed[0][5])
+        entry = parsed[0]
+        if is_outlined(entry):
+            summary = pickle.loads(entry[3])
+            self._defer_outlined(summary, rel, entry, None)
+            return summary
+        return pickle.loads(entry[5])
 
     def _keep_parsed(self, rel: str, parsed) -> None:
         """A pack entry from another process, and its summary for the cache where it was parsed anew."""
@@ -134,16 +247,25 @@ class ModuleStore:
                 out.append(rel)
         return out
 
-    def expect(self, modules) -> None:
-        """While parsing ahead: these modules are about to be asked for, in this order."""
+    def expect(self, modules, walked: bool = False) -> None:
+        """While parsing ahead: these modules are about to be asked for, in this order; ``walked``:
+        each of their functions is (a search over their calls), so they are parsed whole, not
+        outlined."""
         if self._ahead is not None:
             pack = self._load_pack()
-            self._ahead.expect([rel for m in modules if (rel := self.files.get(m)) is not None
-                                and self._wants_whole(m, rel, pack)])
+            rels = [rel for m in modules if (rel := self.files.get(m)) is not None]
+            if walked:
+                self._walked.update(rels)
+            self._ahead.expect([rel for m, rel in zip(modules, rels) if self._wants_whole(m, rel, pack, walked)],
+                               whole=walked)
 
-    def _wants_whole(self, mod: str, rel: str, pack: dict) -> bool:
+    def _wants_whole(self, mod: str, rel: str, pack: dict, walked: bool = False) -> bool:
         """Whether a module's whole summary is yet to be made: neither loaded whole nor in the pack
-        (a light one from ``spectrace index`` is completed when its bodies are needed)."""
+        (a light one from ``spectrace index`` is completed when its bodies are needed). While the
+        walk is lazy and the module is not to be walked, whether it is neither loaded nor in the
+        pack at all (what the worker makes then is the outline's light summary)."""
+        if self.lazy_bodies and not walked:
+            return mod not in self._summaries and rel not in pack
         loaded = self._summaries.get(mod)
         if loaded is not None and not is_light(loaded):
             return False
@@ -186,7 +308,8 @@ class ModuleStore:
         """Bring the pack up to date with every file (the changed ones parsed in parallel into light
         summaries) without loading any summary; the ``module_stats`` of every module, in file order."""
         pack = self._load_pack()
-        todo = [rel for rel in self.files.values() if not self._fresh(pack.get(rel), rel)]
+        todo = [rel for rel in self.files.values()
+                if not self._fresh(pack.get(rel), rel) or is_outlined(pack[rel])]
         for _rel, _summary in self._parse(todo, jobs, progress, whole=False):
             pass
         self.save()
@@ -220,9 +343,26 @@ class ModuleStore:
 
     def save(self) -> None:
         """Write the per-tree pack (warm start for the next process)."""
+        self._pickle_outlined()
         if self._pack_dirty and self._pack is not None:
             self.cache.save_pack(self.root, self._pack)
             self._pack_dirty = False
+
+    def _pickle_outlined(self) -> None:
+        """The outlined modules' pack entries get their light summaries' pickles, with the bodies
+        parsed so far, and so do the light modules given bodies one by one (a module completed
+        whole has had its entry made anew)."""
+        pack = self._load_pack()
+        for rel, (summary, _data) in self._outlined.items():
+            entry = pack.get(rel)
+            if (entry is not None and entry[5] is None and is_light(summary)
+                    and ((is_outlined(entry) and entry[3] is None) or rel in self._bodies_added)):
+                plain = copy.copy(summary)  # the tables as plain dicts: pickling a pending one completes it
+                for name in ("functions", "classes", "lambdas"):
+                    setattr(plain, name, dict(dict.items(getattr(summary, name))))
+                pack[rel] = entry[:3] + (pickle.dumps(plain, protocol=pickle.HIGHEST_PROTOCOL),) + entry[4:]
+                self._pack_dirty = True
+        self._bodies_added.clear()
 
     # -- the pack
     def _load_pack(self) -> dict:
@@ -238,9 +378,14 @@ class ModuleStore:
             return None
         if whole:
             return pickle.loads(entry[5]) if entry[5] is not None else None
+        if entry[3] is None:  # an outline's entry of this process, its pickle not made yet
+            return None
         summary = pickle.loads(entry[3])
         if is_light(summary):
-            defer_bodies(summary, lambda: self._complete(summary, rel))
+            if is_outlined(entry) or (self.lazy_bodies and entry[5] is None):  # (else unpickled whole)
+                self._defer_outlined(summary, rel, entry, None)
+            else:
+                defer_bodies(summary, lambda: self._complete(summary, rel))
         return summary
 
     def _complete(self, light: ModuleSummary, rel: str) -> None:
@@ -262,7 +407,12 @@ class ModuleStore:
                 whole, entry = _summarize_shallow(self.root, rel, self.cache)
                 self._remember(rel, entry)
         elif entry[5] is None:  # from the cache: the pack keeps it for the next process
+            if is_outlined(entry):  # now the light summary of the whole parse
+                light_of = lighten(whole)
+                entry = entry[:3] + (pickle.dumps(light_of, protocol=pickle.HIGHEST_PROTOCOL), module_stats(light_of))
             self._remember(rel, entry[:5] + (blob,))
+        if whole.error and not light.error:  # hidden by an outline in a body: the module is skipped from here
+            self.errors.append(whole.error)
         complete(light, whole)
 
     def _fresh(self, entry, rel: str) -> bool:

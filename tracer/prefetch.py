@@ -16,16 +16,22 @@ import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
-from spectrace.tracer.summary_cache import read_or_parse, worker_cache
+from spectrace.tracer.summary_cache import outline_file, read_or_parse, worker_cache
 
 # (pack entry, parsed anew): the entry is ``summarize_file``'s
 Parsed = tuple
 
 
-def parse_for_pack(args: tuple[str, str, bool]) -> Parsed:
+def parse_for_pack(args: tuple[str, str, bool, bool]) -> Parsed:
     """In the worker: one file's summary, pickled as the pack keeps it. The parent stores the
-    bytes, and keeps them for the cache where they were parsed anew."""
-    root, rel, enabled = args
+    bytes, and keeps them for the cache where they were parsed anew. With ``outlined``, the light
+    summary of the file's outline where the scan gives one (its bodies are the parent's to parse
+    one by one)."""
+    root, rel, enabled, outlined = args
+    if outlined:
+        found = outline_file(Path(root), rel, pickled=True)
+        if found is not None:
+            return found[3], False
     _summary, entry, fresh = read_or_parse(Path(root), rel, worker_cache(enabled))
     return entry, fresh
 
@@ -34,18 +40,23 @@ class ParseAhead:
     """One file at a time goes to the worker (a file sent is no longer the walk's to parse), the
     next as soon as the last is done (a callback in the pool's thread, hence the lock)."""
 
-    def __init__(self, root: Path, cache_enabled: bool):
+    def __init__(self, root: Path, cache_enabled: bool, outlined: bool = False):
         self.root = root
         self.cache_enabled = cache_enabled
+        self.outlined = outlined  # outlines rather than whole summaries (``parse_for_pack``)
+        self._whole: set[str] = set()  # while outlining: the files to parse whole all the same
         self._pool: ProcessPoolExecutor | None = None
         self._stack: list[str] = []  # wanted soon, not sent yet: the last pushed goes first
         self._sent: dict[str, Future] = {}
         self._busy = False
         self._lock = threading.RLock()  # a job done already runs its callback in the sender
 
-    def expect(self, rels) -> None:
-        """Files the walk will ask for, in the order it will (the worker starts from the last)."""
+    def expect(self, rels, whole: bool = False) -> None:
+        """Files the walk will ask for, in the order it will (the worker starts from the last);
+        ``whole``: parsed whole even while outlining."""
         with self._lock:
+            if whole:
+                self._whole.update(rels)
             for rel in rels:
                 if rel not in self._sent:
                     if rel in self._stack:
@@ -75,7 +86,8 @@ class ParseAhead:
             self._pool = ProcessPoolExecutor(max_workers=1)
         rel = self._stack.pop()
         self._busy = True
-        job = self._pool.submit(parse_for_pack, (str(self.root), rel, self.cache_enabled))
+        job = self._pool.submit(parse_for_pack, (str(self.root), rel, self.cache_enabled,
+                                                  self.outlined and rel not in self._whole))
         self._sent[rel] = job
         job.add_done_callback(self._done)
 

@@ -84,10 +84,11 @@ class Project:
 
     @contextlib.contextmanager
     def parsing_ahead(self) -> Iterator[None]:
-        """A block in which the modules that parsed ones import are parsed in a second process, and
-        whole-tree text scans are shared with another (a cold lazy walk's speed-up; answers are the
-        same without them)."""
-        with self.store.parsing_ahead(), self.texts.sharing():
+        """A block in which the modules that parsed ones import are parsed in a second process,
+        whole-tree text scans are shared with another, and a module not parsed yet is read from its
+        outline, each function's body parsed when it is first needed (a cold lazy walk's speed-up;
+        answers are the same without them)."""
+        with self.store.parsing_ahead(lazy_bodies=True), self.texts.sharing():
             yield
 
     # -- text scans (SourceTexts)

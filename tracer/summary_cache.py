@@ -17,7 +17,7 @@ from pathlib import Path
 from spectrace.atomic import atomic_write
 # (spectrace.cache reads SUMMARY_FORMAT here)
 from spectrace.tracer.cache_layout import SUMMARY_FORMAT, index_cache_root, pack_path  # noqa: F401
-from spectrace.tracer.index import ModuleSummary, light_summary, lighten, summarize_source
+from spectrace.tracer.index import ModuleSummary, light_summary, lighten, outline_summary, summarize_source
 
 
 # What an unreadable entry raises: absent or unreadable file (OSError), truncated (EOFError),
@@ -153,6 +153,34 @@ def module_stats(light: ModuleSummary) -> tuple:
     need not unpickle it: (classes, functions, parse error or None), as its light summary counts
     them (what is defined outside function bodies)."""
     return len(light.classes), len(light.functions), light.error
+
+
+# The stats of a pack entry made from a module's outline (``outline_file``), in place of its
+# ``module_stats``: (OUTLINED, whether a class is defined inside a function).
+OUTLINED = "outlined"
+
+
+def is_outlined(entry: tuple) -> bool:
+    """A pack entry made from an outline: its light summary is right unless a body hides a syntax
+    error, so `index` summarises the file again and its summaries stay out of the cache by content."""
+    return entry[4] is not None and entry[4][0] == OUTLINED
+
+
+def outline_file(root: Path, relpath: str, pickled: bool = False):
+    """(a file's light summary from its outline, whether a class is defined inside a function, its
+    bytes, its pack entry: the light summary's pickle there only if ``pickled``), or None where the
+    scan gives no outline."""
+    path = f"{root}/{relpath}"
+    st = os.stat(path)  # before reading: a file changed meanwhile is read again next time
+    with open(path, "rb") as fh:
+        data = fh.read()
+    found = outline_summary(data, relpath)
+    if found is None:
+        return None
+    summary, classes_in_bodies = found
+    blob = pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL) if pickled else None
+    return summary, classes_in_bodies, data, (st.st_size, st.st_mtime_ns, content_key(data), blob,
+                                              (OUTLINED, classes_in_bodies), None)
 
 
 def whole_key(key: str) -> str:
