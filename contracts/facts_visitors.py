@@ -282,7 +282,7 @@ class Assignments(_Collector):
         ctx = self.where.of(node)
         self.scope.current.bindings.append(
             Binding(node.target.id, describe(self.src, node.value), self.src.line(node), ctx.conds, ctx.blocks,
-                    exits=ctx.exits))
+                    exits=ctx.exits, loop_exit=ctx.loop_exit))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         if self.scope.current is None:
@@ -298,7 +298,8 @@ class Assignments(_Collector):
         if isinstance(node.target, ast.Name):
             self.scope.current.bindings.append(
                 Binding(node.target.id, describe(self.src, node.value), self.src.line(node), ctx.conds, ctx.blocks,
-                        annotation=self.src.code(node.annotation), exits=ctx.exits)
+                        annotation=self.src.code(node.annotation), exits=ctx.exits,
+                        loop_exit=ctx.loop_exit)
             )
         elif node.value is not None:
             self._record_target(node.target, node.value, node, ctx)
@@ -314,7 +315,7 @@ class Assignments(_Collector):
                 self.scope.current.writes.append(
                     AttrWrite(ch[0], ch[1], NoneValue(f"del {self.src.code(target)}"), self.src.line(node),
                               self.where.statement_shape(node, ctx) or self.src.code(node), ctx.conds, ctx.blocks,
-                              ctx.exits))
+                              ctx.exits, ctx.loop_exit))
 
     def visit_Call(self, node: ast.Call) -> None:
         """``setattr(x.y, "name", value)``, and ``setattr(x, name, value)`` in a loop over a literal
@@ -334,11 +335,11 @@ class Assignments(_Collector):
         for name in names:
             self.scope.current.writes.append(
                 AttrWrite(ch[0], [*ch[1], name], describe(src, args[2].value), src.line(node), shape,
-                          ctx.conds, ctx.blocks, ctx.exits))
+                          ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit))
         if not names:
             self.scope.current.computed_writes.append(
                 AttrWrite(ch[0], list(ch[1]), describe(src, args[2].value), src.line(node), shape,
-                          ctx.conds, ctx.blocks, ctx.exits))
+                          ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit))
 
     def _literal_names(self, node: ast.AST, name: ast.expr) -> list[str]:
         src = self.src
@@ -361,13 +362,14 @@ class Assignments(_Collector):
         facts = self.scope.current
         desc = describe(src, value) if index is None else ItemOf(index, describe(src, value))
         if isinstance(target, ast.Name):
-            facts.bindings.append(Binding(target.id, desc, src.line(stmt), ctx.conds, ctx.blocks, exits=ctx.exits))
+            facts.bindings.append(Binding(target.id, desc, src.line(stmt), ctx.conds, ctx.blocks, exits=ctx.exits,
+                                          loop_exit=ctx.loop_exit))
         elif isinstance(target, ast.Attribute):
             ch = chain_of(target)
             if ch is not None:
                 facts.writes.append(
                     AttrWrite(ch[0], ch[1], desc, src.line(stmt), self.where.statement_shape(stmt, ctx) or src.code(stmt),
-                              ctx.conds, ctx.blocks, ctx.exits)
+                              ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit)
                 )
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             key = target.slice.value if isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str) else None

@@ -125,10 +125,21 @@ def _generator_swallows(symbols, rel: str, f: FunctionFacts) -> bool:
 
 
 def _inside(record, withs: list[WithManager]):
-    """``record`` with the block of each swallowing ``with`` whose body holds it."""
-    blocks = list(record.blocks)
+    """``record`` with the block of each swallowing ``with`` whose body holds it (and the loop it
+    runs before leaving, where a with's body holds that loop)."""
+    blocks = _with_blocks(record.blocks, record.line, withs)
+    exit_ = getattr(record, "loop_exit", None)
+    if exit_ is not None:
+        exit_ = dataclasses.replace(exit_, blocks=_with_blocks(exit_.blocks, exit_.end_line, withs))
+    if blocks == record.blocks and exit_ == getattr(record, "loop_exit", None):
+        return record
+    return dataclasses.replace(record, blocks=blocks, **({"loop_exit": exit_} if exit_ is not None else {}))
+
+
+def _with_blocks(blocks: list[str], line: int, withs: list[WithManager]) -> list[str]:
+    blocks = list(blocks)
     for w in sorted(withs, key=lambda w: len(w.blocks), reverse=True):
         depth = len(w.blocks)
-        if w.body_line <= record.line <= w.end_line and blocks[:depth] == w.blocks:
+        if w.body_line <= line <= w.end_line and blocks[:depth] == w.blocks:
             blocks.insert(depth, f"{w.line}t")
-    return record if blocks == record.blocks else dataclasses.replace(record, blocks=blocks)
+    return blocks

@@ -23,8 +23,7 @@ from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, Place, bind, function_key
 from spectrace.contracts.dataclasses_scan import find_dataclass
 from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
-from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions
-from spectrace.contracts.blocks import dominates
+from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions, runs_before
 from spectrace.contracts.records import ProducerFunction, ReturnPath
 from spectrace.contracts.values import (AttrOf, BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue,
                                        TupleValue, Value, is_name)
@@ -716,7 +715,7 @@ class ReturnPathFinder:
             return [Outcome(None, unresolved=f"{name} is rebound by a function nested in {f.qualname} (nonlocal) "
                                              "that is not only called there", undecided=True)]
         binds = [b for b in f.bindings if b.target == name and b.line < line]
-        dom = [b for b in binds if dominates(b.blocks, at.blocks)]
+        dom = [b for b in binds if runs_before(b, line, at.blocks)]
         arg = self._argument(module, f, name) if not dom and any(p == name for p, _ in f.params) else None
         if dom:
             b = max(dom, key=lambda b: b.line)
@@ -746,7 +745,7 @@ class ReturnPathFinder:
             [pw for c in f.calls if start < c.line < line and _passes(c, name)
              for pw in self.passed.of_call(module, rel, f, c, name) if pw.attrs[0] in want]
         for e in sorted(events, key=lambda e: e.line):
-            every = dominates(e.blocks, at.blocks)
+            every = runs_before(e, line, at.blocks)
             nxt = []
             for s in states:
                 taken = s if every else s.but(conds=s.conds + list(e.conds), branch=s.branch + list(e.conds))

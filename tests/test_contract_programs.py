@@ -21,6 +21,13 @@ DEFAULT = "scheduler.py:25"  # `batch.lens = result.draft.lens` in Scheduler.run
 EXPECTED = {
     # a write inside `try` does not reach the `except` path that returns early
     "try_except": ("violated", DEFAULT, "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a loop left only through its breaks (an `else` that raises, `while True`) has run what
+    # stands before every break by the code after it; a loop body may run zero times, and a
+    # break before the write leaves it out
+    "loop_retry": ("present", None, None, ""),
+    "loop_while_true": ("violated", DEFAULT, "worker.py:10", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "loop_zero_runs": ("violated", DEFAULT, "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "loop_break_first": ("violated", DEFAULT, "worker.py:15", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a handler that re-raises: the code after the statement follows the body only
     "try_reraise": ("present", None, None, ""),
     # a `return` in `finally` is a return path of its own

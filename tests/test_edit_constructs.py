@@ -183,14 +183,7 @@ RELEASE_EDITS = {
 CASES = [(v, name) for name, (_, versions, _) in RELEASE_EDITS.items() for v in versions]
 
 
-# not decided yet (`unknown`, so the harmless edit fails --strict): a local bound in a loop's try
-# body and read after a `for`/`else` whose `else` raises (the only way past the loop is the break)
-NOT_DECIDED = {"Standalone retries its step"}
-
-
-@pytest.mark.parametrize("version,name", [
-    pytest.param(v, n, marks=pytest.mark.xfail(strict=True, reason="for/else: unknown")) if n in NOT_DECIDED else (v, n)
-    for v, n in CASES], ids=[f"{v}-{n}" for v, n in CASES])
+@pytest.mark.parametrize("version,name", CASES, ids=[f"{v}-{n}" for v, n in CASES])
 def test_release_edit(sglang_copy, version, name):
     breaks, _, edits = RELEASE_EDITS[name]
     root = sglang_copy(version, subdirs=SUBDIRS)
