@@ -11,7 +11,7 @@ from typing import Callable
 
 from spectrace.contracts.facts import FunctionFacts, path_conditions
 from spectrace.contracts.symbols import Symbols
-from spectrace.contracts.values import Chain, Value, is_name
+from spectrace.contracts.values import Chain, Name, Value
 
 # calls followed below the one that receives the object (a helper calling a helper ...)
 MAX_DEPTH = 3
@@ -85,6 +85,32 @@ def bind(g: FunctionFacts, args: list[Value], keywords: dict[str, Value]) -> dic
     return out
 
 
+def handed_prefix(value: Value, roots: dict) -> list[str] | None:
+    """The path below one of ``roots`` (name -> its path) that an argument hands on: the root
+    itself, or an attribute chain of it (``result.draft``: the root's path, then ``draft``)."""
+    if isinstance(value, Name) and value.name in roots:
+        return roots[value.name]
+    if isinstance(value, Chain) and value.root in roots:
+        return roots[value.root] + list(value.attrs)
+    return None
+
+
+def receiver_prefix(callee: str, roots: dict) -> list[str] | None:
+    """The path below one of ``roots`` that a method call's receiver is (``result.draft.trim``:
+    the root's path, then ``draft``), or None for a call on anything else."""
+    parts = callee.split(".")
+    if len(parts) < 2 or parts[0] not in roots or not all(p.isidentifier() for p in parts):
+        return None
+    return roots[parts[0]] + parts[1:-1]
+
+
+def hands(call, roots: dict) -> bool:
+    """Does ``call`` hand on one of ``roots`` or an attribute chain of one (as an argument or as
+    the receiver of the method it calls)?"""
+    return receiver_prefix(call.callee, roots) is not None or \
+        any(handed_prefix(a, roots) is not None for a in [*call.args, *call.keywords.values()])
+
+
 class PassedWrites:
     """The writes each call makes through an object passed to it, per (callee, parameter), cached."""
 
@@ -107,10 +133,13 @@ class PassedWrites:
             mod2 = self.symbols.module_of_file(rel2)
             bound = bind(g, call.args, call.keywords)
             arguments = {p: Argument(v, module, rel, f, call.line, call.blocks) for p, v in bound.items()}
-            for param, desc in bound.items():
-                if not is_name(desc, roots):
+            handed = [(param, handed_prefix(desc, roots)) for param, desc in bound.items()]
+            receiver = receiver_prefix(call.callee, roots)
+            if receiver is not None and g.cls and g.params and g.params[0][0] == "self":
+                handed.append(("self", receiver))  # a method of the object (or of an attribute of it)
+            for param, prefix in handed:
+                if prefix is None:
                     continue
-                prefix = roots[desc.name]
                 for pw in self._through(mod2, rel2, g, param, depth):
                     out.append(PassedWrite(
                         attrs=prefix + pw.attrs, value=pw.value, module=pw.module, rel=pw.rel, f=pw.f,
@@ -146,7 +175,7 @@ class PassedWrites:
                 conds=conds, arguments=[]))
         if depth < MAX_DEPTH:
             for c in g.calls:
-                if any(is_name(a, roots) for a in [*c.args, *c.keywords.values()]):
+                if hands(c, roots):
                     # an earlier return may skip the call (calls carry no early exits of their own)
                     skippable = any(r.line < c.line for r in g.returns)
                     for pw in self._of_call(module, rel, g, c, roots, depth + 1):

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field, replace
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
-from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, Place, bind, function_key
+from spectrace.contracts.arguments import (Argument, PassedWrite, PassedWrites, Place, bind, function_key, handed_prefix,
+                                          hands, receiver_prefix)
 from spectrace.contracts.dataclasses_scan import find_dataclass
 from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions, runs_before
@@ -101,6 +102,24 @@ class NestedBinding:
     conds: list
     place: Place
     value: Value
+
+
+@dataclass(frozen=True)
+class OpaqueCall:
+    """A call handed the value followed that reaches no function of the tree (a callee nothing
+    resolves, or one without source): what it does to the value's attributes is not known."""
+    line: int
+    blocks: list
+    conds: list
+    paths: tuple  # the attribute paths below the value it may set or clear
+    why: str
+
+
+# callees handed an object that write none of its attributes (a dataclass's repr, a logger's format),
+# or whose writes the facts record (setattr)
+_NO_ATTRIBUTE_WRITES = frozenset({"setattr", "isinstance", "issubclass", "len", "id", "type", "repr", "str", "print",
+                                  "hasattr", "getattr", "bool", "callable", "hash", "format", "dataclasses.is_dataclass"})
+_LOGGERS = frozenset({"logger", "logging", "log"})
 
 
 def _not_all(conds: list[Cond]) -> Cond:
@@ -742,8 +761,10 @@ class ReturnPathFinder:
         events = [x for x in binds if x.line > start] + [x for x in nested if start < x.line < line] + \
             [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and start < w.line < line] + \
             through_setters + \
-            [pw for c in f.calls if start < c.line < line and _passes(c, name)
-             for pw in self.passed.of_call(module, rel, f, c, name) if pw.attrs[0] in want]
+            [pw for c in f.calls if start < c.line < line and hands(c, {name: []})
+             for pw in self.passed.of_call(module, rel, f, c, name) if pw.attrs[0] in want] + \
+            [x for c in f.calls if want and start < c.line < line and hands(c, {name: []})
+             for x in self._opaque(module, rel, f, c, name, want)]
         for e in sorted(events, key=lambda e: e.line):
             every = runs_before(e, line, at.blocks)
             nxt = []
@@ -786,9 +807,38 @@ class ReturnPathFinder:
             return None
         return out
 
+    def _opaque(self, module: str, rel: str, f: FunctionFacts, call, name: str, want: dict) -> list["OpaqueCall"]:
+        """``call`` as an event of the local ``name`` it is handed (itself or an attribute chain of
+        it, as an argument or as a method's receiver), when it reaches no function of the tree
+        whose body can be read: it may set or clear any attribute of what it is handed."""
+        if call.callee in _NO_ATTRIBUTE_WRITES or call.callee.split(".", 1)[0] in _LOGGERS:
+            return []
+        roots = {name: []}
+        prefixes = [p for p in (handed_prefix(a, roots) for a in [*call.args, *call.keywords.values()]) if p is not None]
+        receiver = receiver_prefix(call.callee, roots)
+        if receiver is not None:
+            prefixes.append(receiver)
+        # what is handed is not rebound by the callee, only what lies below it
+        paths = sorted({p for prefix in prefixes for p in _want_paths(want)
+                        if not prefix or p.startswith(".".join(prefix) + ".")})
+        if not paths:
+            return []
+        targets = self._targets(module, f, call.callee)
+        if any(self.symbols.function_facts(t) is not None for t in targets):
+            return []
+        how = "reaches no source" if targets else "resolves to no function of the tree"
+        handed = ", ".join(sorted({".".join([name, *p]) for p in prefixes}))
+        return [OpaqueCall(call.line, call.blocks, path_conditions(call), tuple(paths),
+                           f"`{call.callee}(...)` at {rel}:{call.line} is handed {handed} and {how}")]
+
     def _event(self, at: Place, state: Outcome, e, walk: Walk) -> list[Outcome]:
-        """``state`` after the event ``e`` of the function ``at`` is in: a binding, a write, or a
-        write that a helper makes through a parameter."""
+        """``state`` after the event ``e`` of the function ``at`` is in: a binding, a write, a
+        write that a helper makes through a parameter, or a call that may write anything."""
+        if isinstance(e, OpaqueCall):
+            if state.sets is None or state.not_a_result:
+                return [state]
+            return [state.but(sets={p for p in state.sets if not any(_under(p, w) for w in e.paths)},
+                              unknown={**state.unknown, **{p: e.why for p in e.paths}})]
         if isinstance(e, NestedBinding):
             return [o.but(conds=state.conds + o.conds, branch=state.branch + o.branch)
                     for o in self._value(e.place, e.value, walk)]
@@ -897,11 +947,6 @@ def decided(conds: list, constants: dict[str, object]) -> list | None:
             continue
         out.append(Cond(text, positive))
     return out
-
-
-def _passes(call, name: str) -> bool:
-    """Does ``call`` pass the local ``name`` itself as an argument?"""
-    return any(is_name(a, name) for a in [*call.args, *call.keywords.values()])
 
 
 def worker_return_paths(analysis: Analysis, targets: list[str], methods: list[str],

@@ -25,7 +25,7 @@ EXPECTED = {
     # stands before every break by the code after it; a loop body may run zero times, and a
     # break before the write leaves it out
     "loop_retry": ("present", None, None, ""),
-    "loop_while_true": ("violated", DEFAULT, "worker.py:10", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "loop_while_true": ("violated", DEFAULT, "worker.py:11", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "loop_zero_runs": ("violated", DEFAULT, "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "loop_break_first": ("violated", DEFAULT, "worker.py:15", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a handler that re-raises: the code after the statement follows the body only
@@ -137,6 +137,18 @@ EXPECTED = {
     # assigns again is free
     "attribute_definition": ("present", None, None, ""),
     "attribute_reassigned": ("violated", "scheduler.py:37", "worker.py:7", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # the result (or an attribute of it) handed to a call that reaches no function of the tree
+    # may have any attribute below it set or cleared: not decided; calls that write no attribute
+    # (a logger, isinstance) and a local nothing is read below do not count
+    "opaque_argument": ("unknown", DEFAULT, "worker.py:13", "`self.hook.adjust(...)` at opaque_argument/worker.py:12 "
+                        "is handed result and resolves to no function of the tree"),
+    "opaque_below": ("unknown", DEFAULT, "worker.py:10", "`self.pool.release(...)` at opaque_below/worker.py:9 "
+                     "is handed result.draft and resolves to no function of the tree"),
+    "opaque_harmless": ("present", None, None, ""),
+    # a helper handed an attribute chain of the result writes below it; the result's own method
+    # called by the worker writes on it
+    "helper_writes_below": ("violated", DEFAULT, "worker.py:10", "worker.py:14 `draft.lens = None` sets it to None"),
+    "owner_method_clears": ("violated", "scheduler.py:28", "worker.py:10", "scheduler.py:19 `self.draft = None` sets it to None"),
     # a name the worker computes: which field it writes is not known, so nothing passes silently
     "setattr_computed": ("unknown", DEFAULT, "worker.py:10", "`setattr(result, name, None)` at setattr_computed/worker.py:9 "
                          "writes an attribute whose name is computed"),
