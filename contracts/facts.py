@@ -33,7 +33,7 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 25  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 26  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -185,6 +185,9 @@ class FunctionFacts:
     # `yield v` as a Return of v (what `next()` of the generator may give); `yield from g` as an
     # opaque value
     yields: list[Return] = field(default_factory=list)
+    # (WithManager, why) for each `with` whose manager may swallow what its body raises, as far as
+    # the tree says (an `__exit__` taken from outside it): set against the tree (managers.py)
+    undecided_withs: list = field(default_factory=list)
 
 
 # ------------------------------------------------------------ function selection

@@ -24,6 +24,7 @@ from spectrace.contracts.arguments import (Argument, PassedWrite, PassedWrites, 
                                           hands, receiver_prefix)
 from spectrace.contracts.dataclasses_scan import find_dataclass
 from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
+from spectrace.contracts.blocks import apart_by_exceptions
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions, runs_before
 from spectrace.contracts.records import ProducerFunction, ReturnPath
 from spectrace.contracts.values import (AttrOf, BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue,
@@ -120,6 +121,25 @@ class OpaqueCall:
 _NO_ATTRIBUTE_WRITES = frozenset({"setattr", "isinstance", "issubclass", "len", "id", "type", "repr", "str", "print",
                                   "hasattr", "getattr", "bool", "callable", "hash", "format", "dataclasses.is_dataclass"})
 _LOGGERS = frozenset({"logger", "logging", "log"})
+
+
+def _undecided_with(f: FunctionFacts, fact_line: int, line: int) -> str | None:
+    """Why a ``with`` whose body holds the fact at ``fact_line``, and not ``line``, may have cut
+    the fact short (its manager may swallow what the body raises; managers.py), or None."""
+    for w, why in f.undecided_withs:
+        if w.body_line <= fact_line <= w.end_line and not w.body_line <= line <= w.end_line:
+            return why
+    return None
+
+
+def _cut_short(state: "Outcome", e, why: str) -> "Outcome":
+    """``state`` after an event that may not have run: a binding's value, or what a write wrote, undecided."""
+    if isinstance(e, OpaqueCall):
+        return state  # undecided already
+    if isinstance(e, (Binding, NestedBinding)) or state.sets is None:
+        return Outcome(None, unresolved=why, undecided=True)
+    path = ".".join(e.attrs[:2])
+    return state.but(sets={p for p in state.sets if not _under(p, path)}, unknown={**state.unknown, path: why})
 
 
 def _not_all(conds: list[Cond]) -> Cond:
@@ -738,6 +758,9 @@ class ReturnPathFinder:
         arg = self._argument(module, f, name) if not dom and any(p == name for p, _ in f.params) else None
         if dom:
             b = max(dom, key=lambda b: b.line)
+            skipped = _undecided_with(f, b.line, line)
+            if skipped:  # the binding may have been cut short by an error the manager swallows
+                return [Outcome(None, unresolved=skipped, undecided=True)]
             start = b.line
             states = self._value(at.moved(b.line, b.blocks), b.value, walk)
         elif arg is not None:  # a parameter: its argument at the call being followed (outwards, no hop)
@@ -771,12 +794,17 @@ class ReturnPathFinder:
             for s in states:
                 taken = s if every else s.but(conds=s.conds + list(e.conds), branch=s.branch + list(e.conds))
                 after = self._event(at, taken, e, walk)
+                skipped = _undecided_with(f, e.line, line)
+                if skipped:
+                    after = [_cut_short(o, e, skipped) for o in after]
                 if not every and all(_same_value(o, s, self.relevant) for o in after):
                     nxt.append(s)  # taken or not, the value is the same: no fork
                     continue
                 nxt.extend(after)
                 if not every:
-                    skip = [_not_all(e.conds)] if e.conds else []
+                    # skipped by an error inside the conditions the return stands under too, or
+                    # under the negation of the event's own
+                    skip = [_not_all(e.conds)] if e.conds and not apart_by_exceptions(e.blocks, at.blocks) else []
                     nxt.append(s.but(conds=s.conds + skip, branch=s.branch + skip))
             if len(nxt) > MAX_FORKS:
                 return [s.but(sets=None, unresolved=f"more than {MAX_FORKS} branches assign {name}") for s in nxt[:1]]

@@ -28,6 +28,8 @@ EXPECTED = {
     "loop_while_true": ("violated", DEFAULT, "worker.py:11", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "loop_zero_runs": ("violated", DEFAULT, "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "loop_break_first": ("violated", DEFAULT, "worker.py:15", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # ... also under an `if` that the return stands in too
+    "try_under_if": ("violated", DEFAULT, "worker.py:14", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a handler that re-raises: the code after the statement follows the body only
     "try_reraise": ("present", None, None, ""),
     # a `return` in `finally` is a return path of its own
@@ -46,6 +48,11 @@ EXPECTED = {
     "with_exit_true": ("violated", DEFAULT, "worker.py:19", "worker.py:16 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "with_contextmanager": ("violated", DEFAULT, "worker.py:24", "worker.py:21 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "with_exit_none": ("present", None, None, ""),
+    # a class of the tree taking `__exit__` from outside it: contextlib's are decided
+    # (ContextDecorator lets go, a subclass of suppress swallows), any other is not
+    "with_exit_outside": ("unknown", DEFAULT, "worker.py:17", "`with Guarded(...)`: its __exit__ comes from "
+                          "outside_lib.Tolerant, outside the tree, which may swallow what the body raises"),
+    "with_exit_contextlib": ("violated", DEFAULT, "worker.py:23", "worker.py:20 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "partial_helper": ("violated", DEFAULT, "worker.py:16", "leaves it None"),
     # `next(g(...))` is a value the generator g yields
     "generator_next": ("violated", DEFAULT, "worker.py:7", "worker.py:11 `Result(tokens=[1])` leaves Result.draft at its default None"),
