@@ -143,6 +143,36 @@ def with_complements(f: Formula, complements: dict[str, str]) -> Formula:
     return type(f)(tuple(with_complements(g, complements) for g in f.parts))
 
 
+def mode_constraints(formulas: Iterable[Formula], predicates: dict[str, frozenset]) -> list[Formula]:
+    """What the predicates of one enum say of each other, for the atoms ``x.m()`` of one receiver
+    among ``formulas``: two true for no common member exclude each other (``is_decode()``,
+    ``is_idle()``), one true for members all within another's implies it (``is_mixed()``,
+    ``is_extend()``). ``predicates``: method -> the members (``Cls.NAME``) it is true for."""
+    if not predicates:
+        return []
+    by_receiver: dict[str, set[tuple[str, str]]] = {}
+    for f in formulas:
+        for key in atoms(f):
+            m = _CALL_ATOM.match(key)
+            if m and m.group(2) in predicates:
+                by_receiver.setdefault(m.group(1), set()).add((key, m.group(2)))
+    out: list[Formula] = []
+    for found in by_receiver.values():
+        found = sorted(found)
+        for i, (ka, ma) in enumerate(found):
+            for kb, mb in found[i + 1:]:
+                a, b = predicates[ma], predicates[mb]
+                if {x.split(".")[0] for x in a} != {x.split(".")[0] for x in b}:
+                    continue  # members of two classes: nothing follows
+                if not a & b:
+                    out.append(Not(And((Atom(ka), Atom(kb)))))
+                if a <= b:
+                    out.append(Or((Not(Atom(ka)), Atom(kb))))
+                if b <= a:
+                    out.append(Or((Not(Atom(kb)), Atom(ka))))
+    return out
+
+
 def conjunction(parts: Iterable[tuple[str, bool]], expand=None) -> Formula:
     items = []
     for text, positive in parts:

@@ -235,10 +235,11 @@ class ViolationFinder:
                     p_f = C.with_complements(C.conjunction(p_conds), comp)
                     for alt in selection.get(p.worker, [[]]):
                         sel_f = C.with_complements(C.conjunction(alt), comp)
-                        if not C.satisfiable(read_f, sel_f, p_f):
+                        modes = C.mode_constraints((read_f, sel_f, p_f), a.predicates)
+                        if not C.satisfiable(read_f, sel_f, p_f, *modes):
                             continue
                         definitions = self._definitions(read_f)
-                        if not C.satisfiable(read_f, sel_f, p_f, *definitions):
+                        if not C.satisfiable(read_f, sel_f, p_f, *definitions, *modes):
                             continue
                         if self._ruled_out(read_f, sel_f, p_f, definitions):
                             continue

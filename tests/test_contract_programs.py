@@ -159,6 +159,11 @@ EXPECTED = {
     # a name the worker computes: which field it writes is not known, so nothing passes silently
     "setattr_computed": ("unknown", DEFAULT, "worker.py:10", "`setattr(result, name, None)` at setattr_computed/worker.py:9 "
                          "writes an attribute whose name is computed"),
+    # predicates of an enum (roles: mode_enums) are sets of its members: `is_decode()` excludes
+    # `is_idle()`, `is_mixed()` implies `is_extend()`; `is_decode_or_idle()` overlaps `is_idle()`
+    "mode_exclusive": ("present", None, None, ""),
+    "mode_within": ("present", None, None, ""),
+    "mode_overlap": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `is_some()` returns `not self.is_none()`: the plain worker's selection excludes the read
     "complement": ("present", None, None, ""),
     # a local bound from the field and written through, bound by `getattr(..., None)`, or by `or`
