@@ -54,6 +54,9 @@ EXPECTED = {
                           "outside_lib.Tolerant, outside the tree, which may swallow what the body raises"),
     "with_exit_contextlib": ("violated", DEFAULT, "worker.py:23", "worker.py:20 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "partial_helper": ("violated", DEFAULT, "worker.py:16", "leaves it None"),
+    # ... a partial of a partial, and a partial kept on `self` by __init__ and called by the step
+    "partial_of_partial": ("violated", DEFAULT, "worker.py:17", "`Result(tokens=[1], draft=make(batch))` leaves it None"),
+    "partial_on_self": ("violated", DEFAULT, "worker.py:18", "`Result(tokens=[1], draft=self.make(batch))` leaves it None"),
     # `next(g(...))` is a value the generator g yields
     "generator_next": ("violated", DEFAULT, "worker.py:7", "worker.py:11 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "generator_field": ("violated", DEFAULT, "worker.py:9", "worker.py:8 `result.draft = next(self.drafts(batch))` leaves it None"),
@@ -185,6 +188,9 @@ EXPECTED = {
     # the idle worker path out); a receiver that only hands it on counts where the catalog says so
     "passed_on": ("violated", "counters.py:7", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "passed_on_guarded": ("present", None, None, ""),
+    # ... and to an object the scheduler holds in an attribute (its output processor), whose method
+    # hands it to another of its methods
+    "composed_processor": ("violated", "processor.py:20", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # the owner's method bound by functools.partial in a helper the result is handed to, called
     # later or handed to a call that runs it (`pool.submit(copy)`): a context of its reads; a
     # helper that sets the field before it calls the method rules the worker's idle path out
