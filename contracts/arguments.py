@@ -59,7 +59,7 @@ class Argument:
 class PassedWrite:
     """``<passed object>.<attrs> = value`` done by a callee, seen from the caller's call."""
     attrs: list[str]  # the path written, below the object the caller passed
-    value: Value  # the value written, an expression of ``f`` (the callee's frame)
+    value: Value | None  # the value written, an expression of ``f`` (the callee's frame); None: ``opaque``
     module: str
     rel: str
     f: FunctionFacts
@@ -70,6 +70,21 @@ class PassedWrite:
     blocks: list  # the call's blocks, plus one of its own when the callee does not always write
     conds: list  # the call's conditions and those of the write inside the callees
     arguments: list  # (function key, {param: Argument}) of each callee on the way, outermost first
+    # why the write is not known: a call handed the object (``attrs``: the path below it that is
+    # handed) that reaches no function of the tree with a body may set or clear anything below it
+    opaque: str | None = None
+
+
+# callees handed an object that write none of its attributes (a dataclass's repr, a logger's format),
+# or whose writes the facts record (setattr)
+_NO_ATTRIBUTE_WRITES = frozenset({"setattr", "isinstance", "issubclass", "len", "id", "type", "repr", "str", "print",
+                                  "hasattr", "getattr", "bool", "callable", "hash", "format", "dataclasses.is_dataclass"})
+_LOGGERS = frozenset({"logger", "logging", "log"})
+
+
+def writes_nothing(callee: str) -> bool:
+    """Does a call of ``callee`` write no attribute of what it is handed?"""
+    return callee in _NO_ATTRIBUTE_WRITES or callee.split(".", 1)[0] in _LOGGERS
 
 
 def function_key(module: str, f: FunctionFacts) -> str:
@@ -125,7 +140,10 @@ class PassedWrites:
 
     def _of_call(self, module: str, rel: str, f: FunctionFacts, call, roots: dict, depth: int) -> list[PassedWrite]:
         out: list[PassedWrite] = []
-        for target in self.targets(module, f, call.callee):
+        targets = self.targets(module, f, call.callee)
+        if not any(self.symbols.function_facts(t) is not None for t in targets):
+            return self._opaque(rel, f, call, roots, bool(targets))
+        for target in targets:
             got = self.symbols.function_facts(target)
             if got is None:
                 continue
@@ -145,8 +163,30 @@ class PassedWrites:
                         attrs=prefix + pw.attrs, value=pw.value, module=pw.module, rel=pw.rel, f=pw.f,
                         write_line=pw.write_line, write_blocks=pw.write_blocks, shape=pw.shape, line=call.line,
                         blocks=list(call.blocks) + pw.blocks, conds=list(call.conds) + pw.conds,
-                        arguments=[(function_key(mod2, g), arguments)] + pw.arguments))
+                        arguments=[(function_key(mod2, g), arguments)] + pw.arguments, opaque=pw.opaque))
         return out
+
+    def _opaque(self, rel: str, f: FunctionFacts, call, roots: dict, resolved: bool) -> list[PassedWrite]:
+        """``call`` as writes of unknown values below each object of ``roots`` it is handed (as an
+        argument or as the receiver of a method), where no body of the tree says what it does."""
+        if writes_nothing(call.callee):
+            return []
+        handed: dict[tuple, str] = {}  # the path below a root -> the handed expression, as written
+        for a in [*call.args, *call.keywords.values()]:
+            p = handed_prefix(a, roots)
+            if p is not None:
+                handed.setdefault(tuple(p), a.name if isinstance(a, Name) else ".".join([a.root, *a.attrs]))
+        receiver = receiver_prefix(call.callee, roots)
+        if receiver is not None:
+            handed.setdefault(tuple(receiver), call.callee.rsplit(".", 1)[0])
+        if not handed:
+            return []
+        how = "reaches no source" if resolved else "resolves to no function of the tree"
+        why = f"`{call.callee}(...)` at {rel}:{call.line} is handed {', '.join(sorted(set(handed.values())))} and {how}"
+        return [PassedWrite(attrs=list(p), value=None, module="", rel=rel, f=f, write_line=call.line,
+                            write_blocks=list(call.blocks), shape=call.callee, line=call.line,
+                            blocks=list(call.blocks), conds=list(call.conds), arguments=[], opaque=why)
+                for p in handed]
 
     def _through(self, module: str, rel: str, g: FunctionFacts, param: str, depth: int) -> list[PassedWrite]:
         """The writes ``g`` makes below its parameter ``param``, in the callee's terms (``line`` and
@@ -184,7 +224,7 @@ class PassedWrites:
                             attrs=pw.attrs, value=pw.value, module=pw.module, rel=pw.rel, f=pw.f,
                             write_line=pw.write_line, write_blocks=pw.write_blocks, shape=pw.shape, line=c.line,
                             blocks=[f"{function_key(module, g)}:{c.line}:{pw.write_line}"] if own else [],
-                            conds=pw.conds, arguments=pw.arguments))
+                            conds=pw.conds, arguments=pw.arguments, opaque=pw.opaque))
         out.sort(key=lambda pw: pw.line)
         self._cache[key] = out
         return out

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
-from spectrace.contracts.arguments import (Argument, PassedWrite, PassedWrites, Place, bind, function_key, handed_prefix,
-                                          hands, receiver_prefix)
+from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, Place, bind, function_key, hands
 from spectrace.contracts.dataclasses_scan import find_dataclass
 from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
 from spectrace.contracts.blocks import apart_by_exceptions
@@ -116,11 +115,22 @@ class OpaqueCall:
     why: str
 
 
-# callees handed an object that write none of its attributes (a dataclass's repr, a logger's format),
-# or whose writes the facts record (setattr)
-_NO_ATTRIBUTE_WRITES = frozenset({"setattr", "isinstance", "issubclass", "len", "id", "type", "repr", "str", "print",
-                                  "hasattr", "getattr", "bool", "callable", "hash", "format", "dataclasses.is_dataclass"})
-_LOGGERS = frozenset({"logger", "logging", "log"})
+def _opaque_paths(pw: PassedWrite, want: dict) -> tuple:
+    """The wanted paths below what an opaque call is handed (the object itself: all of them; an
+    attribute of it: those below that attribute, which the call cannot rebind)."""
+    prefix = ".".join(pw.attrs)
+    return tuple(p for p in _want_paths(want) if not prefix or p.startswith(prefix + "."))
+
+
+def _concerns(pw: PassedWrite, want: dict) -> bool:
+    return bool(_opaque_paths(pw, want)) if pw.opaque else pw.attrs[0] in want
+
+
+def _opaque_or_write(pw: PassedWrite, want: dict):
+    """A helper's write, or a call that may write anything below what it is handed as an event."""
+    if pw.opaque is None:
+        return pw
+    return OpaqueCall(pw.line, pw.blocks, pw.conds, _opaque_paths(pw, want), pw.opaque)
 
 
 def _undecided_with(f: FunctionFacts, fact_line: int, line: int) -> str | None:
@@ -784,10 +794,8 @@ class ReturnPathFinder:
         events = [x for x in binds if x.line > start] + [x for x in nested if start < x.line < line] + \
             [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and start < w.line < line] + \
             through_setters + \
-            [pw for c in f.calls if start < c.line < line and hands(c, {name: []})
-             for pw in self.passed.of_call(module, rel, f, c, name) if pw.attrs[0] in want] + \
-            [x for c in f.calls if want and start < c.line < line and hands(c, {name: []})
-             for x in self._opaque(module, rel, f, c, name, want)]
+            [_opaque_or_write(pw, want) for c in f.calls if want and start < c.line < line and hands(c, {name: []})
+             for pw in self.passed.of_call(module, rel, f, c, name) if _concerns(pw, want)]
         for e in sorted(events, key=lambda e: e.line):
             every = runs_before(e, line, at.blocks)
             nxt = []
@@ -834,30 +842,6 @@ class ReturnPathFinder:
         if not out or any(is_name(v, names) for v in values):
             return None
         return out
-
-    def _opaque(self, module: str, rel: str, f: FunctionFacts, call, name: str, want: dict) -> list["OpaqueCall"]:
-        """``call`` as an event of the local ``name`` it is handed (itself or an attribute chain of
-        it, as an argument or as a method's receiver), when it reaches no function of the tree
-        whose body can be read: it may set or clear any attribute of what it is handed."""
-        if call.callee in _NO_ATTRIBUTE_WRITES or call.callee.split(".", 1)[0] in _LOGGERS:
-            return []
-        roots = {name: []}
-        prefixes = [p for p in (handed_prefix(a, roots) for a in [*call.args, *call.keywords.values()]) if p is not None]
-        receiver = receiver_prefix(call.callee, roots)
-        if receiver is not None:
-            prefixes.append(receiver)
-        # what is handed is not rebound by the callee, only what lies below it
-        paths = sorted({p for prefix in prefixes for p in _want_paths(want)
-                        if not prefix or p.startswith(".".join(prefix) + ".")})
-        if not paths:
-            return []
-        targets = self._targets(module, f, call.callee)
-        if any(self.symbols.function_facts(t) is not None for t in targets):
-            return []
-        how = "reaches no source" if targets else "resolves to no function of the tree"
-        handed = ", ".join(sorted({".".join([name, *p]) for p in prefixes}))
-        return [OpaqueCall(call.line, call.blocks, path_conditions(call), tuple(paths),
-                           f"`{call.callee}(...)` at {rel}:{call.line} is handed {handed} and {how}")]
 
     def _event(self, at: Place, state: Outcome, e, walk: Walk) -> list[Outcome]:
         """``state`` after the event ``e`` of the function ``at`` is in: a binding, a write, a

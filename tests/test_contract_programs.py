@@ -155,6 +155,9 @@ EXPECTED = {
     "opaque_below": ("unknown", DEFAULT, "worker.py:10", "`self.pool.release(...)` at opaque_below/worker.py:9 "
                      "is handed result.draft and resolves to no function of the tree"),
     "opaque_harmless": ("present", None, None, ""),
+    # ... also where a helper the result is handed to hands it to such a call
+    "opaque_in_helper": ("unknown", DEFAULT, "worker.py:10", "`self.hook.adjust(...)` at opaque_in_helper/worker.py:14 "
+                         "is handed result and resolves to no function of the tree"),
     # a helper handed an attribute chain of the result writes below it; the result's own method
     # called by the worker writes on it
     "helper_writes_below": ("violated", DEFAULT, "worker.py:10", "worker.py:14 `draft.lens = None` sets it to None"),
