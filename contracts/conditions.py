@@ -19,6 +19,7 @@ a branch as soon as a partial assignment makes the formula false.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import weakref
 from dataclasses import dataclass
@@ -143,34 +144,43 @@ def with_complements(f: Formula, complements: dict[str, str]) -> Formula:
     return type(f)(tuple(with_complements(g, complements) for g in f.parts))
 
 
-def mode_constraints(formulas: Iterable[Formula], predicates: dict[str, frozenset]) -> list[Formula]:
-    """What the predicates of one enum say of each other, for the atoms ``x.m()`` of one receiver
-    among ``formulas``: two true for no common member exclude each other (``is_decode()``,
-    ``is_idle()``), one true for members all within another's implies it (``is_mixed()``,
-    ``is_extend()``). ``predicates``: method -> the members (``Cls.NAME``) it is true for."""
-    if not predicates:
-        return []
+MAX_MODE_CHOICES = 64  # joint choices of the enums' members tried before their atoms are left free
+
+
+def satisfiable_under_modes(formulas: Iterable[Formula], predicates: dict[str, frozenset]) -> bool:
+    """``satisfiable``, knowing what the predicates of one enum say of each other: the atoms
+    ``x.m()`` of one receiver whose methods are sets of one enum's members (``is_decode()``,
+    ``is_idle()``) take the values one member gives them, or those of a member none of them holds
+    for, so two with no member in common never hold together and one within another implies it
+    (a receiver that is a bare name, whose root the atoms drop, relates to nothing).
+    ``predicates``: method -> the members (``Cls.NAME``) it is true for."""
+    formulas = tuple(formulas)
     by_receiver: dict[str, set[tuple[str, str]]] = {}
-    for f in formulas:
-        for key in atoms(f):
-            m = _CALL_ATOM.match(key)
-            if m and m.group(2) in predicates:
-                by_receiver.setdefault(m.group(1), set()).add((key, m.group(2)))
-    out: list[Formula] = []
-    for found in by_receiver.values():
-        found = sorted(found)
-        for i, (ka, ma) in enumerate(found):
-            for kb, mb in found[i + 1:]:
-                a, b = predicates[ma], predicates[mb]
-                if {x.split(".")[0] for x in a} != {x.split(".")[0] for x in b}:
-                    continue  # members of two classes: nothing follows
-                if not a & b:
-                    out.append(Not(And((Atom(ka), Atom(kb)))))
-                if a <= b:
-                    out.append(Or((Not(Atom(ka)), Atom(kb))))
-                if b <= a:
-                    out.append(Or((Not(Atom(kb)), Atom(ka))))
-    return out
+    if predicates:
+        for f in formulas:
+            for key in atoms(f):
+                m = _CALL_ATOM.match(key)
+                if m and m.group(2) in predicates:
+                    by_receiver.setdefault(m.group(1), set()).add((key, m.group(2)))
+    choices = []
+    for receiver, found in by_receiver.items():
+        if not receiver:
+            continue  # `mode.is_idle()` of a bare local: which object it is, is not written
+        if len(found) < 2 or len({x.split(".")[0] for _, meth in found for x in predicates[meth]}) != 1:
+            continue  # one predicate alone is free; members of two classes: nothing follows
+        members = sorted(set().union(*(predicates[meth] for _, meth in found)))
+        options = {tuple(sorted((key, member in predicates[meth]) for key, meth in found)) for member in members}
+        options.add(tuple(sorted((key, False) for key, _ in found)))  # a member none of them holds for
+        choices.append(sorted(options))
+    combos = 1
+    for c in choices:
+        combos *= len(c)
+    if not choices or combos > MAX_MODE_CHOICES:
+        return satisfiable(*formulas)
+    whole = And(formulas)
+    counts = _occurrences(whole, {})
+    return any(_satisfiable(whole, counts, {key: value for option in combo for key, value in option})
+               for combo in itertools.product(*choices))
 
 
 def conjunction(parts: Iterable[tuple[str, bool]], expand=None) -> Formula:
@@ -202,25 +212,31 @@ def _occurrences(f: Formula, out: dict) -> dict:
 
 def satisfiable(*formulas: Formula) -> bool:
     """Can all formulas hold at once? (unknown atoms are free; too many atoms: assume yes)."""
-    whole = And(tuple(formulas))
-    counts = _occurrences(whole, {})
+    whole = And(formulas)
+    return _satisfiable(whole, _occurrences(whole, {}), {})
+
+
+def _satisfiable(whole: Formula, counts: dict, fixed: dict) -> bool:
+    """Whether ``whole``, whose atoms occur ``counts`` times, can hold with the atoms of ``fixed``
+    taking the values it gives them."""
     # an atom written once can always take the value its one place asks for (the formula is
     # monotone in it): only atoms written twice or more can make a contradiction
-    names = sorted((a for a, n in counts.items() if n > 1), key=lambda a: (-counts[a], a))
+    names = sorted((a for a, n in counts.items() if n > 1 and a not in fixed), key=lambda a: (-counts[a], a))
     # beyond MAX_ATOMS the rarest are left free too: an over-approximation
-    return _search(whole, names[:MAX_ATOMS], {})
+    return _search(whole, names[:MAX_ATOMS], dict(fixed), 0)
 
 
-def _search(whole: Formula, names: list[str], env: dict) -> bool:
-    """Assign ``names`` one by one, dropping a branch as soon as the formula is false whatever the
-    rest are; atoms outside ``names`` satisfy whatever asks for them (an over-approximation)."""
+def _search(whole: Formula, names: list[str], env: dict, i: int) -> bool:
+    """Assign ``names`` from the ``i``-th one by one, dropping a branch as soon as the formula is
+    false whatever the rest are; atoms outside ``names`` and ``env`` satisfy whatever asks for them
+    (an over-approximation)."""
     value = _partial(whole, env)
-    if value is not None or len(env) == len(names):
+    if value is not None or i == len(names):
         return value is not False
-    name = names[len(env)]
+    name = names[i]
     for choice in (True, False):
         env[name] = choice
-        found = _search(whole, names, env)
+        found = _search(whole, names, env, i + 1)
         del env[name]
         if found:
             return True

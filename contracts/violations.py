@@ -235,11 +235,13 @@ class ViolationFinder:
                     p_f = C.with_complements(C.conjunction(p_conds), comp)
                     for alt in selection.get(p.worker, [[]]):
                         sel_f = C.with_complements(C.conjunction(alt), comp)
-                        modes = C.mode_constraints((read_f, sel_f, p_f), a.predicates)
-                        if not C.satisfiable(read_f, sel_f, p_f, *modes):
+                        if not C.satisfiable(read_f, sel_f, p_f):
+                            continue
+                        # what the enum's predicates say of each other, asked only of what may hold
+                        if a.predicates and not C.satisfiable_under_modes((read_f, sel_f, p_f), a.predicates):
                             continue
                         definitions = self._definitions(read_f)
-                        if not C.satisfiable(read_f, sel_f, p_f, *definitions, *modes):
+                        if not C.satisfiable_under_modes((read_f, sel_f, p_f, *definitions), a.predicates):
                             continue
                         if self._ruled_out(read_f, sel_f, p_f, definitions):
                             continue
