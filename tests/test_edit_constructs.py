@@ -139,6 +139,16 @@ RELEASE_EDITS = {
         f"        for _ in range(2):\n            try:\n                out = {SUPER_STEP}\n"
         "            except RuntimeError:\n                continue\n            break\n"
         '        else:\n            raise RuntimeError("the step failed twice")\n        return out'),)),
+    # ... and one written `while True`
+    "Standalone retries its step while true": (False, LATEST, (_standalone_step(
+        f"        while True:\n            try:\n                out = {SUPER_STEP}\n"
+        "            except RuntimeError:\n                continue\n            break\n        return out"),)),
+    # the result handed to a hook nothing in the tree resolves (it may clear the draft input: not
+    # decided, so --strict fails), and to a logger, which writes none of its attributes
+    "Standalone hands its result to a hook from outside": (True, BOTH, (_standalone_step(
+        f"        out = {SUPER_STEP}\n        self._step_hook.after_step(out)\n        return out"),)),
+    "Standalone logs its result": (False, LATEST, (_standalone_step(
+        f'        out = {SUPER_STEP}\n        logger.debug("step result %s", out)\n        return out'),)),
     # a try nested in `finally`, around bookkeeping only
     "Standalone counts its steps in a nested finally": (False, LATEST, (_standalone_step(
         f"        try:\n            return {SUPER_STEP}\n        finally:\n            try:\n"
