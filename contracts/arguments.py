@@ -76,11 +76,12 @@ class PassedWrite:
 
 
 # callees handed an object that write none of its attributes (a dataclass's repr, a logger's format),
-# or whose writes the facts record (setattr)
+# or whose writes the facts record (setattr, delattr)
 _NO_ATTRIBUTE_WRITES = frozenset({
-    "setattr", "isinstance", "issubclass", "len", "id", "type", "repr", "str", "print", "hasattr", "getattr", "bool",
-    "callable", "hash", "format", "dataclasses.is_dataclass", "dataclasses.replace", "dataclasses.asdict",
-    "dataclasses.astuple", "dataclasses.fields", "copy.copy", "copy.deepcopy", "typing.cast",
+    "setattr", "object.__setattr__", "delattr", "object.__delattr__", "isinstance", "issubclass", "len", "id", "type",
+    "repr", "str", "print", "hasattr", "getattr", "bool", "callable", "hash", "format", "dataclasses.is_dataclass",
+    "dataclasses.replace", "dataclasses.asdict", "dataclasses.astuple", "dataclasses.fields", "copy.copy",
+    "copy.deepcopy", "typing.cast",
 })
 _LOGGERS = frozenset({"logger", "logging", "log"})
 

@@ -89,6 +89,10 @@ EXPECTED = {
     "walrus_helper": ("violated", DEFAULT, "worker.py:12", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # setattr/getattr with literal names are writes and reads of those fields
     "setattr_literal": ("violated", DEFAULT, "worker.py:11", "worker.py:10 `setattr(result, name, None)` sets it to None"),
+    # ... as are `object.__setattr__`, `delattr` and a write through the result's `__dict__`
+    "object_setattr": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `object.__setattr__(result, \"draft\", None)` sets it to None"),
+    "delattr_literal": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `delattr(result, \"draft\")` sets it to None"),
+    "dict_write": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `result.__dict__[\"draft\"] = None` sets it to None"),
     "getattr_literal": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # the result's own method that the scheduler calls reads the field (roles: owner_methods)
     "owner_method": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
