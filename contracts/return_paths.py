@@ -472,6 +472,9 @@ class ReturnPathFinder:
         else:
             targets = self._targets(module, f, callee)
         if not targets:
+            kept = self._kept_lambdas(module, f, callee)
+            if kept:  # `self.make = lambda b: ...` where the worker is built, called by the step
+                return [o for arg in kept for o in self._call_passed(arg, callee, walk, at.holding(desc))]
             return [Outcome(None, unresolved=f"unresolved call {callee}(...)")]
         # ``self`` stays the receiver in a method called on it and in a function nested in this one
         nested = function_key(module, f) + ".<locals>."
@@ -549,6 +552,18 @@ class ReturnPathFinder:
             if isinstance(b.value, LambdaValue):
                 return at.moved(b.line, b.blocks).holding(b.value)
         return None
+
+    def _kept_lambdas(self, module: str, f: FunctionFacts, callee: str) -> list[Argument]:
+        """For ``self.attr(...)``: the lambdas the class assigns to ``self.attr``, where each is
+        written, when every assignment to it is one (any other value: none)."""
+        m = re.fullmatch(r"self\.(\w+)", callee)
+        if not m or not f.cls:
+            return []
+        writes = list(self.symbols.attr_writes(self._self_class(module, f), m.group(1)))
+        if not writes or not all(isinstance(w.value, LambdaValue) for _, _, w in writes):
+            return []
+        return [Argument(w.value, wmod, self.symbols.file_of_module(wmod), wf, w.line, w.blocks)
+                for wmod, wf, w in writes]
 
     def _call_passed(self, arg: Argument, callee: str, walk: Walk, called: Argument) -> list[Outcome]:
         """``callee(...)`` (the call ``called``) where ``callee`` is ``arg``: a lambda's body with its
