@@ -27,7 +27,7 @@ from spectrace.contracts.blocks import apart_by_exceptions
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions, runs_before
 from spectrace.contracts.records import ProducerFunction, ReturnPath
 from spectrace.contracts.values import (AttrOf, BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue,
-                                       TupleValue, Value, is_name)
+                                       Opaque, TupleValue, Value, is_name)
 
 MAX_HOPS = 6
 MAX_FORKS = 64  # outcomes of one value before the remaining branches are reported as not followed
@@ -131,6 +131,38 @@ def _opaque_or_write(pw: PassedWrite, want: dict):
     if pw.opaque is None:
         return pw
     return OpaqueCall(pw.line, pw.blocks, pw.conds, _opaque_paths(pw, want), pw.opaque)
+
+
+def _callable_parts(v: Value) -> list[Value] | None:
+    """The callables a value may be: a name or attribute chain, a lambda, each side of `or`/`and`
+    or of a conditional expression, `getattr(obj, "m", default)` as `obj.m` or its default (None,
+    not callable, drops out); None for anything else."""
+    match v:
+        case Name() | Chain() | LambdaValue():
+            return [v]
+        case NoneValue():
+            return []
+        case BoolOp(left=left, right=right) | IfExp(body=left, orelse=right):
+            a, b = _callable_parts(left), _callable_parts(right)
+            return None if a is None or b is None else a + b
+        case CallValue(callee="getattr", args=args) if 2 <= len(args) <= 3 and not v.keywords \
+                and isinstance(args[0], Name) and _string(args[1]) is not None:
+            rest = _callable_parts(args[2]) if len(args) == 3 else []
+            attr = _string(args[1])
+            return None if rest is None else [Chain(args[0].name, (attr,), f"{args[0].name}.{attr}")] + rest
+    return None
+
+
+def _string(v: Value) -> str | None:
+    """The text of a string literal's value (values.Opaque keeps it as written)."""
+    text = v.text if isinstance(v, Opaque) else ""
+    if not text[:1] in ("'", '"'):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, str) and value.isidentifier() else None
 
 
 def _undecided_with(f: FunctionFacts, fact_line: int, line: int) -> str | None:
@@ -457,6 +489,9 @@ class ReturnPathFinder:
             passed = self._callable(at, callee)
             if passed is not None:
                 return self._call_passed(passed, callee, walk, at.holding(desc))
+            chosen = self._bound_callables(at, callee)
+            if chosen:  # `step = getattr(self, "_fast_step", None) or self._full_step; step(batch)`
+                return [o for arg in chosen for o in self._call_passed(arg, callee, walk, at.holding(desc))]
         explicit = re.fullmatch(r"super\((\w+),\s*self\)\.(\w+)", callee)  # super(Cls, self).m
         if callee.startswith("super().") and f.cls and callee.count(".") == 1:
             cls_qn = f"{module}.{f.cls}"
@@ -552,6 +587,20 @@ class ReturnPathFinder:
             if isinstance(b.value, LambdaValue):
                 return at.moved(b.line, b.blocks).holding(b.value)
         return None
+
+    def _bound_callables(self, at: Place, name: str) -> list[Argument]:
+        """What a local called as a function may be, from its last binding before the call, where
+        that value chooses between callables: each method or function that `getattr(obj, "m",
+        default)`, `a or b` or `a if c else b` may give (none where a part is anything else)."""
+        binds = [b for b in at.f.bindings if b.target == name and b.line < at.line]
+        if not binds:
+            return []
+        b = max(binds, key=lambda b: b.line)
+        parts = _callable_parts(b.value)
+        if not parts or (len(parts) < 2 and not isinstance(b.value, CallValue)):
+            return []  # one callable as it is: the index's resolution of the call stands
+        place = at.moved(b.line, b.blocks)
+        return [place.holding(v) for v in parts]
 
     def _kept_lambdas(self, module: str, f: FunctionFacts, callee: str) -> list[Argument]:
         """For ``self.attr(...)``: the lambdas the class assigns to ``self.attr``, where each is

@@ -60,6 +60,8 @@ EXPECTED = {
     # `next(g(...))` is a value the generator g yields
     "generator_next": ("violated", DEFAULT, "worker.py:7", "worker.py:11 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "generator_field": ("violated", DEFAULT, "worker.py:9", "worker.py:8 `result.draft = next(self.drafts(batch))` leaves it None"),
+    # a local chosen between methods (`getattr(self, "m", None) or self.other`): each may run
+    "getattr_dispatch": ("violated", DEFAULT, "worker.py:9", "worker.py:15 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # ... and a lambda kept on `self` by __init__, called by the step
     "lambda_on_self": ("violated", DEFAULT, "worker.py:11", "`Result(tokens=[1], draft=self.make(batch))` leaves it None when b.idle"),
     "lambda_idle": ("violated", DEFAULT, "worker.py:8", "leaves it None when not (not b.idle)"),
