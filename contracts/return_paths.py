@@ -156,7 +156,7 @@ def _callable_parts(v: Value) -> list[Value] | None:
 def _string(v: Value) -> str | None:
     """The text of a string literal's value (values.Opaque keeps it as written)."""
     text = v.text if isinstance(v, Opaque) else ""
-    if not text[:1] in ("'", '"'):
+    if text[:1] not in ("'", '"'):
         return None
     try:
         value = ast.literal_eval(text)
