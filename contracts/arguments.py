@@ -123,11 +123,26 @@ def receiver_prefix(callee: str, roots: dict) -> list[str] | None:
     return roots[parts[0]] + parts[1:-1]
 
 
-def hands(call, roots: dict) -> bool:
-    """Does ``call`` hand on one of ``roots`` or an attribute chain of one (as an argument or as
-    the receiver of the method it calls)?"""
-    return receiver_prefix(call.callee, roots) is not None or \
-        any(handed_prefix(a, roots) is not None for a in [*call.args, *call.keywords.values()])
+def handed(call, roots: dict) -> list[list[str]]:
+    """The paths below ``roots`` that ``call`` hands on: one of them or an attribute chain of one,
+    as an argument or as the receiver of the method it calls."""
+    out = [p for p in (handed_prefix(a, roots) for a in [*call.args, *call.keywords.values()]) if p is not None]
+    receiver = receiver_prefix(call.callee, roots)
+    return out + ([receiver] if receiver is not None else [])
+
+
+def _below(prefix: list[str], paths: tuple) -> tuple:
+    """``paths`` (dotted) as seen from the object at ``prefix``: those below it, without it."""
+    if not prefix:
+        return paths
+    head = ".".join(prefix) + "."
+    return tuple(p[len(head):] for p in paths if p.startswith(head))
+
+
+def may_reach(prefixes: list[list[str]], paths) -> bool:
+    """Can a call handed the objects at ``prefixes`` change one of ``paths`` (dotted, below the
+    same root)? Only what lies below what it is handed, or anything where it is handed the root."""
+    return any(not p or any(q.startswith(".".join(p) + ".") for q in paths) for p in prefixes)
 
 
 class PassedWrites:
@@ -138,11 +153,15 @@ class PassedWrites:
         self.targets = targets  # (module, facts, callee text) -> fully qualified functions
         self._cache: dict[tuple[str, str, int], list] = {}
 
-    def of_call(self, module: str, rel: str, f: FunctionFacts, call, name: str) -> list[PassedWrite]:
-        """The writes below ``name`` that ``call`` (a CallSite of ``f`` passing the local ``name``) makes."""
-        return self._of_call(module, rel, f, call, {name: []}, 0)
+    def of_call(self, module: str, rel: str, f: FunctionFacts, call, name: str,
+                wanted: tuple = ()) -> list[PassedWrite]:
+        """The writes below ``name`` that ``call`` (a CallSite of ``f`` passing the local ``name``)
+        makes; ``wanted``: the dotted paths below it that matter (calls inside the callee that can
+        reach none of them are not followed)."""
+        return self._of_call(module, rel, f, call, {name: []}, 0, tuple(wanted))
 
-    def _of_call(self, module: str, rel: str, f: FunctionFacts, call, roots: dict, depth: int) -> list[PassedWrite]:
+    def _of_call(self, module: str, rel: str, f: FunctionFacts, call, roots: dict, depth: int,
+                 wanted: tuple) -> list[PassedWrite]:
         out: list[PassedWrite] = []
         targets = self.targets(module, f, call.callee)
         if not any(self.symbols.function_facts(t) is not None for t in targets):
@@ -162,7 +181,7 @@ class PassedWrites:
             for param, prefix in handed:
                 if prefix is None:
                     continue
-                for pw in self._through(mod2, rel2, g, param, depth):
+                for pw in self._through(mod2, rel2, g, param, depth, _below(prefix, wanted)):
                     out.append(PassedWrite(
                         attrs=prefix + pw.attrs, value=pw.value, module=pw.module, rel=pw.rel, f=pw.f,
                         write_line=pw.write_line, write_blocks=pw.write_blocks, shape=pw.shape, line=call.line,
@@ -192,10 +211,12 @@ class PassedWrites:
                             blocks=list(call.blocks), conds=list(call.conds), arguments=[], opaque=why)
                 for p in handed]
 
-    def _through(self, module: str, rel: str, g: FunctionFacts, param: str, depth: int) -> list[PassedWrite]:
+    def _through(self, module: str, rel: str, g: FunctionFacts, param: str, depth: int,
+                 wanted: tuple) -> list[PassedWrite]:
         """The writes ``g`` makes below its parameter ``param``, in the callee's terms (``line`` and
-        ``blocks`` of the write itself, a block of its own when it is conditional)."""
-        key = (function_key(module, g), param, depth)
+        ``blocks`` of the write itself, a block of its own when it is conditional); its calls
+        handed the parameter are followed where they may reach a path of ``wanted`` (below it)."""
+        key = (function_key(module, g), param, depth, wanted)
         if key in self._cache:
             return self._cache[key]
         self._cache[key] = []  # a recursive call adds nothing
@@ -219,10 +240,10 @@ class PassedWrites:
                 conds=conds, arguments=[]))
         if depth < MAX_DEPTH:
             for c in g.calls:
-                if hands(c, roots):
+                if may_reach(handed(c, roots), wanted):
                     # an earlier return may skip the call (calls carry no early exits of their own)
                     skippable = any(r.line < c.line for r in g.returns)
-                    for pw in self._of_call(module, rel, g, c, roots, depth + 1):
+                    for pw in self._of_call(module, rel, g, c, roots, depth + 1, wanted):
                         own = skippable or bool(pw.blocks) or bool(pw.conds)
                         out.append(PassedWrite(
                             attrs=pw.attrs, value=pw.value, module=pw.module, rel=pw.rel, f=pw.f,

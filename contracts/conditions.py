@@ -19,7 +19,6 @@ a branch as soon as a partial assignment makes the formula false.
 from __future__ import annotations
 
 import ast
-import itertools
 import re
 import weakref
 from dataclasses import dataclass
@@ -144,9 +143,6 @@ def with_complements(f: Formula, complements: dict[str, str]) -> Formula:
     return type(f)(tuple(with_complements(g, complements) for g in f.parts))
 
 
-MAX_MODE_CHOICES = 64  # joint choices of the enums' members tried before their atoms are left free
-
-
 def satisfiable_under_modes(formulas: Iterable[Formula], predicates: dict[str, frozenset]) -> bool:
     """``satisfiable``, knowing what the predicates of one enum say of each other: the atoms
     ``x.m()`` of one receiver whose methods are sets of one enum's members (``is_decode()``,
@@ -162,25 +158,33 @@ def satisfiable_under_modes(formulas: Iterable[Formula], predicates: dict[str, f
                 m = _CALL_ATOM.match(key)
                 if m and m.group(2) in predicates:
                     by_receiver.setdefault(m.group(1), set()).add((key, m.group(2)))
-    choices = []
+    groups = []  # per receiver: its atoms, and the values each member (or none of them) gives them
     for receiver, found in by_receiver.items():
         if not receiver:
             continue  # `mode.is_idle()` of a bare local: which object it is, is not written
         if len(found) < 2 or len({x.split(".")[0] for _, meth in found for x in predicates[meth]}) != 1:
             continue  # one predicate alone is free; members of two classes: nothing follows
-        members = sorted(set().union(*(predicates[meth] for _, meth in found)))
-        options = {tuple(sorted((key, member in predicates[meth]) for key, meth in found)) for member in members}
-        options.add(tuple(sorted((key, False) for key, _ in found)))  # a member none of them holds for
-        choices.append(sorted(options))
-    combos = 1
-    for c in choices:
-        combos *= len(c)
-    if not choices or combos > MAX_MODE_CHOICES:
+        members = set().union(*(predicates[meth] for _, meth in found))
+        keys = sorted(found)
+        options = {tuple(member in predicates[meth] for _, meth in keys) for member in members}
+        options.add(tuple(False for _ in keys))  # a member none of them holds for
+        groups.append(([key for key, _ in keys], options))
+    if not groups:
         return satisfiable(*formulas)
     whole = And(formulas)
     counts = _occurrences(whole, {})
-    return any(_satisfiable(whole, counts, {key: value for option in combo for key, value in option})
-               for combo in itertools.product(*choices))
+    first = [k for keys, _ in groups for k in keys]
+    rest = sorted((a for a, n in counts.items() if n > 1 and a not in first), key=lambda a: (-counts[a], a))
+
+    def consistent(env: dict) -> bool:
+        """Do the assigned atoms of each group agree with one member?"""
+        for keys, options in groups:
+            got = [(i, env[k]) for i, k in enumerate(keys) if k in env]
+            if got and not any(all(o[i] == v for i, v in got) for o in options):
+                return False
+        return True
+
+    return _search(whole, (first + rest)[:MAX_ATOMS + len(first)], {}, 0, consistent)
 
 
 def conjunction(parts: Iterable[tuple[str, bool]], expand=None) -> Formula:
@@ -226,17 +230,17 @@ def _satisfiable(whole: Formula, counts: dict, fixed: dict) -> bool:
     return _search(whole, names[:MAX_ATOMS], dict(fixed), 0)
 
 
-def _search(whole: Formula, names: list[str], env: dict, i: int) -> bool:
+def _search(whole: Formula, names: list[str], env: dict, i: int, consistent=None) -> bool:
     """Assign ``names`` from the ``i``-th one by one, dropping a branch as soon as the formula is
-    false whatever the rest are; atoms outside ``names`` and ``env`` satisfy whatever asks for them
-    (an over-approximation)."""
+    false whatever the rest are, or ``consistent`` says the values assigned cannot be together;
+    atoms outside ``names`` and ``env`` satisfy whatever asks for them (an over-approximation)."""
     value = _partial(whole, env)
     if value is not None or i == len(names):
         return value is not False
     name = names[i]
     for choice in (True, False):
         env[name] = choice
-        found = _search(whole, names, env, i + 1)
+        found = (consistent is None or consistent(env)) and _search(whole, names, env, i + 1, consistent)
         del env[name]
         if found:
             return True

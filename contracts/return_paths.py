@@ -20,7 +20,8 @@ from dataclasses import dataclass, field, replace
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
-from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, Place, bind, function_key, hands
+from spectrace.contracts.arguments import (Argument, PassedWrite, PassedWrites, Place, bind, function_key, handed,
+                                          may_reach)
 from spectrace.contracts.dataclasses_scan import find_dataclass
 from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
 from spectrace.contracts.blocks import apart_by_exceptions
@@ -855,11 +856,13 @@ class ReturnPathFinder:
                 if isinstance(mapped, str):
                     return [s.but(sets=None, unresolved=mapped) for s in states[:1]]
                 through_setters.extend(x for x in mapped if x.attrs[0] in want)
+        wanted = _want_paths(want)
         events = [x for x in binds if x.line > start] + [x for x in nested if start < x.line < line] + \
             [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and start < w.line < line] + \
             through_setters + \
-            [_opaque_or_write(pw, want) for c in f.calls if want and start < c.line < line and hands(c, {name: []})
-             for pw in self.passed.of_call(module, rel, f, c, name) if _concerns(pw, want)]
+            [_opaque_or_write(pw, want) for c in f.calls if want and start < c.line < line
+             and may_reach(handed(c, {name: []}), wanted)
+             for pw in self.passed.of_call(module, rel, f, c, name, wanted) if _concerns(pw, want)]
         for e in sorted(events, key=lambda e: e.line):
             every = runs_before(e, line, at.blocks)
             nxt = []
