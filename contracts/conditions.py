@@ -173,8 +173,9 @@ def satisfiable_under_modes(formulas: Iterable[Formula], predicates: dict[str, f
         return satisfiable(*formulas)
     whole = And(formulas)
     counts = _occurrences(whole, {})
-    first = [k for keys, _ in groups for k in keys]
-    rest = sorted((a for a, n in counts.items() if n > 1 and a not in first), key=lambda a: (-counts[a], a))
+    grouped = {k for keys, _ in groups for k in keys}
+    # the atoms written twice or more, most written first, then the enums' atoms written once
+    names = sorted((a for a, n in counts.items() if n > 1 or a in grouped), key=lambda a: (-counts[a], a))
 
     def consistent(env: dict) -> bool:
         """Do the assigned atoms of each group agree with one member?"""
@@ -184,7 +185,8 @@ def satisfiable_under_modes(formulas: Iterable[Formula], predicates: dict[str, f
                 return False
         return True
 
-    return _search(whole, (first + rest)[:MAX_ATOMS + len(first)], {}, 0, consistent)
+    kept = [a for a in names if a in grouped] + [a for a in names if a not in grouped][:MAX_ATOMS]
+    return _search(whole, sorted(kept, key=names.index), {}, 0, consistent)
 
 
 def conjunction(parts: Iterable[tuple[str, bool]], expand=None) -> Formula:

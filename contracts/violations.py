@@ -237,10 +237,8 @@ class ViolationFinder:
                         sel_f = C.with_complements(C.conjunction(alt), comp)
                         if not C.satisfiable(read_f, sel_f, p_f):
                             continue
-                        # what the enum's predicates say of each other, asked only of what may hold
-                        if a.predicates and not C.satisfiable_under_modes((read_f, sel_f, p_f), a.predicates):
-                            continue
                         definitions = self._definitions(read_f)
+                        # with what the enum's predicates say of each other (conditions.satisfiable_under_modes)
                         if not C.satisfiable_under_modes((read_f, sel_f, p_f, *definitions), a.predicates):
                             continue
                         if self._ruled_out(read_f, sel_f, p_f, definitions):
