@@ -24,6 +24,7 @@ class Analysis:
     worker_modules: set[str] = field(default_factory=set)  # modules of the worker classes and their bases
     notes: list[str] = field(default_factory=list)
     complements: dict[str, str] = field(default_factory=dict)  # method -> its complement (complements.py)
+    predicates: dict[str, frozenset] = field(default_factory=dict)  # method -> the enum members it holds for
     field_properties: dict[str, str | None] = field(default_factory=dict)  # property -> the field it returns (reads.py)
 
     @property

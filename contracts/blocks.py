@@ -19,3 +19,15 @@ def dominates(earlier: list[str], later: list[str]) -> bool:
         return True
     at = earlier[-1][:-1]
     return not re.match(rf"{at}[tThy]", later[n - 1])
+
+
+# a try body or `else` (t, T), a handler (h<line>), `finally` (y), the body of a with that may swallow (t)
+_EXCEPTIONAL = re.compile(r"^\d+(?:[tTy]|h\d+)$")
+
+
+def apart_by_exceptions(earlier: list[str], later: list[str]) -> bool:
+    """Whether ``earlier`` encloses ``later`` but for the blocks an exception may leave or enter
+    (try bodies, handlers, swallowing with bodies): what runs in ``earlier`` and not before
+    ``later`` is skipped by an error, under no condition of its own."""
+    kept = [b for b in earlier if not _EXCEPTIONAL.match(b)]
+    return [b for b in later if not _EXCEPTIONAL.match(b)][: len(kept)] == kept

@@ -143,6 +143,52 @@ def with_complements(f: Formula, complements: dict[str, str]) -> Formula:
     return type(f)(tuple(with_complements(g, complements) for g in f.parts))
 
 
+def satisfiable_under_modes(formulas: Iterable[Formula], predicates: dict[str, frozenset]) -> bool:
+    """``satisfiable``, knowing what the predicates of one enum say of each other: the atoms
+    ``x.m()`` of one receiver whose methods are sets of one enum's members (``is_decode()``,
+    ``is_idle()``) take the values one member gives them, or those of a member none of them holds
+    for, so two with no member in common never hold together and one within another implies it
+    (a receiver that is a bare name, whose root the atoms drop, relates to nothing).
+    ``predicates``: method -> the members (``Cls.NAME``) it is true for."""
+    formulas = tuple(formulas)
+    by_receiver: dict[str, set[tuple[str, str]]] = {}
+    if predicates:
+        for f in formulas:
+            for key in atoms(f):
+                m = _CALL_ATOM.match(key)
+                if m and m.group(2) in predicates:
+                    by_receiver.setdefault(m.group(1), set()).add((key, m.group(2)))
+    groups = []  # per receiver: its atoms, and the values each member (or none of them) gives them
+    for receiver, found in by_receiver.items():
+        if not receiver:
+            continue  # `mode.is_idle()` of a bare local: which object it is, is not written
+        if len(found) < 2 or len({x.split(".")[0] for _, meth in found for x in predicates[meth]}) != 1:
+            continue  # one predicate alone is free; members of two classes: nothing follows
+        members = set().union(*(predicates[meth] for _, meth in found))
+        keys = sorted(found)
+        options = {tuple(member in predicates[meth] for _, meth in keys) for member in members}
+        options.add(tuple(False for _ in keys))  # a member none of them holds for
+        groups.append(([key for key, _ in keys], options))
+    if not groups:
+        return satisfiable(*formulas)
+    whole = And(formulas)
+    counts = _occurrences(whole, {})
+    grouped = {k for keys, _ in groups for k in keys}
+    # the atoms written twice or more, most written first, then the enums' atoms written once
+    names = sorted((a for a, n in counts.items() if n > 1 or a in grouped), key=lambda a: (-counts[a], a))
+
+    def consistent(env: dict) -> bool:
+        """Do the assigned atoms of each group agree with one member?"""
+        for keys, options in groups:
+            got = [(i, env[k]) for i, k in enumerate(keys) if k in env]
+            if got and not any(all(o[i] == v for i, v in got) for o in options):
+                return False
+        return True
+
+    kept = [a for a in names if a in grouped] + [a for a in names if a not in grouped][:MAX_ATOMS]
+    return _search(whole, sorted(kept, key=names.index), {}, 0, consistent)
+
+
 def conjunction(parts: Iterable[tuple[str, bool]], expand=None) -> Formula:
     items = []
     for text, positive in parts:
@@ -172,25 +218,31 @@ def _occurrences(f: Formula, out: dict) -> dict:
 
 def satisfiable(*formulas: Formula) -> bool:
     """Can all formulas hold at once? (unknown atoms are free; too many atoms: assume yes)."""
-    whole = And(tuple(formulas))
-    counts = _occurrences(whole, {})
+    whole = And(formulas)
+    return _satisfiable(whole, _occurrences(whole, {}), {})
+
+
+def _satisfiable(whole: Formula, counts: dict, fixed: dict) -> bool:
+    """Whether ``whole``, whose atoms occur ``counts`` times, can hold with the atoms of ``fixed``
+    taking the values it gives them."""
     # an atom written once can always take the value its one place asks for (the formula is
     # monotone in it): only atoms written twice or more can make a contradiction
-    names = sorted((a for a, n in counts.items() if n > 1), key=lambda a: (-counts[a], a))
+    names = sorted((a for a, n in counts.items() if n > 1 and a not in fixed), key=lambda a: (-counts[a], a))
     # beyond MAX_ATOMS the rarest are left free too: an over-approximation
-    return _search(whole, names[:MAX_ATOMS], {})
+    return _search(whole, names[:MAX_ATOMS], dict(fixed), 0)
 
 
-def _search(whole: Formula, names: list[str], env: dict) -> bool:
-    """Assign ``names`` one by one, dropping a branch as soon as the formula is false whatever the
-    rest are; atoms outside ``names`` satisfy whatever asks for them (an over-approximation)."""
+def _search(whole: Formula, names: list[str], env: dict, i: int, consistent=None) -> bool:
+    """Assign ``names`` from the ``i``-th one by one, dropping a branch as soon as the formula is
+    false whatever the rest are, or ``consistent`` says the values assigned cannot be together;
+    atoms outside ``names`` and ``env`` satisfy whatever asks for them (an over-approximation)."""
     value = _partial(whole, env)
-    if value is not None or len(env) == len(names):
+    if value is not None or i == len(names):
         return value is not False
-    name = names[len(env)]
+    name = names[i]
     for choice in (True, False):
         env[name] = choice
-        found = _search(whole, names, env)
+        found = (consistent is None or consistent(env)) and _search(whole, names, env, i + 1, consistent)
         del env[name]
         if found:
             return True

@@ -31,7 +31,7 @@ from pathlib import Path
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.cache_warnings import warn_cache_unusable
-from spectrace.contracts.complements import complements_in
+from spectrace.contracts.complements import complements_in, predicates_in
 from spectrace.contracts.construction import Constructions
 from spectrace.contracts.facts import Mentions
 from spectrace.contracts.facts_cache import FactsCache
@@ -105,6 +105,9 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
         wanted = {rel: [s for s in symbols.facts.spans(rel) if mentions.search(s.text)] for rel in files}
         scanned = symbols.facts.facts_many({rel: spans for rel, spans in wanted.items() if spans})
         a.complements = complements_in([s for rel in files for s in symbols.facts.spans(rel)])
+        enum_files = sorted({rel for name in roles.mode_enums for qn in symbols.find_class(name)
+                             if (rel := symbols.file_of_module(qn.rsplit(".", 1)[0])) and rel not in files})
+        a.predicates = predicates_in([s for rel in [*files, *enum_files] for s in symbols.facts.spans(rel)])
         for rel, flist in scanned.items():
             scanned[rel] = symbols.add(rel, flist)
 

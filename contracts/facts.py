@@ -28,11 +28,12 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from spectrace.contracts.blocks import dominates
 from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 24  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 27  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -77,6 +78,25 @@ class ChainRead:
     operand: bool = False  # the value is subscripted, iterated, or an operand of arithmetic or an order test
 
 
+@dataclass(frozen=True)
+class LoopExit:
+    """A loop left only through its ``break``s (a ``while True``, or an ``else`` that raises or
+    returns), each of which a statement in its body runs before: that statement has run before
+    whatever follows the loop, which stands at ``blocks`` after ``end_line``."""
+    end_line: int
+    blocks: list[str]
+
+
+def runs_before(fact, line: int, blocks: list[str]) -> bool:
+    """Whether ``fact`` (a write or binding, earlier in the function) has run on every arrival at
+    the statement at ``line`` in ``blocks``: it dominates it, or it precedes every way out of a loop
+    that the statement follows."""
+    if dominates(fact.blocks, blocks):
+        return True
+    exit_ = getattr(fact, "loop_exit", None)
+    return exit_ is not None and line > exit_.end_line and dominates(exit_.blocks, blocks)
+
+
 @dataclass
 class AttrWrite:
     root: str
@@ -87,6 +107,7 @@ class AttrWrite:
     conds: list[Cond]
     blocks: list[str]
     exits: list[str] = field(default_factory=list)
+    loop_exit: LoopExit | None = None
 
 
 @dataclass
@@ -98,6 +119,7 @@ class Binding:
     blocks: list[str]
     annotation: str | None = None
     exits: list[str] = field(default_factory=list)
+    loop_exit: LoopExit | None = None
 
 
 @dataclass
@@ -163,6 +185,9 @@ class FunctionFacts:
     # `yield v` as a Return of v (what `next()` of the generator may give); `yield from g` as an
     # opaque value
     yields: list[Return] = field(default_factory=list)
+    # (WithManager, why) for each `with` whose manager may swallow what its body raises, as far as
+    # the tree says (an `__exit__` taken from outside it): set against the tree (managers.py)
+    undecided_withs: list = field(default_factory=list)
 
 
 # ------------------------------------------------------------ function selection

@@ -282,7 +282,7 @@ class Assignments(_Collector):
         ctx = self.where.of(node)
         self.scope.current.bindings.append(
             Binding(node.target.id, describe(self.src, node.value), self.src.line(node), ctx.conds, ctx.blocks,
-                    exits=ctx.exits))
+                    exits=ctx.exits, loop_exit=ctx.loop_exit))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         if self.scope.current is None:
@@ -298,7 +298,8 @@ class Assignments(_Collector):
         if isinstance(node.target, ast.Name):
             self.scope.current.bindings.append(
                 Binding(node.target.id, describe(self.src, node.value), self.src.line(node), ctx.conds, ctx.blocks,
-                        annotation=self.src.code(node.annotation), exits=ctx.exits)
+                        annotation=self.src.code(node.annotation), exits=ctx.exits,
+                        loop_exit=ctx.loop_exit)
             )
         elif node.value is not None:
             self._record_target(node.target, node.value, node, ctx)
@@ -314,31 +315,34 @@ class Assignments(_Collector):
                 self.scope.current.writes.append(
                     AttrWrite(ch[0], ch[1], NoneValue(f"del {self.src.code(target)}"), self.src.line(node),
                               self.where.statement_shape(node, ctx) or self.src.code(node), ctx.conds, ctx.blocks,
-                              ctx.exits))
+                              ctx.exits, ctx.loop_exit))
 
     def visit_Call(self, node: ast.Call) -> None:
         """``setattr(x.y, "name", value)``, and ``setattr(x, name, value)`` in a loop over a literal
-        tuple or list of names: a write of each name, as ``x.y.name = value`` would be."""
+        tuple or list of names: a write of each name, as ``x.y.name = value`` would be;
+        ``object.__setattr__(x, "name", value)`` too, and ``delattr(x, "name")`` as ``del x.name``."""
         src = self.src
-        if self.scope.current is None or src.code(node.func) != "setattr":
+        func = src.code(node.func)
+        if self.scope.current is None or func not in _SETATTRS:
             return
         args = call_args(node)
-        if len(args) != 3:
+        if len(args) != _SETATTRS[func]:
             return
         ch = chain_of(args[0].value)
         if ch is None:
             return
         ctx = self.where.of(node)
         shape = self.where.statement_shape(node, ctx) or src.code(node)
+        value = describe(src, args[2].value) if len(args) == 3 else NoneValue(src.code(node))
         names = self._literal_names(node, args[1].value)
         for name in names:
             self.scope.current.writes.append(
-                AttrWrite(ch[0], [*ch[1], name], describe(src, args[2].value), src.line(node), shape,
-                          ctx.conds, ctx.blocks, ctx.exits))
+                AttrWrite(ch[0], [*ch[1], name], value, src.line(node), shape,
+                          ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit))
         if not names:
             self.scope.current.computed_writes.append(
-                AttrWrite(ch[0], list(ch[1]), describe(src, args[2].value), src.line(node), shape,
-                          ctx.conds, ctx.blocks, ctx.exits))
+                AttrWrite(ch[0], list(ch[1]), value, src.line(node), shape,
+                          ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit))
 
     def _literal_names(self, node: ast.AST, name: ast.expr) -> list[str]:
         src = self.src
@@ -361,14 +365,22 @@ class Assignments(_Collector):
         facts = self.scope.current
         desc = describe(src, value) if index is None else ItemOf(index, describe(src, value))
         if isinstance(target, ast.Name):
-            facts.bindings.append(Binding(target.id, desc, src.line(stmt), ctx.conds, ctx.blocks, exits=ctx.exits))
+            facts.bindings.append(Binding(target.id, desc, src.line(stmt), ctx.conds, ctx.blocks, exits=ctx.exits,
+                                          loop_exit=ctx.loop_exit))
         elif isinstance(target, ast.Attribute):
             ch = chain_of(target)
             if ch is not None:
                 facts.writes.append(
                     AttrWrite(ch[0], ch[1], desc, src.line(stmt), self.where.statement_shape(stmt, ctx) or src.code(stmt),
-                              ctx.conds, ctx.blocks, ctx.exits)
+                              ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit)
                 )
+        elif isinstance(target, ast.Subscript) and (owner := _dict_of(target.value)) is not None:
+            # `x.__dict__["name"] = v` / `vars(x)["name"] = v` writes the attribute (another key: computed)
+            key = target.slice.value if src.is_simple_string(target.slice) else None
+            write = AttrWrite(owner[0], [*owner[1], *([key] if key else [])], desc, src.line(stmt),
+                              self.where.statement_shape(stmt, ctx) or src.code(stmt), ctx.conds, ctx.blocks,
+                              ctx.exits, ctx.loop_exit)
+            (facts.writes if key else facts.computed_writes).append(write)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             key = target.slice.value if isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str) else None
             facts.keyed_writes.setdefault(target.value.id, []).append(key)
@@ -379,6 +391,20 @@ class Assignments(_Collector):
                     self._record_target(_element(el), _element(values[i]), stmt, ctx)
                 else:
                     self._record_target(_element(el), value, stmt, ctx, index=i)
+
+
+# setattr-like calls and their argument counts (delattr: no value, the attribute reads its default)
+_SETATTRS = {"setattr": 3, "object.__setattr__": 3, "delattr": 2, "object.__delattr__": 2}
+
+
+def _dict_of(node: ast.expr):
+    """The chain whose attribute dictionary ``node`` is (``x.y.__dict__``, ``vars(x.y)``), or None."""
+    if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        return chain_of(node.value)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
+            and len(node.args) == 1 and not node.keywords:
+        return chain_of(node.args[0])
+    return None
 
 
 class Returns(_Collector):

@@ -39,6 +39,10 @@ class Inbound:
     conds: list[Cond]  # the call's path condition in the caller
 
 
+_COMPOSED_CALL = re.compile(r"self\.\w+\.\w+")  # a method of an object held in an attribute
+_SELF_CALL = re.compile(r"self\.\w+")
+
+
 class HolderFinder:
     def __init__(self, analysis: Analysis, scanned: dict[str, list[FunctionFacts]]):
         self.analysis = analysis
@@ -55,6 +59,9 @@ class HolderFinder:
         self.relays: dict[str, int | None] = {}
         self._of: dict[tuple, Holders] = {}
         self._consumer_mro = set(self.symbols.mro(analysis.scheduler_qn)) if analysis.scheduler_qn else set()
+        # classes of objects the consumer holds in an attribute and hands the result to
+        # (``self.batch_result_processor.process_batch_result_decode(batch, result)``)
+        self._composed: set[str] = set()
 
     def calls_passing(self, module: str, f, names: set):
         """(call, callee's file, callee's facts, the callee's (param, annotation) that receive one of
@@ -238,6 +245,9 @@ class HolderFinder:
                     if ann and not mentions(ann, self.owner_name):
                         continue
                     key = (self.symbols.module_of_file(rel2), g.qualname)
+                    if g.cls and _COMPOSED_CALL.fullmatch(c.callee) and self.in_consumer(module, f) \
+                            and not self.in_consumer(key[0], g):
+                        self._composed.add(f"{key[0]}.{g.cls}")  # an object the consumer holds
                     self._of.clear()
                     inbound = Inbound(why=f"parameter {name}, passed the result by {f.qualname} ({rel}:{c.line})",
                                       caller=f.qualname, site=f"{rel}:{c.line}", conds=list(c.conds))
@@ -251,14 +261,30 @@ class HolderFinder:
         """Is ``g`` a method of the consumer or of a class it derives from (a mixin)?"""
         return bool(g.cls) and f"{module}.{g.cls}" in self._consumer_mro
 
+    def in_composed(self, module: str, g: FunctionFacts) -> bool:
+        """Is ``g`` a method of an object the consumer hands the result to (or of its bases)?"""
+        qn = f"{module}.{g.cls}" if g.cls else None
+        return qn is not None and any(qn in self.symbols.mro(c) for c in self._composed)
+
     def passed_on(self, module: str, g: FunctionFacts, names: set):
         """The calls of ``g``, a method of the consumer holding the result in ``names``, that hand it
         to another method of the consumer (``self.process_batch_result(batch, result)`` ->
-        ``self._record_step_counters(batch, result)``): (call, callee's file, facts, receiving params)."""
-        if not self.in_consumer(module, g):
+        ``self._record_step_counters(batch, result)``), or to a method of an object the consumer
+        holds in an attribute (``self.batch_result_processor.process_batch_result_decode(batch,
+        result)``), and those of such an object's method that hand it to another method of the
+        object: (call, callee's file, facts, receiving params)."""
+        inside = self.in_consumer(module, g)
+        composed = not inside and self.in_composed(module, g)
+        if not inside and not composed:
             return
         for c, rel2, g2, params in self.calls_passing(module, g, names):
-            if params == [("self", "")] or self.in_consumer(self.symbols.module_of_file(rel2), g2):
+            mod2 = self.symbols.module_of_file(rel2)
+            if params == [("self", "")] or (inside and self.in_consumer(mod2, g2)):
+                yield c, rel2, g2, params
+            elif inside and g2.cls and _COMPOSED_CALL.fullmatch(c.callee):
+                self._composed.add(f"{mod2}.{g2.cls}")
+                yield c, rel2, g2, params
+            elif composed and g2.cls and _SELF_CALL.fullmatch(c.callee):
                 yield c, rel2, g2, params
 
     def _propagate_consumer_calls(self, module: str, g: FunctionFacts, names: set, inbound: Inbound,

@@ -10,9 +10,13 @@ the tree and gives the function's facts the blocks that say so (``{line}t``, as 
   ``return`` of anything but ``None`` or ``False`` may swallow; one that returns nothing does not;
 - a function of the tree decorated ``@contextmanager``/``@asynccontextmanager`` swallows when a
   ``yield`` stands in a ``try`` body with a handler that does not end by raising;
-- a class of the tree that takes ``__exit__`` from a class outside it, or a manager the tree does
-  not resolve to a class or such a function, is taken as it is written: not swallowing (as a
-  decorator from outside the tree leaves a method as it is).
+- a class of the tree that takes ``__exit__`` from a class of ``contextlib`` is decided by that
+  class: ``suppress`` swallows, ``AbstractContextManager``, ``ContextDecorator``, ``nullcontext``,
+  ``closing`` and the redirections do not; from ``ExitStack`` (whose exit callbacks decide) or any
+  other class outside the tree it is undecided, and the function's facts name the ``with``
+  (``undecided_withs``) so that what its body does counts as ``unknown`` after it;
+- a manager the tree does not resolve to a class or such a function is taken as it is written:
+  not swallowing (as a decorator from outside the tree leaves a method as it is).
 """
 
 from __future__ import annotations
@@ -28,6 +32,13 @@ from spectrace.contracts.values import Name, NoneValue
 _DOTTED_CALL = re.compile(r"^([A-Za-z_][\w.]*)\s*\(.*\)$", re.S)
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
 _GENERATOR_DECORATORS = ("contextmanager", "asynccontextmanager")
+# classes outside the tree whose __exit__ a subclass may take: what it returns
+_SWALLOWING_BASES = frozenset({"contextlib.suppress"})
+_LETTING_GO_BASES = frozenset({
+    "contextlib.AbstractContextManager", "contextlib.AbstractAsyncContextManager", "contextlib.ContextDecorator",
+    "contextlib.AsyncContextDecorator", "contextlib.nullcontext", "contextlib.closing", "contextlib.aclosing",
+    "contextlib.redirect_stdout", "contextlib.redirect_stderr", "contextlib.chdir", "abc.ABC",
+})
 
 
 class ManagerExits:
@@ -35,25 +46,35 @@ class ManagerExits:
 
     def __init__(self, symbols):
         self.symbols = symbols
-        self._by_target: dict[str, bool] = {}
+        self._by_target: dict[str, bool | str] = {}
 
     def resolved(self, module: str, f: FunctionFacts) -> FunctionFacts:
-        """``f`` itself when none of its ``with`` statements swallows, else a copy whose records in
-        the body of each one that does stand in a block of that statement."""
-        swallowing = [w for w in f.withs if any(self.swallows(module, f, m) for m in w.managers)]
-        if not swallowing:
+        """``f`` itself when none of its ``with`` statements swallows or is undecided, else a copy
+        whose records in the body of each one that swallows stand in a block of that statement,
+        and which names those undecided (``undecided_withs``)."""
+        swallowing, undecided = [], []
+        for w in f.withs:
+            verdicts = [self.swallows(module, f, m) for m in w.managers]
+            if True in verdicts:
+                swallowing.append(w)
+            elif any(isinstance(v, str) for v in verdicts):
+                undecided.append((w, next(v for v in verdicts if isinstance(v, str))))
+        if not swallowing and not undecided:
             return f
         out = copy.copy(f)
         for name in ("reads", "writes", "computed_writes", "bindings", "returns", "calls"):
             setattr(out, name, [_inside(r, swallowing) for r in getattr(f, name)])
+        out.undecided_withs = undecided
         return out
 
-    def swallows(self, module: str, f: FunctionFacts, manager: str) -> bool:
+    def swallows(self, module: str, f: FunctionFacts, manager: str) -> bool | str:
+        """Whether ``manager`` may swallow what the body raises; a str says why that is undecided."""
         m = _DOTTED_CALL.match(manager)
         called, name = (True, m.group(1)) if m else (False, manager)
         if not _DOTTED.match(name):
             return False
-        return any(self._target_swallows(t) for t in self._targets(module, f, name, called))
+        verdicts = [self._target_swallows(t) for t in self._targets(module, f, name, called)]
+        return True if True in verdicts else next((v for v in verdicts if isinstance(v, str)), False)
 
     def _targets(self, module: str, f: FunctionFacts, name: str, called: bool) -> list[str]:
         """The classes (an instance used as the manager) and functions (called to make it) ``name``
@@ -80,12 +101,12 @@ class ManagerExits:
             return [t[1]]
         return []
 
-    def _target_swallows(self, qn: str) -> bool:
+    def _target_swallows(self, qn: str) -> bool | str:
         if qn not in self._by_target:
             self._by_target[qn] = self._decide(qn)
         return self._by_target[qn]
 
-    def _decide(self, qn: str) -> bool:
+    def _decide(self, qn: str) -> bool | str:
         symbols = self.symbols
         info = symbols.project.func(qn)
         if info is not None:  # a function called to make the manager
@@ -93,12 +114,21 @@ class ManagerExits:
             if got is None or not any(d.split("(")[0].split(".")[-1] in _GENERATOR_DECORATORS for d in got[1].decorators):
                 return False
             return _generator_swallows(symbols, got[0], got[1])
-        for method in ("__exit__", "__aexit__"):
-            exit_qn = symbols.lookup_method(qn, method)
-            got = symbols.function_facts(exit_qn) if exit_qn else None
+        exits = [e for e in (symbols.lookup_method(qn, m) for m in ("__exit__", "__aexit__")) if e]
+        for exit_qn in exits:
+            got = symbols.function_facts(exit_qn)
             if got is not None and any(not _false(r.value) for r in got[1].returns):
                 return True
-        return False
+        if exits:
+            return False
+        outside = symbols.project.symbols.external_bases(qn)  # __exit__ comes from one of these, if any
+        if _SWALLOWING_BASES & set(outside):
+            return True
+        left = [b for b in outside if b not in _LETTING_GO_BASES]
+        if not left:
+            return False
+        return (f"`with {qn.rsplit('.', 1)[-1]}(...)`: its __exit__ comes from {', '.join(left)}, outside the tree, "
+                "which may swallow what the body raises")
 
 
 def _false(value) -> bool:
@@ -125,10 +155,21 @@ def _generator_swallows(symbols, rel: str, f: FunctionFacts) -> bool:
 
 
 def _inside(record, withs: list[WithManager]):
-    """``record`` with the block of each swallowing ``with`` whose body holds it."""
-    blocks = list(record.blocks)
+    """``record`` with the block of each swallowing ``with`` whose body holds it (and the loop it
+    runs before leaving, where a with's body holds that loop)."""
+    blocks = _with_blocks(record.blocks, record.line, withs)
+    exit_ = getattr(record, "loop_exit", None)
+    if exit_ is not None:
+        exit_ = dataclasses.replace(exit_, blocks=_with_blocks(exit_.blocks, exit_.end_line, withs))
+    if blocks == record.blocks and exit_ == getattr(record, "loop_exit", None):
+        return record
+    return dataclasses.replace(record, blocks=blocks, **({"loop_exit": exit_} if exit_ is not None else {}))
+
+
+def _with_blocks(blocks: list[str], line: int, withs: list[WithManager]) -> list[str]:
+    blocks = list(blocks)
     for w in sorted(withs, key=lambda w: len(w.blocks), reverse=True):
         depth = len(w.blocks)
-        if w.body_line <= record.line <= w.end_line and blocks[:depth] == w.blocks:
+        if w.body_line <= line <= w.end_line and blocks[:depth] == w.blocks:
             blocks.insert(depth, f"{w.line}t")
-    return record if blocks == record.blocks else dataclasses.replace(record, blocks=blocks)
+    return blocks

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from spectrace.contracts.expr_values import call_args, chain_of, is_none
-from spectrace.contracts.facts import Cond, Guard
+from spectrace.contracts.blocks import dominates
+from spectrace.contracts.facts import Cond, Guard, LoopExit
 from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.snippet import COMPOUND, FUNCTIONS, Snippet
 
@@ -32,6 +33,7 @@ class Context:
     exits_before: list[tuple[ast.expr, int]] = field(default_factory=list)  # earlier `if test: <exit>`
     asserts_before: list[tuple[ast.expr, int]] = field(default_factory=list)
     exits: list[str] = field(default_factory=list)  # the texts of exits_before
+    loop_exit: LoopExit | None = None  # the outermost loop left only through breaks the node runs before
 
 
 # ------------------------------------------------------------- guard detection
@@ -163,6 +165,23 @@ def _handler_names(src: Snippet, h: ast.ExceptHandler) -> set[str]:
     return {src.code(h.type).split(".")[-1]}
 
 
+def _breaks_of(loop: ast.stmt) -> Iterable[ast.Break]:
+    """The ``break`` statements that leave ``loop`` (not those of loops or functions inside it)."""
+    todo = list(loop.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Break):
+            yield node
+        elif not isinstance(node, (ast.For, ast.AsyncFor, ast.While, *FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            todo.extend(node.orelse)  # a break in an inner loop's else leaves the outer one
+
+
+def _holds(outer: ast.stmt, node: ast.AST) -> bool:
+    return outer.lineno <= node.lineno and node.end_lineno <= outer.end_lineno
+
+
 def exits(src: Snippet, block: list[ast.stmt]) -> bool:
     """The block's last statement line returns, raises, breaks or continues."""
     if isinstance(block[-1], COMPOUND):
@@ -209,9 +228,11 @@ class ContextFinder:
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.src.parent(node)
 
-    def of(self, node: ast.AST) -> Context:
-        """Walk up to the function: conditions, block ids, the statement, in-test flag, try handlers."""
+    def of(self, node: ast.AST, loops: bool = True) -> Context:
+        """Walk up to the function: conditions, block ids, the statement, in-test flag, try handlers
+        (``loops``: and the loops left only through breaks that the node runs before)."""
         src = self.src
+        enclosing: list[ast.stmt] = []  # the loops and with statements around the node, innermost first
         cond_nodes: list[tuple[ast.expr, bool]] = []
         case_conds: list[Cond] = []  # `case "v":` of `match x`: x == "v"
         blocks: list[str] = []
@@ -238,6 +259,8 @@ class ContextFinder:
             if cur is None or isinstance(cur, FUNCTIONS):
                 break
             where = src.field(child)
+            if isinstance(cur, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)) and where == "body":
+                enclosing.append(cur)
             if isinstance(cur, (ast.If, ast.While)):
                 if where == "test":
                     in_test = True
@@ -292,9 +315,40 @@ class ContextFinder:
             parts = split_and(t) if pos else split_or(t)
             conds.extend(Cond(src.code(p), pos) for p in parts)
         conds.extend(reversed(case_conds))
+        loop_exit = self._loop_exit(node, blocks, enclosing) if loops and enclosing else None
         return Context(conds=conds, cond_nodes=cond_nodes, blocks=blocks, statement=statement, in_test=in_test,
                        handlers=handlers, exits_before=exits_before, asserts_before=asserts_before,
-                       exits=[src.code(t) for t, _ in exits_before])
+                       exits=[src.code(t) for t, _ in exits_before], loop_exit=loop_exit)
+
+    def _loop_exit(self, node: ast.AST, blocks: list[str], enclosing: list[ast.stmt]) -> LoopExit | None:
+        """The outermost of the loops around ``node`` that it has run before leaving: a loop whose
+        only way out is a ``break`` (``while True``, or an ``else`` that raises or returns), each
+        break after the node in a block it dominates and inside every ``with`` around the node in
+        the loop (a manager may swallow what the node raises and go on to another break). Inner
+        loops first: leaving one puts the node at that loop's statement for the next."""
+        src = self.src
+        line, at, found = src.line(node), blocks, None
+        withs: list[ast.stmt] = []
+        for stmt in enclosing:
+            if isinstance(stmt, (ast.With, ast.AsyncWith)):
+                withs.append(stmt)
+                continue
+            body_id = f"{src.line(stmt)}{'b' if isinstance(stmt, ast.While) else 'f'}"
+            if body_id not in at or not self._left_by_breaks_only(stmt):
+                break
+            breaks = list(_breaks_of(stmt))
+            if not breaks or not all(
+                    line < src.line(b) and all(_holds(w, b) for w in withs)
+                    and dominates(at, self.of(b, loops=False).blocks) for b in breaks):
+                break
+            line, at = src.end_line(stmt), at[: at.index(body_id)]
+            found, withs = LoopExit(line, at), []
+        return found
+
+    def _left_by_breaks_only(self, loop: ast.stmt) -> bool:
+        if isinstance(loop, ast.While) and isinstance(loop.test, ast.Constant) and loop.test.value:
+            return True
+        return bool(loop.orelse) and exits(self.src, loop.orelse)
 
     def _is_test_position(self, node: ast.AST) -> bool:
         parent = self.src.parent(node)

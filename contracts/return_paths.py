@@ -20,14 +20,15 @@ from dataclasses import dataclass, field, replace
 
 from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
-from spectrace.contracts.arguments import Argument, PassedWrite, PassedWrites, Place, bind, function_key
+from spectrace.contracts.arguments import (Argument, PassedWrite, PassedWrites, Place, bind, function_key, handed,
+                                          may_reach)
 from spectrace.contracts.dataclasses_scan import find_dataclass
 from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
-from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions
-from spectrace.contracts.blocks import dominates
+from spectrace.contracts.blocks import apart_by_exceptions
+from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions, runs_before
 from spectrace.contracts.records import ProducerFunction, ReturnPath
 from spectrace.contracts.values import (AttrOf, BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue,
-                                       TupleValue, Value, is_name)
+                                       Opaque, TupleValue, Value, is_name)
 
 MAX_HOPS = 6
 MAX_FORKS = 64  # outcomes of one value before the remaining branches are reported as not followed
@@ -102,6 +103,86 @@ class NestedBinding:
     conds: list
     place: Place
     value: Value
+
+
+@dataclass(frozen=True)
+class OpaqueCall:
+    """A call handed the value followed that reaches no function of the tree (a callee nothing
+    resolves, or one without source): what it does to the value's attributes is not known."""
+    line: int
+    blocks: list
+    conds: list
+    paths: tuple  # the attribute paths below the value it may set or clear
+    why: str
+
+
+def _opaque_paths(pw: PassedWrite, want: dict) -> tuple:
+    """The wanted paths below what an opaque call is handed (the object itself: all of them; an
+    attribute of it: those below that attribute, which the call cannot rebind)."""
+    prefix = ".".join(pw.attrs)
+    return tuple(p for p in _want_paths(want) if not prefix or p.startswith(prefix + "."))
+
+
+def _concerns(pw: PassedWrite, want: dict) -> bool:
+    return bool(_opaque_paths(pw, want)) if pw.opaque else pw.attrs[0] in want
+
+
+def _opaque_or_write(pw: PassedWrite, want: dict):
+    """A helper's write, or a call that may write anything below what it is handed as an event."""
+    if pw.opaque is None:
+        return pw
+    return OpaqueCall(pw.line, pw.blocks, pw.conds, _opaque_paths(pw, want), pw.opaque)
+
+
+def _callable_parts(v: Value) -> list[Value] | None:
+    """The callables a value may be: a name or attribute chain, a lambda, each side of `or`/`and`
+    or of a conditional expression, `getattr(obj, "m", default)` as `obj.m` or its default (None,
+    not callable, drops out); None for anything else."""
+    match v:
+        case Name() | Chain() | LambdaValue():
+            return [v]
+        case NoneValue():
+            return []
+        case BoolOp(left=left, right=right) | IfExp(body=left, orelse=right):
+            a, b = _callable_parts(left), _callable_parts(right)
+            return None if a is None or b is None else a + b
+        case CallValue(callee="getattr", args=args) if 2 <= len(args) <= 3 and not v.keywords \
+                and isinstance(args[0], Name) and _string(args[1]) is not None:
+            rest = _callable_parts(args[2]) if len(args) == 3 else []
+            attr = _string(args[1])
+            return None if rest is None else [Chain(args[0].name, (attr,), f"{args[0].name}.{attr}")] + rest
+    return None
+
+
+def _string(v: Value) -> str | None:
+    """The text of a string literal's value (values.Opaque keeps it as written)."""
+    text = v.text if isinstance(v, Opaque) else ""
+    if text[:1] not in ("'", '"'):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, str) and value.isidentifier() else None
+
+
+def _undecided_with(f: FunctionFacts, fact_line: int, line: int) -> str | None:
+    """Why a ``with`` whose body holds the fact at ``fact_line``, and not ``line``, may have cut
+    the fact short (its manager may swallow what the body raises; managers.py), or None."""
+    for w, why in f.undecided_withs:
+        if w.body_line <= fact_line <= w.end_line and not w.body_line <= line <= w.end_line:
+            return why
+    return None
+
+
+def _cut_short(state: "Outcome", e, why: str) -> "Outcome":
+    """``state`` after an event that may not have run: a binding's value, or what a write wrote, undecided."""
+    if isinstance(e, OpaqueCall):
+        return state  # undecided already
+    if isinstance(e, (Binding, NestedBinding)) or state.sets is None:
+        return Outcome(None, unresolved=why, undecided=True)
+    path = ".".join(e.attrs[:2])
+    return state.but(sets={p for p in state.sets if not _under(p, path)}, unknown={**state.unknown, path: why})
 
 
 def _not_all(conds: list[Cond]) -> Cond:
@@ -409,6 +490,9 @@ class ReturnPathFinder:
             passed = self._callable(at, callee)
             if passed is not None:
                 return self._call_passed(passed, callee, walk, at.holding(desc))
+            chosen = self._bound_callables(at, callee)
+            if chosen:  # `step = getattr(self, "_fast_step", None) or self._full_step; step(batch)`
+                return [o for arg in chosen for o in self._call_passed(arg, callee, walk, at.holding(desc))]
         explicit = re.fullmatch(r"super\((\w+),\s*self\)\.(\w+)", callee)  # super(Cls, self).m
         if callee.startswith("super().") and f.cls and callee.count(".") == 1:
             cls_qn = f"{module}.{f.cls}"
@@ -424,6 +508,9 @@ class ReturnPathFinder:
         else:
             targets = self._targets(module, f, callee)
         if not targets:
+            kept = self._kept_lambdas(module, f, callee)
+            if kept:  # `self.make = lambda b: ...` where the worker is built, called by the step
+                return [o for arg in kept for o in self._call_passed(arg, callee, walk, at.holding(desc))]
             return [Outcome(None, unresolved=f"unresolved call {callee}(...)")]
         # ``self`` stays the receiver in a method called on it and in a function nested in this one
         nested = function_key(module, f) + ".<locals>."
@@ -501,6 +588,32 @@ class ReturnPathFinder:
             if isinstance(b.value, LambdaValue):
                 return at.moved(b.line, b.blocks).holding(b.value)
         return None
+
+    def _bound_callables(self, at: Place, name: str) -> list[Argument]:
+        """What a local called as a function may be, from its last binding before the call, where
+        that value chooses between callables: each method or function that `getattr(obj, "m",
+        default)`, `a or b` or `a if c else b` may give (none where a part is anything else)."""
+        binds = [b for b in at.f.bindings if b.target == name and b.line < at.line]
+        if not binds:
+            return []
+        b = max(binds, key=lambda b: b.line)
+        parts = _callable_parts(b.value)
+        if not parts or (len(parts) < 2 and not isinstance(b.value, CallValue)):
+            return []  # one callable as it is: the index's resolution of the call stands
+        place = at.moved(b.line, b.blocks)
+        return [place.holding(v) for v in parts]
+
+    def _kept_lambdas(self, module: str, f: FunctionFacts, callee: str) -> list[Argument]:
+        """For ``self.attr(...)``: the lambdas the class assigns to ``self.attr``, where each is
+        written, when every assignment to it is one (any other value: none)."""
+        m = re.fullmatch(r"self\.(\w+)", callee)
+        if not m or not f.cls:
+            return []
+        writes = list(self.symbols.attr_writes(self._self_class(module, f), m.group(1)))
+        if not writes or not all(isinstance(w.value, LambdaValue) for _, _, w in writes):
+            return []
+        return [Argument(w.value, wmod, self.symbols.file_of_module(wmod), wf, w.line, w.blocks)
+                for wmod, wf, w in writes]
 
     def _call_passed(self, arg: Argument, callee: str, walk: Walk, called: Argument) -> list[Outcome]:
         """``callee(...)`` (the call ``called``) where ``callee`` is ``arg``: a lambda's body with its
@@ -716,10 +829,13 @@ class ReturnPathFinder:
             return [Outcome(None, unresolved=f"{name} is rebound by a function nested in {f.qualname} (nonlocal) "
                                              "that is not only called there", undecided=True)]
         binds = [b for b in f.bindings if b.target == name and b.line < line]
-        dom = [b for b in binds if dominates(b.blocks, at.blocks)]
+        dom = [b for b in binds if runs_before(b, line, at.blocks)]
         arg = self._argument(module, f, name) if not dom and any(p == name for p, _ in f.params) else None
         if dom:
             b = max(dom, key=lambda b: b.line)
+            skipped = _undecided_with(f, b.line, line)
+            if skipped:  # the binding may have been cut short by an error the manager swallows
+                return [Outcome(None, unresolved=skipped, undecided=True)]
             start = b.line
             states = self._value(at.moved(b.line, b.blocks), b.value, walk)
         elif arg is not None:  # a parameter: its argument at the call being followed (outwards, no hop)
@@ -740,23 +856,30 @@ class ReturnPathFinder:
                 if isinstance(mapped, str):
                     return [s.but(sets=None, unresolved=mapped) for s in states[:1]]
                 through_setters.extend(x for x in mapped if x.attrs[0] in want)
+        wanted = _want_paths(want)
         events = [x for x in binds if x.line > start] + [x for x in nested if start < x.line < line] + \
             [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and start < w.line < line] + \
             through_setters + \
-            [pw for c in f.calls if start < c.line < line and _passes(c, name)
-             for pw in self.passed.of_call(module, rel, f, c, name) if pw.attrs[0] in want]
+            [_opaque_or_write(pw, want) for c in f.calls if want and start < c.line < line
+             and may_reach(handed(c, {name: []}), wanted)
+             for pw in self.passed.of_call(module, rel, f, c, name, wanted) if _concerns(pw, want)]
         for e in sorted(events, key=lambda e: e.line):
-            every = dominates(e.blocks, at.blocks)
+            every = runs_before(e, line, at.blocks)
             nxt = []
             for s in states:
                 taken = s if every else s.but(conds=s.conds + list(e.conds), branch=s.branch + list(e.conds))
                 after = self._event(at, taken, e, walk)
+                skipped = _undecided_with(f, e.line, line)
+                if skipped:
+                    after = [_cut_short(o, e, skipped) for o in after]
                 if not every and all(_same_value(o, s, self.relevant) for o in after):
                     nxt.append(s)  # taken or not, the value is the same: no fork
                     continue
                 nxt.extend(after)
                 if not every:
-                    skip = [_not_all(e.conds)] if e.conds else []
+                    # skipped by an error inside the conditions the return stands under too, or
+                    # under the negation of the event's own
+                    skip = [_not_all(e.conds)] if e.conds and not apart_by_exceptions(e.blocks, at.blocks) else []
                     nxt.append(s.but(conds=s.conds + skip, branch=s.branch + skip))
             if len(nxt) > MAX_FORKS:
                 return [s.but(sets=None, unresolved=f"more than {MAX_FORKS} branches assign {name}") for s in nxt[:1]]
@@ -788,8 +911,13 @@ class ReturnPathFinder:
         return out
 
     def _event(self, at: Place, state: Outcome, e, walk: Walk) -> list[Outcome]:
-        """``state`` after the event ``e`` of the function ``at`` is in: a binding, a write, or a
-        write that a helper makes through a parameter."""
+        """``state`` after the event ``e`` of the function ``at`` is in: a binding, a write, a
+        write that a helper makes through a parameter, or a call that may write anything."""
+        if isinstance(e, OpaqueCall):
+            if state.sets is None or state.not_a_result:
+                return [state]
+            return [state.but(sets={p for p in state.sets if not any(_under(p, w) for w in e.paths)},
+                              unknown={**state.unknown, **{p: e.why for p in e.paths}})]
         if isinstance(e, NestedBinding):
             return [o.but(conds=state.conds + o.conds, branch=state.branch + o.branch)
                     for o in self._value(e.place, e.value, walk)]
@@ -898,11 +1026,6 @@ def decided(conds: list, constants: dict[str, object]) -> list | None:
             continue
         out.append(Cond(text, positive))
     return out
-
-
-def _passes(call, name: str) -> bool:
-    """Does ``call`` pass the local ``name`` itself as an argument?"""
-    return any(is_name(a, name) for a in [*call.args, *call.keywords.values()])
 
 
 def worker_return_paths(analysis: Analysis, targets: list[str], methods: list[str],

@@ -34,6 +34,10 @@ class Roles:
     # a consumer function that reads nothing of the worker's result but hands it on
     # (``self.process_batch_result(batch, result)``) is where the callee's reads get it too
     hand_on_receivers: bool = False
+    # classes outside the scanned files whose predicate methods (``is_decode()``: ``self ==
+    # ForwardMode.DECODE``) are read as sets of their members, so that two of them with no member
+    # in common exclude each other (those of the scanned files' classes are read anyway)
+    mode_enums: tuple[str, ...] = ()
 
     @property
     def worker_call_prefix(self) -> str:
@@ -48,15 +52,17 @@ def roles_from_table(table: dict, where: str) -> Roles:
     missing = [k for k in KEYS if not isinstance(table.get(k), str) or not table.get(k)]
     if missing:
         raise SpectraceError(f"{where}: [roles] lacks {', '.join(missing)}")
-    packages = {k: table.get(k, []) for k in ("scope_packages", "worker_packages")}
+    packages = {k: table.get(k, []) for k in ("scope_packages", "worker_packages", "mode_enums")}
     for k, v in packages.items():
         if not isinstance(v, list) or not all(isinstance(p, str) for p in v):
-            raise SpectraceError(f"{where}: [roles] {k} must be a list of dotted package names")
+            raise SpectraceError(f"{where}: [roles] {k} must be a list of "
+                                 + ("class names" if k == "mode_enums" else "dotted package names"))
     return Roles(owner=table["owner"], consumer=table["consumer"], worker_attr=table["worker_attr"],
                  worker_method=table["worker_method"], consumer_module=table.get("consumer_module", ""),
                  scope_packages=tuple(packages["scope_packages"]), worker_packages=tuple(packages["worker_packages"]),
                  owner_methods=bool(table.get("owner_methods", False)),
-                 hand_on_receivers=bool(table.get("hand_on_receivers", False)))
+                 hand_on_receivers=bool(table.get("hand_on_receivers", False)),
+                 mode_enums=tuple(packages["mode_enums"]))
 
 
 def load_roles(path: str | Path | None = None) -> Roles:

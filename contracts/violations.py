@@ -238,7 +238,8 @@ class ViolationFinder:
                         if not C.satisfiable(read_f, sel_f, p_f):
                             continue
                         definitions = self._definitions(read_f)
-                        if not C.satisfiable(read_f, sel_f, p_f, *definitions):
+                        # with what the enum's predicates say of each other (conditions.satisfiable_under_modes)
+                        if not C.satisfiable_under_modes((read_f, sel_f, p_f, *definitions), a.predicates):
                             continue
                         if self._ruled_out(read_f, sel_f, p_f, definitions):
                             continue
@@ -484,7 +485,10 @@ class ViolationFinder:
             tested = ctx.tested.union(*(tested_fields(here, n, self.analysis.fields) for n in names))
             conds = [*ctx.conds, *(Cond(_substitute(_rename_self_attrs(text, ctx.rename), ctx.arguments), pos)
                                    for text, pos in here)]
-            inner = Context(conds, ctx.rename, f"{ctx.how}, through {g.qualname}:{c.line}", ctx.caller, ctx.site,
+            # an object the consumer holds: its `self.<attr>` names the consumer's through its constructor
+            rename = self._constructor_renames(module, g, c.callee) if self.holders.in_composed(*key[:1], g2) \
+                and not self.holders.in_composed(module, g) else ctx.rename
+            inner = Context(conds, rename, f"{ctx.how}, through {g.qualname}:{c.line}", ctx.caller, ctx.site,
                             arguments, tested, ctx.written | _set_before(g, names, c))
             out.setdefault(key, []).append(inner)
             if params == [("self", "")]:  # the owner's method, called on the result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import random
 
+from spectrace.contracts import conditions as C
 from spectrace.contracts.conditions import And, Atom, Not, Or, atoms, conjunction, parse, satisfiable
 
 
@@ -93,3 +94,19 @@ def test_assumptions_named_for_releases_apply_to_those_only():
     assert applicable([everywhere, some], "0.5.17") == [everywhere, some]
     assert applicable([everywhere, some], "0.5.23") == [everywhere]
     assert applicable([everywhere, some], None) == [everywhere]
+
+
+def test_enum_predicates_exclude_and_imply_each_other():
+    preds = {"is_decode": frozenset({"Mode.DECODE"}), "is_idle": frozenset({"Mode.IDLE"}),
+             "is_extend": frozenset({"Mode.EXTEND", "Mode.MIXED"}), "is_mixed": frozenset({"Mode.MIXED"})}
+
+    def sat(*texts):
+        return C.satisfiable_under_modes([C.parse(t) for t in texts], preds)
+
+    assert not sat("batch.forward_mode.is_decode()", "self.forward_mode.is_idle()")  # one receiver, receiver-free
+    assert not sat("batch.forward_mode.is_mixed()", "not batch.forward_mode.is_extend()")
+    assert sat("batch.forward_mode.is_extend()", "not batch.forward_mode.is_mixed()")
+    assert sat("not b.forward_mode.is_decode()", "not b.forward_mode.is_idle()", "not b.forward_mode.is_extend()")
+    assert sat("batch.forward_mode.is_decode()", "batch.draft_mode.is_idle()")  # two receivers: nothing follows
+    assert sat("mode.is_decode()", "other.is_idle()")  # bare locals: which objects, is not written
+    assert C.satisfiable(C.parse("b.forward_mode.is_decode()"), C.parse("b.forward_mode.is_idle()"))  # without them

@@ -21,6 +21,15 @@ DEFAULT = "scheduler.py:25"  # `batch.lens = result.draft.lens` in Scheduler.run
 EXPECTED = {
     # a write inside `try` does not reach the `except` path that returns early
     "try_except": ("violated", DEFAULT, "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a loop left only through its breaks (an `else` that raises, `while True`) has run what
+    # stands before every break by the code after it; a loop body may run zero times, and a
+    # break before the write leaves it out
+    "loop_retry": ("present", None, None, ""),
+    "loop_while_true": ("violated", DEFAULT, "worker.py:11", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "loop_zero_runs": ("violated", DEFAULT, "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "loop_break_first": ("violated", DEFAULT, "worker.py:15", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # ... also under an `if` that the return stands in too
+    "try_under_if": ("violated", DEFAULT, "worker.py:14", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a handler that re-raises: the code after the statement follows the body only
     "try_reraise": ("present", None, None, ""),
     # a `return` in `finally` is a return path of its own
@@ -39,10 +48,22 @@ EXPECTED = {
     "with_exit_true": ("violated", DEFAULT, "worker.py:19", "worker.py:16 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "with_contextmanager": ("violated", DEFAULT, "worker.py:24", "worker.py:21 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "with_exit_none": ("present", None, None, ""),
+    # a class of the tree taking `__exit__` from outside it: contextlib's are decided
+    # (ContextDecorator lets go, a subclass of suppress swallows), any other is not
+    "with_exit_outside": ("unknown", DEFAULT, "worker.py:17", "`with Guarded(...)`: its __exit__ comes from "
+                          "outside_lib.Tolerant, outside the tree, which may swallow what the body raises"),
+    "with_exit_contextlib": ("violated", DEFAULT, "worker.py:23", "worker.py:20 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "partial_helper": ("violated", DEFAULT, "worker.py:16", "leaves it None"),
+    # ... a partial of a partial, and a partial kept on `self` by __init__ and called by the step
+    "partial_of_partial": ("violated", DEFAULT, "worker.py:17", "`Result(tokens=[1], draft=make(batch))` leaves it None"),
+    "partial_on_self": ("violated", DEFAULT, "worker.py:18", "`Result(tokens=[1], draft=self.make(batch))` leaves it None"),
     # `next(g(...))` is a value the generator g yields
     "generator_next": ("violated", DEFAULT, "worker.py:7", "worker.py:11 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "generator_field": ("violated", DEFAULT, "worker.py:9", "worker.py:8 `result.draft = next(self.drafts(batch))` leaves it None"),
+    # a local chosen between methods (`getattr(self, "m", None) or self.other`): each may run
+    "getattr_dispatch": ("violated", DEFAULT, "worker.py:9", "worker.py:15 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # ... and a lambda kept on `self` by __init__, called by the step
+    "lambda_on_self": ("violated", DEFAULT, "worker.py:11", "`Result(tokens=[1], draft=self.make(batch))` leaves it None when b.idle"),
     "lambda_idle": ("violated", DEFAULT, "worker.py:8", "leaves it None when not (not b.idle)"),
     # the result's `__post_init__` runs after the constructor: a write there under its condition
     "post_init_clears": ("violated", "scheduler.py:13", "worker.py:8", "results.py:18 `self.draft = None` sets it to None"),
@@ -72,6 +93,10 @@ EXPECTED = {
     "walrus_helper": ("violated", DEFAULT, "worker.py:12", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # setattr/getattr with literal names are writes and reads of those fields
     "setattr_literal": ("violated", DEFAULT, "worker.py:11", "worker.py:10 `setattr(result, name, None)` sets it to None"),
+    # ... as are `object.__setattr__`, `delattr` and a write through the result's `__dict__`
+    "object_setattr": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `object.__setattr__(result, \"draft\", None)` sets it to None"),
+    "delattr_literal": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `delattr(result, \"draft\")` sets it to None"),
+    "dict_write": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `result.__dict__[\"draft\"] = None` sets it to None"),
     "getattr_literal": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # the result's own method that the scheduler calls reads the field (roles: owner_methods)
     "owner_method": ("violated", "scheduler.py:20", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
@@ -130,9 +155,29 @@ EXPECTED = {
     # assigns again is free
     "attribute_definition": ("present", None, None, ""),
     "attribute_reassigned": ("violated", "scheduler.py:37", "worker.py:7", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # the result (or an attribute of it) handed to a call that reaches no function of the tree
+    # may have any attribute below it set or cleared: not decided; calls that write no attribute
+    # (a logger, isinstance) and a local nothing is read below do not count
+    "opaque_argument": ("unknown", DEFAULT, "worker.py:13", "`self.hook.adjust(...)` at opaque_argument/worker.py:12 "
+                        "is handed result and resolves to no function of the tree"),
+    "opaque_below": ("unknown", DEFAULT, "worker.py:10", "`self.pool.release(...)` at opaque_below/worker.py:9 "
+                     "is handed result.draft and resolves to no function of the tree"),
+    "opaque_harmless": ("present", None, None, ""),
+    # ... also where a helper the result is handed to hands it to such a call
+    "opaque_in_helper": ("unknown", DEFAULT, "worker.py:10", "`self.hook.adjust(...)` at opaque_in_helper/worker.py:14 "
+                         "is handed result and resolves to no function of the tree"),
+    # a helper handed an attribute chain of the result writes below it; the result's own method
+    # called by the worker writes on it
+    "helper_writes_below": ("violated", DEFAULT, "worker.py:10", "worker.py:14 `draft.lens = None` sets it to None"),
+    "owner_method_clears": ("violated", "scheduler.py:28", "worker.py:10", "scheduler.py:19 `self.draft = None` sets it to None"),
     # a name the worker computes: which field it writes is not known, so nothing passes silently
     "setattr_computed": ("unknown", DEFAULT, "worker.py:10", "`setattr(result, name, None)` at setattr_computed/worker.py:9 "
                          "writes an attribute whose name is computed"),
+    # predicates of an enum (roles: mode_enums) are sets of its members: `is_decode()` excludes
+    # `is_idle()`, `is_mixed()` implies `is_extend()`; `is_decode_or_idle()` overlaps `is_idle()`
+    "mode_exclusive": ("present", None, None, ""),
+    "mode_within": ("present", None, None, ""),
+    "mode_overlap": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `is_some()` returns `not self.is_none()`: the plain worker's selection excludes the read
     "complement": ("present", None, None, ""),
     # a local bound from the field and written through, bound by `getattr(..., None)`, or by `or`
@@ -154,6 +199,9 @@ EXPECTED = {
     # the idle worker path out); a receiver that only hands it on counts where the catalog says so
     "passed_on": ("violated", "counters.py:7", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "passed_on_guarded": ("present", None, None, ""),
+    # ... and to an object the scheduler holds in an attribute (its output processor), whose method
+    # hands it to another of its methods
+    "composed_processor": ("violated", "processor.py:20", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # the owner's method bound by functools.partial in a helper the result is handed to, called
     # later or handed to a call that runs it (`pool.submit(copy)`): a context of its reads; a
     # helper that sets the field before it calls the method rules the worker's idle path out
