@@ -10,13 +10,13 @@ FILE.json gives a cost model and phases:
      "noise": 0.05,                            # relative step-time noise (normal)
      "seed": 1,
      "phases": [{"tokens": N, "bs": B, "accept": A}, ...],
-     "request_tokens": T}                      # optional: each request's output length
+     "request_tokens": T}                      # optional: a request's output length
 
 A phase lasts until N tokens are produced at batch size B: a speculative step gives each request A
-tokens (it reports A - 1 accepted drafts per request), a plain step one. Each phase runs new
-requests (another acceptance is other traffic); with "request_tokens" each of them ends after T
-tokens (the first ones of a phase staggered) and a new one takes its place, else they run through
-the phase. The controller sees a request's id at batch size 1, as the server's does.
+tokens (it reports A - 1 accepted drafts per request), a plain step one. The controller sees a
+request's id at batch size 1, as the server's does: each phase starts a new request (another
+acceptance is other traffic), which with "request_tokens" ends after T tokens, a new one taking
+its place, and else runs through the phase.
 
 The core's own
 SpecDisableController (patches/dynamic-disable/src/VERSION/) decides every step on a simulated
@@ -109,32 +109,25 @@ class Replay:
         self.rng = rng or random.Random(scenario.seed)
         self.controller = core.SpecDisableController(bound, share, clock=lambda: self.now)
         # a core from before the controller saw request ids takes none
-        self.sees_requests = "rid" in inspect.signature(self.controller.decide).parameters
+        self.sees_rid = "rid" in inspect.signature(self.controller.decide).parameters
         self.report = None  # the last verify step's accept report, not yet delivered
-        self.requests: list[int] = []  # the running requests' ids
-        self.tokens_left: list[float] = []  # per running request
-        self.last_id = 0
+        self.rid = 0  # the request running at batch size 1 (0: none started)
+        self.tokens_left = math.inf  # its tokens still to come
 
-    def start_phase(self, bs: int) -> None:
-        """New requests for a new phase; with request_tokens the first ones end staggered."""
+    def new_request(self) -> None:
+        self.rid += 1
         length = self.scenario.request_tokens
-        self.requests = [self._new_id() for _ in range(bs)]
-        self.tokens_left = [math.inf if length is None else length * (i + 1) / bs for i in range(bs)]
+        self.tokens_left = math.inf if length is None else length
 
-    def _new_id(self) -> int:
-        self.last_id += 1
-        return self.last_id
-
-    def produce(self, tokens_each: float) -> None:
-        """Every request got tokens_each tokens; those done are replaced by new ones."""
-        for i, left in enumerate(self.tokens_left):
-            self.tokens_left[i] = left - tokens_each
-            if self.tokens_left[i] <= 0:
-                self.requests[i], self.tokens_left[i] = self._new_id(), self.scenario.request_tokens
+    def produce(self, tokens: float) -> None:
+        """The request at batch size 1 got ``tokens``: once done, a new one takes its place."""
+        self.tokens_left -= tokens
+        if self.tokens_left <= 0:
+            self.new_request()
 
     def step(self, bs: int, accept: float, needs_verify: bool = False) -> bool:
-        if self.sees_requests:  # the server passes the request's id at batch size 1
-            rid = self.requests[0] if bs == 1 and self.requests else None
+        if self.sees_rid:  # the server passes the request's id at batch size 1
+            rid = self.rid if bs == 1 and self.rid else None
             speculate = self.controller.decide(bs, needs_verify, rid)
         else:
             speculate = self.controller.decide(bs, needs_verify)
@@ -166,7 +159,7 @@ def simulate(core, scenario: Scenario, share=None, rng=None) -> list[PhaseResult
     replay, results = Replay(core, scenario, share=share, rng=rng), []
     for phase in scenario.phases:
         produced, steps, spec_steps, first, start = 0.0, 0, 0, None, replay.now
-        replay.start_phase(phase.bs)
+        replay.new_request()
         while produced < phase.tokens:
             speculate = replay.step(phase.bs, phase.accept)
             replay.produce(phase.accept if speculate else 1)
