@@ -47,8 +47,7 @@ def complements_in(spans: list[FunctionSpan]) -> dict[str, str]:
                 and ast.unparse(e.left) == "self":
             by_class.setdefault(s.cls, {})[s.name] = ("==" if isinstance(e.ops[0], ast.Eq) else "!=",
                                                       ast.unparse(e.comparators[0]))
-    out: dict[str, str] = {}
-    disputed: set[str] = set()
+    found = []
     for cls, methods in by_class.items():
         for name, (how, what) in methods.items():
             comp = None
@@ -56,11 +55,20 @@ def complements_in(spans: list[FunctionSpan]) -> dict[str, str]:
                 comp = what
             elif how == "!=":
                 comp = next((n for n, v in methods.items() if v == ("==", what)), None)
-            if comp is None:
-                continue
-            if out.get(name, comp) != comp:
-                disputed.add(name)
-            out[name] = comp
+            if comp is not None:
+                found.append((name, comp))
+    return _undisputed(found)
+
+
+def _undisputed(found) -> dict:
+    """{name: value} of the (name, value) pairs found, less the names given two values (by two
+    classes: which one a call means is not known)."""
+    out: dict = {}
+    disputed: set[str] = set()
+    for name, value in found:
+        if out.get(name, value) != value:
+            disputed.add(name)
+        out[name] = value
     return {k: v for k, v in out.items() if k not in disputed}
 
 
@@ -162,15 +170,8 @@ def predicates_in(spans: list[FunctionSpan]) -> dict[str, frozenset]:
         fn = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
         if fn is not None:
             by_class.setdefault(s.cls, {})[fn.name] = fn
-    out: dict[str, frozenset] = {}
-    disputed: set[str] = set()
+    found = []
     for cls, methods in by_class.items():
         members = _Members(cls, methods)
-        for name in methods:
-            got = members.of(name)
-            if got is None:
-                continue
-            if out.get(name, got) != got:
-                disputed.add(name)
-            out[name] = got
-    return {k: v for k, v in out.items() if k not in disputed}
+        found += [(name, got) for name in methods if (got := members.of(name)) is not None]
+    return _undisputed(found)

@@ -219,17 +219,12 @@ def _occurrences(f: Formula, out: dict) -> dict:
 def satisfiable(*formulas: Formula) -> bool:
     """Can all formulas hold at once? (unknown atoms are free; too many atoms: assume yes)."""
     whole = And(formulas)
-    return _satisfiable(whole, _occurrences(whole, {}), {})
-
-
-def _satisfiable(whole: Formula, counts: dict, fixed: dict) -> bool:
-    """Whether ``whole``, whose atoms occur ``counts`` times, can hold with the atoms of ``fixed``
-    taking the values it gives them."""
+    counts = _occurrences(whole, {})
     # an atom written once can always take the value its one place asks for (the formula is
     # monotone in it): only atoms written twice or more can make a contradiction
-    names = sorted((a for a, n in counts.items() if n > 1 and a not in fixed), key=lambda a: (-counts[a], a))
+    names = sorted((a for a, n in counts.items() if n > 1), key=lambda a: (-counts[a], a))
     # beyond MAX_ATOMS the rarest are left free too: an over-approximation
-    return _search(whole, names[:MAX_ATOMS], dict(fixed), 0)
+    return _search(whole, names[:MAX_ATOMS], {}, 0)
 
 
 def _search(whole: Formula, names: list[str], env: dict, i: int, consistent=None) -> bool:
