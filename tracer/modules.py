@@ -164,13 +164,9 @@ class ModuleStore:
     def _complete_one(self, light: ModuleSummary, rel: str, qualname: str) -> bool:
         """Give one function its body from a parse of its own lines (False: left to the module's
         whole parse)."""
-        _summary, lines = self._outlined.get(rel, (light, None))
-        if lines is None:  # outlined by another process: the file is as it was (its pack entry is fresh)
-            try:
-                lines = _read_bytes(f"{self.root}/{rel}").split(b"\n")
-            except OSError:
-                return False
-            self._outlined[rel] = (light, lines)
+        lines = self._source_lines(rel, light)
+        if lines is None:
+            return False
         body = _shallow(function_body, light, qualname, lines)
         if body is None:
             return False
@@ -179,6 +175,19 @@ class ModuleStore:
         d.pop("_complete", None)
         self._bodies_added.add(rel)
         return True
+
+    def _source_lines(self, rel: str, light: ModuleSummary) -> list[bytes] | None:
+        """An outlined file's source split at each line end, read when first asked for (a module
+        outlined by another process: the file is as it was, its pack entry being fresh); None when
+        it cannot be read."""
+        lines = self._outlined.get(rel, (light, None))[1]
+        if lines is None:
+            try:
+                lines = _read_bytes(f"{self.root}/{rel}").split(b"\n")
+            except OSError:
+                return None
+            self._outlined[rel] = (light, lines)
+        return lines
 
     def may_name(self, summary: ModuleSummary, f: FuncInfo, word: str, any_of: tuple[str, ...] = ()) -> bool:
         """False when ``f``'s lines do not hold ``word`` (an ASCII identifier), or none of ``any_of``,
@@ -189,13 +198,9 @@ class ModuleStore:
             return True
         text = self._texts.get(id(f))
         if text is None:
-            lines = self._outlined[summary.path][1]
+            lines = self._source_lines(summary.path, self._outlined[summary.path][0])
             if lines is None:
-                try:
-                    lines = _read_bytes(f"{self.root}/{summary.path}").split(b"\n")
-                except OSError:
-                    return True
-                self._outlined[summary.path] = (self._outlined[summary.path][0], lines)
+                return True
             text = b"\n".join(lines[f.line - 1:f.end])
             # (an identifier is read in its NFKC form: in a text not all ASCII another spelling may name it)
             text = self._texts[id(f)] = text if text.isascii() else b""
