@@ -363,7 +363,8 @@ def test_the_gpu_serving_workload_has_every_phase_and_kind_it_names():
     path = Path(__file__).parent.parent / "bench" / "gpu" / "serving-0.5.17.toml"
     configs, defaults = config.load_config_file(str(path))
     assert defaults["drafts"] == "kinds" and defaults["dummy_model"] == "8b"
-    assert {c["name"] for c in configs} == {"baseline", "always-on", "adaptive", "core", "tiers"}
+    names = {"baseline", "always-on", "adaptive", "core", "core-plain", "core-full", "tiers"}
+    assert {c["name"] for c in configs} == names
     w = wl.workload_from_file(str(path))
     schedule = wl.build_schedule(w, kinds.split_vocabulary(128256))
     by_phase = {p.name: [c for c in schedule if c.phase == p.name] for p in w.phases}
