@@ -28,6 +28,7 @@ between plain steps and K draft steps.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 import random
 import sys
@@ -101,14 +102,19 @@ def accepted_drafts(rng: random.Random, phase: TierPhase, steps: int) -> int:
     return accepted
 
 
+def accepts_rid(controller) -> bool:
+    """A policy from before the controllers saw request ids takes none."""
+    return "rid" in inspect.signature(controller.decide).parameters
+
+
 class TierPolicyAdapter:
     """The tier policy module (patches/draft-steps/src/VERSION/speculative/draft_steps.py)."""
 
     def __init__(self, module, tiers, clock):
         self.controller = module.TierController(tiers, clock=clock)
 
-    def decide(self, bs: int) -> int:
-        return self.controller.decide(bs)
+    def decide(self, bs: int, rid=None) -> int:
+        return self.controller.decide(bs, rid=rid) if accepts_rid(self.controller) else self.controller.decide(bs)
 
     def observe(self, steps: int, accepted: list[int]) -> None:
         self.controller.observe(accepted)  # it knows which decision a report answers
@@ -120,8 +126,9 @@ class CoreAdapter:
     def __init__(self, core, steps: int, clock):
         self.controller, self.steps = core.SpecDisableController(clock=clock), steps
 
-    def decide(self, bs: int) -> int:
-        return self.steps if self.controller.decide(bs) else 0
+    def decide(self, bs: int, rid=None) -> int:
+        speculate = self.controller.decide(bs, rid=rid) if accepts_rid(self.controller) else self.controller.decide(bs)
+        return self.steps if speculate else 0
 
     def observe(self, steps: int, accepted: list[int]) -> None:
         self.controller.observe(accepted)
@@ -133,7 +140,7 @@ class UpstreamAdapter:
     def __init__(self, params_module, tiers):
         self.params = params_module.AdaptiveSpeculativeParams(initial_steps=max(tiers))
 
-    def decide(self, bs: int) -> int:
+    def decide(self, bs: int, rid=None) -> int:
         return self.params.get_steps_for_batch(bs)
 
     def observe(self, steps: int, accepted: list[int]) -> None:
@@ -144,7 +151,7 @@ class FixedAdapter:
     def __init__(self, steps: int):
         self.steps = steps
 
-    def decide(self, bs: int) -> int:
+    def decide(self, bs: int, rid=None) -> int:
         return self.steps
 
     def observe(self, steps: int, accepted: list[int]) -> None:
@@ -195,10 +202,10 @@ def simulate_tiers(spec: str, scenario: TierScenario, version: str = "0.5.17") -
     rng, now = random.Random(scenario.seed), [0.0]
     policy = make_policy(spec, scenario, version, clock=lambda: now[0])
     report, results = None, []
-    for phase in scenario.phases:
+    for rid, phase in enumerate(scenario.phases, start=1):  # a new request at each phase
         produced, steps, tier_steps, start = 0, 0, {k: 0 for k in scenario.tiers}, now[0]
         while produced < phase.tokens:
-            tier = policy.decide(phase.bs)
+            tier = policy.decide(phase.bs, rid if phase.bs == 1 else None)  # the server's id at bs 1
             if report is not None:  # the previous step's verify, processed after this launch
                 policy.observe(*report)
             accepted = [accepted_drafts(rng, phase, tier) for _ in range(phase.bs)]

@@ -41,7 +41,8 @@ base.VERIFIED = {
     ],
     "0.5.17": [
         "H200 (the series of 75fc86f), drafts always accepted, C = 1-128, shims on, greedy outputs equal (docs/results.md)",
-        "not yet run on a GPU: half-accepted and never-accepted drafts, serving traffic, the GPU test",
+        "H200 (the series of 489bc91): serving traffic and the GPU test of the tier policy (docs/results.md)",
+        "not yet run on a GPU: half-accepted and never-accepted drafts; batch size 1 judging each new request by its drafts",
     ],
 }
 base.EXTRA_MANIFEST = {"applies_over": "dynamic-disable"}

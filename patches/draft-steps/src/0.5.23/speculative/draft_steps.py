@@ -28,6 +28,9 @@ The rule, per batch-size bucket (powers of two), as the core's for two modes:
   measures alone at BUDGET: as it gives at least one token, it runs within
   (t_k / t_plain - 1) / BUDGET windows, so no acceptance keeps speculation off for
   good, and the others follow once it wins.
+- At batch size 1 the acceptance is that of the one request running: while the
+  plain step is the best, a request other than the one last drafted for starts
+  afresh (its first window measures its own drafts).
 
 TP: rank 0 plans each window and broadcasts the plan (share).
 """
@@ -91,6 +94,7 @@ class Bucket:
         self.tier = None  # the current window's tier
         self.steps_left = 0  # in the current window
         self.windows_since = collections.Counter()  # per tier: since it last ran
+        self.drafted_for = None  # bucket 1: the request of its last drafting window
 
     def time(self, tier: int) -> Optional[float]:
         samples = self.times[tier]
@@ -128,18 +132,23 @@ class TierController:
         times = [b.time(tier) for size, b in self.buckets.items() if size >= bucket]
         return min((t for t in times if t is not None), default=None)
 
-    def decide(self, bs: int, needs_verify: bool = False) -> int:
+    def decide(self, bs: int, needs_verify: bool = False, rid=None) -> int:
+        """rid: the request's id at batch size 1."""
         now = self.clock()
         bucket = bucket_of(bs)
         self._time_last_step(now, bucket)
         state = self.buckets[bucket]
         if state.steps_left == 0:
+            if rid is not None and state.best == 0 and rid != state.drafted_for:
+                state.positions.clear()  # a new request: measure its drafts
             tier = self._plan(bucket, state)
             if self.share is not None:
                 tier = self.share(tier)
             state.tier = tier
             state.windows_since[tier] = 0
             state.steps_left = WINDOW
+            if tier > 0:
+                state.drafted_for = rid
         state.steps_left -= 1
         tier = state.tier
         if needs_verify and tier == 0:  # the verify-shaped output path
