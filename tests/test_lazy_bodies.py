@@ -191,3 +191,30 @@ def test_a_syntax_error_in_a_body_is_reported_once_that_body_is_needed(tmp_path,
     # `index` summarises an outlined module again: the pack hides no error from it
     stats = ModuleStore(tmp_path, SummaryCache(), ("pkg",)).refresh(jobs=1)
     assert [s[2] for s in stats if s[2]] == ["pkg/broken.py:6: syntax error: invalid syntax"]
+
+
+def test_a_field_map_after_a_lazy_map_parses_only_the_bodies_naming_the_field(tmp_path, monkeypatch):
+    from spectrace.tracer.graph import field_graph
+
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "main.py").write_text("from pkg.work import Worker\n\n\ndef main():\n    return Worker().step()\n")
+    (pkg / "work.py").write_text(
+        "class Worker:\n    def step(self):\n        return 1\n\n    def write(self):\n        self.draft = 2\n\n"
+        "    def read(self):\n        return self.draft\n\n    def unrelated(self, xs):\n        return [x for x in xs]\n\n"
+        "    def nested(self):\n        def inner():\n            return 3\n        return inner\n")
+    source = package_source(pkg)
+    lazy = Project(source)
+    with lazy.parsing_ahead():
+        call_graph(lazy, ["pkg.main.main"], depth=2)
+    lazy.save()
+    whole = render(field_graph(Project(source, use_cache=False), "draft"), "json")
+    proj = Project(source)
+    assert render(field_graph(proj, "draft"), "json") == whole
+    work = proj.module("pkg.work")
+    pending = sorted(qn for qn, f in dict.items(work.functions) if index.body_pending(f))
+    # the bodies that do not name the field stay unparsed (a nested definition's among them)
+    assert pending == ["Worker.nested", "Worker.unrelated"]
+    assert json.loads(whole)["edges"]

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from spectrace.interrupts import process_pool
-from spectrace.tracer.index import FuncInfo, ModuleSummary, complete, defer_bodies, function_body, is_light, lighten
+from spectrace.tracer.index import (FuncInfo, ModuleSummary, PendingTable, body_pending, complete, defer_bodies,
+                                    function_body, is_light, lighten)
 from spectrace.tracer.prefetch import ParseAhead
 from spectrace.tracer.summary_cache import (SummaryCache, is_outlined, keep_blobs, module_stats, outline_file,
                                            summarize_file, summarize_in_worker, whole_key)
@@ -207,6 +208,30 @@ class ModuleStore:
         if not text:
             return True
         return _names(text, word) and (not any_of or any(w.encode() in text for w in any_of))
+
+    def functions_naming(self, summary: ModuleSummary, word: str) -> list[tuple[str, FuncInfo]]:
+        """A walk over ``summary``'s functions for the facts of their bodies that name ``word`` (an
+        identifier), in the table's order, less the functions whose bodies are not parsed yet and
+        whose text does not name it (they stay unparsed); one that does is parsed alone. Where such
+        a text may define functions of its own (``def``, ``class`` or ``lambda`` in it), or a body
+        cannot be parsed alone, the module is completed and walked whole, as a plain walk would."""
+        table = summary.functions
+        if type(table) is not PendingTable or table._complete is None:
+            return list(table.items())
+        kept = []
+        for qn, f in dict.items(table):
+            if body_pending(f):
+                if not self.may_name(summary, f, word):
+                    continue
+                text = self._texts.get(id(f))
+                body = text.partition(b"\n")[2] if text else b""  # (after its own `def` line)
+                if not text or any(_names(body, w) for w in ("def", "class", "lambda")):
+                    return list(table.items())
+                f.calls  # noqa: B018 (parses its body alone, or completes the module)
+                if table._complete is None:
+                    return list(table.items())
+            kept.append((qn, f))
+        return kept
 
     def _from_worker(self, rel: str) -> ModuleSummary | None:
         parsed = self._ahead.take(rel) if self._ahead is not None else None
