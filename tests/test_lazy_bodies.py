@@ -218,3 +218,33 @@ def test_a_field_map_after_a_lazy_map_parses_only_the_bodies_naming_the_field(tm
     # the bodies that do not name the field stay unparsed (a nested definition's among them)
     assert pending == ["Worker.nested", "Worker.unrelated"]
     assert json.loads(whole)["edges"]
+
+
+def test_a_lazy_caller_search_finds_the_calls_whole_parses_find(tmp_path, monkeypatch):
+    """A parameter is typed from the calls of its function, found by the callers' texts: by its
+    name, through a global alias, a subscript or a call's result, or a parameter it is passed to."""
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kinds.py").write_text("".join(
+        f"class {k}:\n    def step(self):\n        return 1\n\n\n" for k in ("A", "B", "C", "D", "E")))
+    (pkg / "use.py").write_text(
+        "def use(w):\n    return w.step()\n\n\ndef via_param(w):\n    return w.step()\n\n\n"
+        "def other(w):\n    return w.step()\n")
+    (pkg / "main.py").write_text(
+        "from pkg.kinds import A, B, C, D, E\nfrom pkg.use import use, via_param, other\n\n"
+        "alias = other\n\n\n"
+        "def main():\n    use(A())\n    run(B())\n    third()\n    apply(via_param, D())\n\n\n"
+        "def run(x):\n    alias(x)\n\n\ndef third():\n    pick()(C())\n\n\n"
+        "def pick():\n    handlers = [use]\n    return handlers[0]\n\n\n"
+        "def apply(cb, x):\n    cb(x)\n\n\ndef unrelated(y):\n    return [v for v in y]\n")
+    source = package_source(pkg)
+    roots = ["pkg.use.use", "pkg.use.via_param", "pkg.use.other"]
+    whole = _json(Project(source, use_cache=False), roots, lazy=False, depth=1)
+    lazy = Project(source)
+    assert _json(lazy, roots, lazy=True, depth=1) == whole
+    assert all(f"pkg.kinds.{k}.step" in whole for k in "ABCD")
+    main = lazy.module("pkg.main")
+    # the callers the searches can use are parsed, the one that names none of them is not
+    assert [qn for qn, f in dict.items(main.functions) if index.body_pending(f)] == ["unrelated"]
