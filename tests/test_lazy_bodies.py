@@ -191,3 +191,60 @@ def test_a_syntax_error_in_a_body_is_reported_once_that_body_is_needed(tmp_path,
     # `index` summarises an outlined module again: the pack hides no error from it
     stats = ModuleStore(tmp_path, SummaryCache(), ("pkg",)).refresh(jobs=1)
     assert [s[2] for s in stats if s[2]] == ["pkg/broken.py:6: syntax error: invalid syntax"]
+
+
+def test_a_field_map_after_a_lazy_map_parses_only_the_bodies_naming_the_field(tmp_path, monkeypatch):
+    from spectrace.tracer.graph import field_graph
+
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "main.py").write_text("from pkg.work import Worker\n\n\ndef main():\n    return Worker().step()\n")
+    (pkg / "work.py").write_text(
+        "class Worker:\n    def step(self):\n        return 1\n\n    def write(self):\n        self.draft = 2\n\n"
+        "    def read(self):\n        return self.draft\n\n    def unrelated(self, xs):\n        return [x for x in xs]\n\n"
+        "    def nested(self):\n        def inner():\n            return 3\n        return inner\n")
+    source = package_source(pkg)
+    lazy = Project(source)
+    with lazy.parsing_ahead():
+        call_graph(lazy, ["pkg.main.main"], depth=2)
+    lazy.save()
+    whole = render(field_graph(Project(source, use_cache=False), "draft"), "json")
+    proj = Project(source)
+    assert render(field_graph(proj, "draft"), "json") == whole
+    work = proj.module("pkg.work")
+    pending = sorted(qn for qn, f in dict.items(work.functions) if index.body_pending(f))
+    # the bodies that do not name the field stay unparsed (a nested definition's among them)
+    assert pending == ["Worker.nested", "Worker.unrelated"]
+    assert json.loads(whole)["edges"]
+
+
+def test_a_lazy_caller_search_finds_the_calls_whole_parses_find(tmp_path, monkeypatch):
+    """A parameter is typed from the calls of its function, found by the callers' texts: by its
+    name, through a global alias, a subscript or a call's result, or a parameter it is passed to."""
+    monkeypatch.setenv("SPECTRACE_CACHE_DIR", str(tmp_path / "cache"))
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kinds.py").write_text("".join(
+        f"class {k}:\n    def step(self):\n        return 1\n\n\n" for k in ("A", "B", "C", "D", "E")))
+    (pkg / "use.py").write_text(
+        "def use(w):\n    return w.step()\n\n\ndef via_param(w):\n    return w.step()\n\n\n"
+        "def other(w):\n    return w.step()\n")
+    (pkg / "main.py").write_text(
+        "from pkg.kinds import A, B, C, D, E\nfrom pkg.use import use, via_param, other\n\n"
+        "alias = other\n\n\n"
+        "def main():\n    use(A())\n    run(B())\n    third()\n    apply(via_param, D())\n\n\n"
+        "def run(x):\n    alias(x)\n\n\ndef third():\n    pick()(C())\n\n\n"
+        "def pick():\n    handlers = [use]\n    return handlers[0]\n\n\n"
+        "def apply(cb, x):\n    cb(x)\n\n\ndef unrelated(y):\n    return [v for v in y]\n")
+    source = package_source(pkg)
+    roots = ["pkg.use.use", "pkg.use.via_param", "pkg.use.other"]
+    whole = _json(Project(source, use_cache=False), roots, lazy=False, depth=1)
+    lazy = Project(source)
+    assert _json(lazy, roots, lazy=True, depth=1) == whole
+    assert all(f"pkg.kinds.{k}.step" in whole for k in "ABCD")
+    main = lazy.module("pkg.main")
+    # the callers the searches can use are parsed, the one that names none of them is not
+    assert [qn for qn, f in dict.items(main.functions) if index.body_pending(f)] == ["unrelated"]

@@ -84,7 +84,8 @@ def check_field_names(proj, field: str, owner: str | None) -> None:
             if field in c.annotations:
                 declaring.add(c.name)
                 found = True
-        found = found or any(field in f.reads or field in f.writes for f in summary.functions.values())
+        found = found or any(field in f.reads or field in f.writes
+                              for _qn, f in proj.store.functions_naming(summary, field))
     if not found:
         proj.index_all(progress=Bar("indexing"))
         fields: set[str] = set()

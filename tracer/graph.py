@@ -186,7 +186,7 @@ def field_graph(proj: Project, field: str, owner: str | None = None) -> nx.DiGra
     g.add_node(fid, kind="field", file=None, line=None, module=None, cls=None, side="other",
                label=field, owners=sorted(owners))
     for summary in modules:
-        for qn, f in summary.functions.items():
+        for qn, f in proj.store.functions_naming(summary, field):
             fq = f"{summary.module}.{qn}"
             writes = f.writes.get(field, [])
             # constructor keyword flow: SomeResult(<field>=...)

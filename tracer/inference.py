@@ -50,6 +50,7 @@ subclass); one unknown site keeps the annotation.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable
 
 from spectrace.tracer.index import MODULE_FUNC, UNKNOWN, FuncInfo, body_pending, expr_ir, ir_text
@@ -69,6 +70,23 @@ HIDDEN = CONTAINERS + ("lambda",)  # internal tags Project never answers
 VAGUE_ANNOTATIONS = {"Callable", "Any", "object", "Awaitable", "Coroutine"}
 MAX_CALLER_MODULES = 32  # a parameter whose function's name is in more modules than this stays untyped
 EMPTY = frozenset()
+
+
+# A call of what a call or a subscript gives (``handlers[k](x)``, ``make()(x)``), a comment or a
+# line's continuation allowed before its bracket: its callee has no name to search its text for.
+_RESULT_CALL = re.compile(rb"[)\]](?:[ \t\r\n\\]|#[^\n]*\n)*\(")
+
+
+def _names_word(name: str) -> Callable[[FuncInfo, bytes], bool]:
+    """Whether a function's text names ``name`` (an identifier), as a relevance test of a walk."""
+    word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    return lambda _f, text: word.search(text) is not None
+
+
+def _calls_a_param(f: FuncInfo, text: bytes) -> bool:
+    """Whether ``f``'s text may call one of its parameters by name (``def g(cb): cb(x)``)."""
+    return any(re.search(rb"\b" + re.escape(p.lstrip("*").encode()) + rb"(?:[ \t\r\n\\]|#[^\n]*\n)*\(", text)
+               for p, _a in f.params if p.lstrip("*"))
 
 
 def _last_name(ir) -> str | None:
@@ -266,7 +284,8 @@ class TypeInference:
             return hit
         self._sites[key] = []
         word = class_qn.rsplit(".", 1)[-1]
-        found = [(m, caller, args[0], args[1]) for m, caller, callee, last, args in self._calls_with_args(word)
+        found = [(m, caller, args[0], args[1])
+                 for m, caller, callee, last, args in self._calls_with_args(word, relevant=lambda _m: _names_word(word))
                  if last == word and ("cls", class_qn) in self.expr_types_in(m, caller, callee, depth + 1)]
         self._sites[key] = found
         return found
@@ -868,7 +887,8 @@ class TypeInference:
         # callers' modules) may reach it
         anonymous = f.name.startswith("<lambda")
         found = []
-        for m, caller, callee, last, args in self._calls_with_args(word, mod.module if anonymous else None):
+        callers = None if anonymous else (lambda m: self._may_call(m, word, f.name))
+        for m, caller, callee, last, args in self._calls_with_args(word, mod.module if anonymous else None, callers):
             if (not anonymous and last is not None and last != f.name and not (f.name == "__init__" and last == word)
                     and not (callee[0] == "n" and self._alias_of(m, caller, callee[1], f.name))):
                 continue
@@ -878,7 +898,7 @@ class TypeInference:
         if not found and not anonymous and f.name != "__init__":
             # called by no name it is given: maybe through a parameter it is passed to (`def g(cb):
             # cb(x)`), asked only then, and never of the function's own parameters
-            for m, caller, callee, last, args in self._calls_with_args(word):
+            for m, caller, callee, last, args in self._calls_with_args(word, relevant=lambda _m: _calls_a_param):
                 if (callee[0] == "n" and caller is not f and last != f.name
                         and any(p.lstrip("*") == last for p, _a in caller.params)):
                     offset = self._binds(m, caller, callee, func_qn, f, depth)
@@ -900,7 +920,7 @@ class TypeInference:
         out: list[str] = []
         for m in (modules if len(modules) <= MAX_CALLER_MODULES else ()):
             summary = self.store.module(m)
-            for g in (summary.functions.values() if summary else ()):
+            for _qn, g in (self.store.functions_where(summary, _names_word(word)) if summary else ()):
                 if g.name not in out and any(_last_name(r) == word for r in g.return_exprs) and \
                         ("cls", class_qn) in self.return_types(f"{m}.{g.qualname}", depth + 1):
                     out.append(g.name)
@@ -912,13 +932,28 @@ class TypeInference:
         modules = self.symbols.texts.mentions(factory)
         for m in (modules if len(modules) <= MAX_CALLER_MODULES else ()):
             summary = self.store.module(m)
-            for caller in (summary.functions.values() if summary else ()):
+            for _qn, caller in (self.store.functions_where(summary, _names_word(factory)) if summary else ()):
                 made = {t[1] for t, v, _a, _l in caller.assigns
                         if t[0] == "n" and v[0] == "c" and _last_name(v[1]) == factory}
                 for line, col, callee, _kw in (caller.calls if made else ()):
                     args = caller.args.get((line, col))
                     if args is not None and callee[0] == "n" and callee[1] in made:
                         yield m, caller, callee, args
+
+    def _may_call(self, module: str, word: str, func_name: str) -> Callable[[FuncInfo, bytes], bool]:
+        """The test of a function's text for a caller ``call_sites`` can use in ``module``: it names
+        ``word`` or ``func_name``, or a global that holds the function (``_alias_of``), or calls
+        what a call or a subscript gives (a callee with no name)."""
+        names = {word, func_name} | {n for n, held in self._global_aliases(module).items() if func_name in held}
+        rx = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+        return lambda _f, text: rx.search(text) is not None or _RESULT_CALL.search(text) is not None
+
+    def _global_aliases(self, module: str) -> dict:
+        held = self._aliases.get(module)
+        if held is None:
+            globs = self.store.module(module).globals
+            held = self._aliases[module] = _value_names(globs.values(), globs.keys())
+        return held
 
     def _alias_of(self, module: str, caller: FuncInfo, name: str, func_name: str) -> bool:
         """``name`` is assigned the function by its own name where ``caller`` calls it (a local of
@@ -929,24 +964,26 @@ class TypeInference:
                                                              (t[1] for t, v, _a, _l in caller.assigns if t[0] == "n"))
         if name in local:
             return func_name in local[name]
-        held = self._aliases.get(module)
-        if held is None:
-            globs = self.store.module(module).globals
-            held = self._aliases[module] = _value_names(globs.values(), globs.keys())
-        return func_name in held.get(name, ())
+        return func_name in self._global_aliases(module).get(name, ())
 
-    def _calls_with_args(self, word: str, also: str | None = None):
+    def _calls_with_args(self, word: str, also: str | None = None, relevant=None):
         """(module, caller, callee IR, the callee's last name, (positional, keyword) IRs) of every
         call with arguments in the modules that mention ``word`` (and module ``also``); none when
-        too many modules do (the answer must not depend on which modules happen to be loaded)."""
+        too many modules do (the answer must not depend on which modules happen to be loaded).
+        ``relevant(module)``: a test of a function's text that the callers the search can use pass
+        (``ModuleStore.functions_where``: the others' bodies may stay unparsed); None: every one."""
         modules = [] if word.startswith("<") else list(self.symbols.texts.mentions(word))
         if len(modules) > MAX_CALLER_MODULES:
             return
         modules += [also] if also is not None and also not in modules else []
-        self.store.expect(modules, walked=True)
+        self.store.expect(modules, walked=relevant is None)
         for m in modules:
             summary = self.store.module(m)
-            for caller in (summary.functions.values() if summary else ()):
+            if summary is None:
+                continue
+            walk = summary.functions.values() if relevant is None else \
+                (f for _qn, f in self.store.functions_where(summary, relevant(m)))
+            for caller in walk:
                 for line, col, callee, _kw in caller.calls:
                     args = caller.args.get((line, col))
                     if args is not None:

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from spectrace.interrupts import process_pool
-from spectrace.tracer.index import FuncInfo, ModuleSummary, complete, defer_bodies, function_body, is_light, lighten
+from spectrace.tracer.index import (MODULE_FUNC, FuncInfo, ModuleSummary, PendingTable, body_pending, complete, defer_bodies,
+                                    function_body, is_light, lighten)
 from spectrace.tracer.prefetch import ParseAhead
 from spectrace.tracer.summary_cache import (SummaryCache, is_outlined, keep_blobs, module_stats, outline_file,
                                            summarize_file, summarize_in_worker, whole_key)
@@ -194,19 +195,61 @@ class ModuleStore:
         so no fact of its body can name them: asked of a function whose body is not parsed yet, it
         reads the function's text rather than parse it. True otherwise (a function of a module
         parsed whole: no text is read)."""
-        if "_complete" not in f.__dict__ or summary.path not in self._outlined:
+        if "_complete" not in f.__dict__:
             return True
+        text = self._body_text(summary, f)
+        if text is None or not text.isascii():  # (in a text not all ASCII another spelling may name them)
+            return True
+        return _names(text, word) and (not any_of or any(w.encode() in text for w in any_of))
+
+    def functions_naming(self, summary: ModuleSummary, word: str) -> list[tuple[str, FuncInfo]]:
+        """``functions_where`` for the facts of the bodies that name ``word`` (an identifier)."""
+        return self.functions_where(summary, lambda _f, text: _names(text, word))
+
+    def functions_where(self, summary: ModuleSummary, relevant: Callable[[FuncInfo, bytes], bool]
+                        ) -> list[tuple[str, FuncInfo]]:
+        """A walk over ``summary``'s functions (qualname, function), in the table's order, for a
+        query that only the functions whose text is ``relevant`` can answer: while the module's
+        bodies are parsed one by one, the others are left out (and unparsed), and each relevant
+        one is parsed alone. Where a relevant text may define functions of its own (``def``,
+        ``class`` or ``lambda`` after its first line), where a text cannot be read, or a body
+        cannot be parsed alone, the module is completed and walked whole, as a plain walk is."""
+        table = summary.functions
+        if type(table) is not PendingTable or table._complete is None:
+            return list(table.items())
+        kept = []
+        for qn, f in dict.items(table):
+            if qn == MODULE_FUNC:  # the module-level code: in the light summary (its text is the file's)
+                kept.append((qn, f))
+                continue
+            text = self._body_text(summary, f)
+            if text is None:
+                return list(table.items())
+            # (an identifier is read in its NFKC form: in a text not all ASCII another spelling may
+            # name anything, so such a function is walked)
+            if text.isascii() and not relevant(f, text):
+                continue  # (a function defined inside it is in its text: not relevant either)
+            if any(_names(text.partition(b"\n")[2], w) for w in ("def", "class", "lambda")):
+                return list(table.items())
+            if body_pending(f):
+                f.calls  # noqa: B018 (parses its body alone, or completes the module)
+                if table._complete is None:
+                    return list(table.items())
+            kept.append((qn, f))
+        return kept
+
+    def _body_text(self, summary: ModuleSummary, f: FuncInfo) -> bytes | None:
+        """The lines of a function of an outlined module, kept once read; None where they are not
+        at hand (the module is not outlined)."""
+        if summary.path not in self._outlined:
+            return None
         text = self._texts.get(id(f))
         if text is None:
             lines = self._source_lines(summary.path, self._outlined[summary.path][0])
             if lines is None:
-                return True
-            text = b"\n".join(lines[f.line - 1:f.end])
-            # (an identifier is read in its NFKC form: in a text not all ASCII another spelling may name it)
-            text = self._texts[id(f)] = text if text.isascii() else b""
-        if not text:
-            return True
-        return _names(text, word) and (not any_of or any(w.encode() in text for w in any_of))
+                return None
+            text = self._texts[id(f)] = b"\n".join(lines[f.line - 1:f.end])
+        return text
 
     def _from_worker(self, rel: str) -> ModuleSummary | None:
         parsed = self._ahead.take(rel) if self._ahead is not None else None
