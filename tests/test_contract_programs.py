@@ -178,6 +178,10 @@ EXPECTED = {
     "mode_exclusive": ("present", None, None, ""),
     "mode_within": ("present", None, None, ""),
     "mode_overlap": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # ... also tested through a local bound once from the mode (`mode = batch.forward_mode`); one
+    # bound again on some path is not the batch's mode
+    "mode_alias": ("present", None, None, ""),
+    "mode_alias_rebound": ("violated", "scheduler.py:30", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `is_some()` returns `not self.is_none()`: the plain worker's selection excludes the read
     "complement": ("present", None, None, ""),
     # a local bound from the field and written through, bound by `getattr(..., None)`, or by `or`
