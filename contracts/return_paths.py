@@ -558,6 +558,27 @@ class ReturnPathFinder:
                         out.append(o.but(via=[f"{f2.qualname}:{ret.line}"] + o.via, conds=own + o.conds))
         return out or [Outcome(None, unresolved=f"recursive call {callee}")]
 
+    def _kept_on_self(self, at: Place, value: Value) -> tuple[Place, Value] | None:
+        """``self.a`` read where the function itself wrote ``self.a = v`` before, on every way
+        there, with no later write of it and no call in between (a call may write it too; on
+        the read's own line only a class's construction): ``v``, at that write."""
+        if not (isinstance(value, Chain) and value.root == "self" and len(value.attrs) == 1):
+            return None
+        f, line = at.f, at.line
+        if any(b.target == "self" for b in f.bindings) or any(w.root == "self" for w in f.computed_writes):
+            return None
+        attr = value.attrs[0]
+        earlier = [w for w in f.writes if w.root == "self" and w.attrs and w.attrs[0] == attr and w.line < line]
+        if not earlier:
+            return None
+        last = max(earlier, key=lambda w: w.line)
+        if last.attrs != [attr] or not runs_before(last, line, at.blocks):
+            return None
+        for c in f.calls:
+            if last.line < c.line < line or (c.line == line and self._class_called(at.module, f, c.callee) is None):
+                return None
+        return at.moved(last.line, last.blocks), last.value
+
     def _dict_get(self, at: Place, desc: CallValue, walk: Walk) -> list[Outcome] | None:
         """``d.get(key)`` of a receiver no function of the tree answers (a mapping): None where the
         key is missing, the default where one is given; an item it holds is not followed."""
@@ -807,6 +828,12 @@ class ReturnPathFinder:
         if isinstance(value, NoneValue):
             cleared[name] = f"{site} sets it to None"
             return [state.but(sets=base, unknown=unknown, cleared=cleared)]
+        kept = self._kept_on_self(at, value)
+        if kept is not None:  # `self.a = helper(...)` earlier in the function: that value
+            at, value = kept
+            if isinstance(value, NoneValue):
+                cleared[name] = f"{site} sets it to None"
+                return [state.but(sets=base, unknown=unknown, cleared=cleared)]
         # a call is followed to its every return: a helper returning None on some path leaves the field None
         follow = (matters and isinstance(value, (IfExp, Name, CallValue, BoolOp))) or \
             (isinstance(value, CallValue) and want_sub)

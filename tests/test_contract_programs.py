@@ -96,6 +96,10 @@ EXPECTED = {
     # `d.get(k, default)` of a mapping: the default where the key is missing (a value here); an
     # item it holds is not known
     "dict_get_default": ("unknown", DEFAULT, "worker.py:10", "an item of `self.drafts` (`self.drafts.get(batch.rid, Draft(lens=[]))`)"),
+    # `self.a = helper(...)` then `Result(draft=self.a)` in the same function: the helper's value;
+    # a call in between may write the attribute again: not followed
+    "self_attr_kept": ("violated", DEFAULT, "worker.py:10", "worker.py:10 `Result(tokens=[1], draft=self.last_draft)` leaves it None"),
+    "self_attr_call_between": ("unknown", DEFAULT, "worker.py:10", "`self.last_draft` not followed"),
     "walrus": ("violated", DEFAULT, "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `(draft := helper()) is not None` binds the helper's result and narrows it under the test
     "walrus_helper": ("violated", DEFAULT, "worker.py:12", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
