@@ -62,6 +62,11 @@ def describe(src: Snippet, node: ast.AST | None) -> Value:
             return Chain(ch[0], tuple(ch[1]), text)
         if isinstance(node.value, ast.Call):
             return AttrOf(node.attr, describe(src, node.value), text[:300])
+    if isinstance(node, ast.Await) and isinstance(node.value, ast.Call):
+        # `await f(...)`: the call, taken for what an in-tree coroutine f returns (return_paths)
+        call = describe(src, node.value)
+        if isinstance(call, CallValue):
+            return CallValue(call.callee, call.keywords, call.args, call.spread, text[:200], awaited=True)
     if isinstance(node, ast.Call):
         args = call_args(node)
         kws = {a.keyword: describe(src, a.value) for a in args if a.keyword is not None}

@@ -33,7 +33,7 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 27  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 28  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -188,6 +188,7 @@ class FunctionFacts:
     # (WithManager, why) for each `with` whose manager may swallow what its body raises, as far as
     # the tree says (an `__exit__` taken from outside it): set against the tree (managers.py)
     undecided_withs: list = field(default_factory=list)
+    is_async: bool = False  # `async def`: a call of it is a coroutine, its returns what `await` of that gives
 
 
 # ------------------------------------------------------------ function selection

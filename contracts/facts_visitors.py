@@ -73,6 +73,7 @@ class FunctionScope:
             returns_annotation=src.code(node.returns) if node.returns else None,
             decorators=[src.code(d) for d in node.decorator_list],
             defaults={p.arg: describe(src, d) for p, d in with_defaults if d is not None},
+            is_async=isinstance(node, ast.AsyncFunctionDef),
         )
         self._stack.append(facts)
         self.functions.append(facts)

@@ -11,6 +11,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from spectrace.contracts.aliases import Alias, local_aliases, with_aliases
 from spectrace.contracts.expr_values import call_args, chain_of, is_none
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.facts import Cond, Guard, LoopExit
@@ -221,6 +222,14 @@ class ContextFinder:
 
     def __init__(self, src: Snippet):
         self.src = src
+        self._aliases: dict[int, dict[str, Alias]] = {}  # per function node
+
+    def aliases(self, fn: ast.AST | None) -> dict[str, Alias]:
+        if fn is None:
+            return {}
+        if id(fn) not in self._aliases:
+            self._aliases[id(fn)] = local_aliases(self.src, fn)
+        return self._aliases[id(fn)]
 
     def line(self, node: ast.AST) -> int:
         return self.src.line(node)
@@ -310,15 +319,16 @@ class ContextFinder:
             child, cur = cur, src.parent(cur)
         cond_nodes.reverse()
         blocks.reverse()
+        aliases = self.aliases(cur)  # `mode = batch.forward_mode`: the condition tests the chain
         conds = []
         for t, pos in cond_nodes:  # `if a and b` contributes a, b; `else` of `a or b`: not a, not b
             parts = split_and(t) if pos else split_or(t)
-            conds.extend(Cond(src.code(p), pos) for p in parts)
+            conds.extend(Cond(with_aliases(src, p, aliases), pos) for p in parts)
         conds.extend(reversed(case_conds))
         loop_exit = self._loop_exit(node, blocks, enclosing) if loops and enclosing else None
         return Context(conds=conds, cond_nodes=cond_nodes, blocks=blocks, statement=statement, in_test=in_test,
                        handlers=handlers, exits_before=exits_before, asserts_before=asserts_before,
-                       exits=[src.code(t) for t, _ in exits_before], loop_exit=loop_exit)
+                       exits=[with_aliases(src, t, aliases) for t, _ in exits_before], loop_exit=loop_exit)
 
     def _loop_exit(self, node: ast.AST, blocks: list[str], enclosing: list[ast.stmt]) -> LoopExit | None:
         """The outermost of the loops around ``node`` that it has run before leaving: a loop whose

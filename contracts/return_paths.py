@@ -507,6 +507,10 @@ class ReturnPathFinder:
             targets = [self._original(module, f)[callee]]  # the decorated function, from its wrapper
         else:
             targets = self._targets(module, f, callee)
+        if not targets and walk.item is None and walk.attr is None and not walk.yielded:
+            got = self._dict_get(at, desc, walk)
+            if got is not None:
+                return got
         if not targets:
             kept = self._kept_lambdas(module, f, callee)
             if kept:  # `self.make = lambda b: ...` where the worker is built, called by the step
@@ -531,6 +535,10 @@ class ReturnPathFinder:
                 out.append(Outcome(None, [t], f"no source for {t}"))
                 continue
             rel2, f2 = got
+            if desc.awaited != f2.is_async:  # what the awaited object gives, or a coroutine not awaited
+                out.append(Outcome(None, [t], f"`{desc.text or callee}` awaits {t}, no coroutine function" if desc.awaited
+                                   else f"`{desc.text or callee}` calls the coroutine function {t} without await"))
+                continue
             mod2 = self.symbols.module_of_file(rel2)
             bound = bind(f2, list(desc.args), desc.keywords)
             arguments = {p: at.holding(v) for p, v in bound.items()}
@@ -549,6 +557,40 @@ class ReturnPathFinder:
                     for o in self._value(Place(mod2, rel2, f2, ret.line, ret.blocks), ret.value, inner):
                         out.append(o.but(via=[f"{f2.qualname}:{ret.line}"] + o.via, conds=own + o.conds))
         return out or [Outcome(None, unresolved=f"recursive call {callee}")]
+
+    def _kept_on_self(self, at: Place, value: Value) -> tuple[Place, Value] | None:
+        """``self.a`` read where the function itself wrote ``self.a = v`` before, on every way
+        there, with no later write of it and no call in between (a call may write it too; on
+        the read's own line only a class's construction): ``v``, at that write."""
+        if not (isinstance(value, Chain) and value.root == "self" and len(value.attrs) == 1):
+            return None
+        f, line = at.f, at.line
+        if any(b.target == "self" for b in f.bindings) or any(w.root == "self" for w in f.computed_writes):
+            return None
+        attr = value.attrs[0]
+        earlier = [w for w in f.writes if w.root == "self" and w.attrs and w.attrs[0] == attr and w.line < line]
+        if not earlier:
+            return None
+        last = max(earlier, key=lambda w: w.line)
+        if last.attrs != [attr] or not runs_before(last, line, at.blocks):
+            return None
+        for c in f.calls:
+            if last.line < c.line < line or (c.line == line and self._class_called(at.module, f, c.callee) is None):
+                return None
+        return at.moved(last.line, last.blocks), last.value
+
+    def _dict_get(self, at: Place, desc: CallValue, walk: Walk) -> list[Outcome] | None:
+        """``d.get(key)`` of a receiver no function of the tree answers (a mapping): None where the
+        key is missing, the default where one is given; an item it holds is not followed."""
+        receiver, _, meth = desc.callee.rpartition(".")
+        if meth != "get" or not receiver or desc.awaited or desc.spread or desc.keywords or not 1 <= len(desc.args) <= 2:
+            return None
+        key = desc.args[0].text or desc.args[0].shown
+        missing, held = Cond(f"{key} in {receiver}", False), Cond(f"{key} in {receiver}", True)
+        default = desc.args[1] if len(desc.args) == 2 else NoneValue()
+        out = [o.but(conds=[missing] + o.conds, branch=[missing] + o.branch) for o in self._value(at, default, walk)]
+        out.append(Outcome(None, unresolved=f"an item of `{receiver}` (`{desc.text}`)", conds=[held], branch=[held]))
+        return out
 
     # ------------------------------------------------------------ arguments
 
@@ -786,6 +828,12 @@ class ReturnPathFinder:
         if isinstance(value, NoneValue):
             cleared[name] = f"{site} sets it to None"
             return [state.but(sets=base, unknown=unknown, cleared=cleared)]
+        kept = self._kept_on_self(at, value)
+        if kept is not None:  # `self.a = helper(...)` earlier in the function: that value
+            at, value = kept
+            if isinstance(value, NoneValue):
+                cleared[name] = f"{site} sets it to None"
+                return [state.but(sets=base, unknown=unknown, cleared=cleared)]
         # a call is followed to its every return: a helper returning None on some path leaves the field None
         follow = (matters and isinstance(value, (IfExp, Name, CallValue, BoolOp))) or \
             (isinstance(value, CallValue) and want_sub)

@@ -55,6 +55,7 @@ class CallValue(_Described):
     args: tuple[Value, ...]  # the positional arguments, starred ones left out
     spread: bool  # a *args or **kwargs among them: which parameters they fill is not known
     text: str = ""
+    awaited: bool = False  # `await f(...)`: what the coroutine f returns, where f is an `async def`
 
     @property
     def npos(self) -> int:

@@ -88,6 +88,18 @@ EXPECTED = {
     "match_mode": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a write in one case's body does not reach the code after the `match`
     "match_write": ("violated", DEFAULT, "worker.py:13", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `await f(...)` of an `async def` of the tree is what f returns; of a plain function, what
+    # awaiting its value gives is not followed
+    "await_helper": ("violated", DEFAULT, "worker.py:9", "worker.py:9 `Result(tokens=[1], draft=await self.make_draft(batch))` leaves it None"),
+    "await_not_coroutine": ("unknown", DEFAULT, "worker.py:8", "`await self.make_draft(batch)` awaits "
+                            "await_not_coroutine.worker.DraftWorker.make_draft, no coroutine function"),
+    # `d.get(k, default)` of a mapping: the default where the key is missing (a value here); an
+    # item it holds is not known
+    "dict_get_default": ("unknown", DEFAULT, "worker.py:10", "an item of `self.drafts` (`self.drafts.get(batch.rid, Draft(lens=[]))`)"),
+    # `self.a = helper(...)` then `Result(draft=self.a)` in the same function: the helper's value;
+    # a call in between may write the attribute again: not followed
+    "self_attr_kept": ("violated", DEFAULT, "worker.py:10", "worker.py:10 `Result(tokens=[1], draft=self.last_draft)` leaves it None"),
+    "self_attr_call_between": ("unknown", DEFAULT, "worker.py:10", "`self.last_draft` not followed"),
     "walrus": ("violated", DEFAULT, "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `(draft := helper()) is not None` binds the helper's result and narrows it under the test
     "walrus_helper": ("violated", DEFAULT, "worker.py:12", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
@@ -178,6 +190,10 @@ EXPECTED = {
     "mode_exclusive": ("present", None, None, ""),
     "mode_within": ("present", None, None, ""),
     "mode_overlap": ("violated", "scheduler.py:26", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # ... also tested through a local bound once from the mode (`mode = batch.forward_mode`); one
+    # bound again on some path is not the batch's mode
+    "mode_alias": ("present", None, None, ""),
+    "mode_alias_rebound": ("violated", "scheduler.py:30", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `is_some()` returns `not self.is_none()`: the plain worker's selection excludes the read
     "complement": ("present", None, None, ""),
     # a local bound from the field and written through, bound by `getattr(..., None)`, or by `or`
@@ -247,9 +263,24 @@ def test_program_verdict_and_site(name):
     assert all(why in v.producer.left_none or why in v.message for v in found)
 
 
+def test_dict_get_without_default_may_be_none():
+    """`d.get(k)`: None where the key is missing (a violation under that condition), an unknown
+    for the item it holds where it is there."""
+    report = check("dict_get")
+    assert [r.status for r in report.results] == ["violated"]
+    site = ("dict_get/scheduler.py:25", "dict_get/worker.py:10")
+    (v,) = report.violations
+    assert (f"{v.read.file}:{v.read.line}", f"{v.producer.file}:{v.producer.line}") == site
+    assert v.producer.left_none.endswith("`Result(tokens=[1], draft=self.drafts.get(batch.rid))` leaves it None "
+                                         "when not (batch.rid in self.drafts)")
+    (u,) = report.unknowns
+    assert (f"{u.read.file}:{u.read.line}", f"{u.producer.file}:{u.producer.line}") == site
+    assert "when batch.rid in self.drafts is unknown: an item of `self.drafts`" in u.message
+
+
 def test_every_program_has_an_expectation():
     programs = {p.name for p in PROGRAMS.iterdir() if (p / "catalog.toml").is_file()}
-    assert programs == set(EXPECTED)
+    assert programs == set(EXPECTED) | {"dict_get"}
 
 
 def test_roles_come_from_the_catalog_not_from_code():
