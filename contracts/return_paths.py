@@ -825,15 +825,12 @@ class ReturnPathFinder:
         base = state.sets - {p for p in state.sets if _under(p, name)}
         unknown = {p: w for p, w in state.unknown.items() if not _under(p, name)}
         cleared = {p: w for p, w in state.cleared.items() if not _under(p, name)}
-        if isinstance(value, NoneValue):
-            cleared[name] = f"{site} sets it to None"
-            return [state.but(sets=base, unknown=unknown, cleared=cleared)]
         kept = self._kept_on_self(at, value)
         if kept is not None:  # `self.a = helper(...)` earlier in the function: that value
             at, value = kept
-            if isinstance(value, NoneValue):
-                cleared[name] = f"{site} sets it to None"
-                return [state.but(sets=base, unknown=unknown, cleared=cleared)]
+        if isinstance(value, NoneValue):
+            cleared[name] = f"{site} sets it to None"
+            return [state.but(sets=base, unknown=unknown, cleared=cleared)]
         # a call is followed to its every return: a helper returning None on some path leaves the field None
         follow = (matters and isinstance(value, (IfExp, Name, CallValue, BoolOp))) or \
             (isinstance(value, CallValue) and want_sub)
