@@ -14,6 +14,7 @@ from spectrace.contracts import conditions as C
 from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import bind
 from spectrace.contracts.blocks import dominates
+from spectrace.contracts.entries import EntryCondition, entry_condition, name_uses
 from spectrace.contracts.facts import Cond
 from spectrace.contracts.kinds import ReadKind
 from spectrace.contracts.return_paths import constant_parameters, decided
@@ -66,6 +67,9 @@ class Context:
     arguments: dict = field(default_factory=dict)
     tested: set = field(default_factory=set)  # the result's fields the calls on the way test set
     written: set = field(default_factory=set)  # the result's fields the functions on the way set before their call
+    # the condition under which the first function on the way is entered (entries.py), in its
+    # callers' text; true where not known
+    entry: C.Formula = C.And(())
 
 
 def _set_before(g, names: set, call) -> set[str]:
@@ -174,6 +178,7 @@ class ViolationFinder:
         self.exclusions = [x for x in assumptions if "excludes" in x]
         self.assumptions_used: set[str] = set()
         self.excluded: dict[str, list[FieldRead]] = {}  # exclusion id -> the reads it left out
+        self.entries: dict[str, EntryCondition] = {}  # consumer -> the condition it is entered under
         self._premises = {a for x in self.assumptions for a in C.atoms(C.parse_receiver_free(x["when"]))}
 
     def checked(self, reads: list[FieldRead], scheduler_writes: set[str]) -> list[FieldRead]:
@@ -218,7 +223,7 @@ class ViolationFinder:
                 outer = expanders.setdefault(caller, self._expander(*caller)) if caller else expand
                 comp = a.complements
                 read_f = C.with_complements(C.all_of(C.conjunction(renamed, expand),
-                                                     C.conjunction([Cond(*c) for c in extra], outer)), comp)
+                                                     C.conjunction([Cond(*c) for c in extra], outer), ctx.entry), comp)
                 for p in paths:
                     missing, why = _obligation(r, p)
                     if missing is None and why is None:
@@ -446,6 +451,7 @@ class ViolationFinder:
             for caller in self._hand_on_receivers():
                 held_by.setdefault(caller, set())
         receivers = []
+        self._entry_uses = name_uses(self.symbols, {consumer.rsplit(".", 1)[-1] for _, consumer in held_by})
         for module, consumer in sorted(held_by):
             got = self.symbols.indexed(f"{module}.{consumer}")
             if got is None:
@@ -455,7 +461,7 @@ class ViolationFinder:
             held = sorted((not why.startswith(prefix), why) for why in {holders.why[h] for h in holders.from_worker}
                           if why in held_by[(module, consumer)] or not held_by[(module, consumer)])
             if held:
-                out[(module, consumer)] = [Context([], {}, _how(held[0][1], prefix))]
+                out[(module, consumer)] = [Context([], {}, _how(held[0][1], prefix), entry=self._entry(consumer))]
                 receivers.append((module, consumer, got[1], holders.from_worker))
         for module, consumer, f, poly in receivers:
             for c, rel2, g, params in self.holders.calls_passing(module, f, poly):
@@ -463,13 +469,21 @@ class ViolationFinder:
                 rename = self._constructor_renames(module, f, c.callee)
                 arguments = {p: a.text for p, a in bind(g, c.args, c.keywords).items() if a.text}
                 ctx = Context(list(c.conds), rename, f"called from {consumer}:{c.line}", (module, consumer), c,
-                              arguments)
+                              arguments, entry=self._entry(consumer))
                 out.setdefault(key, []).append(ctx)
                 if g.cls == self.analysis.owner_name:
                     self._owner_contexts(g, ctx, out, {key})
                 else:
                     self._consumer_contexts(key[0], g, {p for p, _ in params}, ctx, out, {key})
         return out
+
+    def _entry(self, consumer: str) -> C.Formula:
+        """The condition under which the function is entered (entries.py); true where not known."""
+        found = entry_condition(self.symbols, consumer.rsplit(".", 1)[-1], self._entry_uses)
+        if found is None:
+            return C.And(())
+        self.entries[consumer] = found
+        return found.formula
 
     def _consumer_contexts(self, module: str, g, names: set, ctx: Context, out: dict, seen: set) -> None:
         """The consumer's methods that its method ``g`` hands the result ``ctx`` passes on to run on
@@ -489,7 +503,7 @@ class ViolationFinder:
             rename = self._constructor_renames(module, g, c.callee) if self.holders.in_composed(*key[:1], g2) \
                 and not self.holders.in_composed(module, g) else ctx.rename
             inner = Context(conds, rename, f"{ctx.how}, through {g.qualname}:{c.line}", ctx.caller, ctx.site,
-                            arguments, tested, ctx.written | _set_before(g, names, c))
+                            arguments, tested, ctx.written | _set_before(g, names, c), ctx.entry)
             out.setdefault(key, []).append(inner)
             if params == [("self", "")]:  # the owner's method, called on the result
                 self._owner_contexts(g2, inner, out, seen | {key})
@@ -523,7 +537,7 @@ class ViolationFinder:
             conds = [*ctx.conds, *(Cond(_substitute(text, ctx.arguments), pos) for text, pos in here
                                    if not re.search(r"\bself\.", text))]
             inner = Context(conds, ctx.rename, f"{ctx.how}, through {g.qualname}:{c.line}", ctx.caller, ctx.site,
-                            arguments, tested, ctx.written)
+                            arguments, tested, ctx.written, ctx.entry)
             out.setdefault(key, []).append(inner)
             self._owner_contexts(g2, inner, out, seen | {key})
 

@@ -225,6 +225,12 @@ EXPECTED = {
     "owner_method_partial_submit": ("violated", "results.py:20", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "helper_sets_before": ("present", None, None, ""),
     "hand_on": ("violated", "counters.py:7", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a loop entered only under the dispatcher's `else` of `if scheduler.staged:`: the worker's stage
+    # return (under `self.staged`) never reaches its read; with no `else`, or with the loop also
+    # taken as a value, nothing is assumed of its entry
+    "entry_condition": ("present", None, None, ""),
+    "entry_unguarded": ("violated", "scheduler.py:23", "worker.py:12", "worker.py:12 `Result(tokens=[])` leaves Result.draft at its default None"),
+    "entry_referenced": ("violated", "scheduler.py:24", "worker.py:12", "worker.py:12 `Result(tokens=[])` leaves Result.draft at its default None"),
     # `all(v is not None for v in (result.draft, ...))` says the draft is set; `any(...)` does not
     "all_guard": ("present", None, None, ""),
     "any_guard": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
@@ -276,6 +282,26 @@ def test_dict_get_without_default_may_be_none():
     (u,) = report.unknowns
     assert (f"{u.read.file}:{u.read.line}", f"{u.producer.file}:{u.producer.line}") == site
     assert "when batch.rid in self.drafts is unknown: an item of `self.drafts`" in u.message
+
+
+def test_entry_condition_is_the_dispatchers_branch():
+    """The condition a loop is entered under is read from its calls; a use that is no call leaves it unknown."""
+    from spectrace.contracts.entries import entry_condition, name_uses
+    from spectrace.contracts.extract import extract
+    from spectrace.contracts.roles import load_roles
+
+    def symbols_of(name):
+        return extract(package_source(PROGRAMS / name), load_roles(PROGRAMS / name / "catalog.toml"))._analysis.symbols
+
+    symbols = symbols_of("entry_condition")
+    uses = name_uses(symbols, {"event_loop_normal", "event_loop_staged", "process_result"})
+    assert entry_condition(symbols, "event_loop_normal", uses).render() == "(not (scheduler.staged))"
+    assert entry_condition(symbols, "event_loop_staged", uses).render() == "(scheduler.staged)"
+    assert entry_condition(symbols, "process_result", uses).render() == "(True)"
+    symbols = symbols_of("entry_referenced")
+    uses = name_uses(symbols, {"event_loop_normal"})
+    assert uses["event_loop_normal"].other
+    assert entry_condition(symbols, "event_loop_normal", uses) is None
 
 
 def test_every_program_has_an_expectation():

@@ -1,0 +1,1 @@
+../_staged_worker.py
