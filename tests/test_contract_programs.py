@@ -229,8 +229,8 @@ EXPECTED = {
     # return (under `self.staged`) never reaches its read; with no `else`, or with the loop also
     # taken as a value, nothing is assumed of its entry
     "entry_condition": ("present", None, None, ""),
-    "entry_unguarded": ("violated", "scheduler.py:23", "worker.py:12", "worker.py:12 `Result(tokens=[])` leaves Result.draft at its default None"),
-    "entry_referenced": ("violated", "scheduler.py:24", "worker.py:12", "worker.py:12 `Result(tokens=[])` leaves Result.draft at its default None"),
+    "entry_unguarded": ("violated", "loops.py:23", "worker.py:12", "worker.py:12 `Result(tokens=[])` leaves Result.draft at its default None"),
+    "entry_referenced": ("violated", "loops.py:23", "worker.py:12", "worker.py:12 `Result(tokens=[])` leaves Result.draft at its default None"),
     # `all(v is not None for v in (result.draft, ...))` says the draft is set; `any(...)` does not
     "all_guard": ("present", None, None, ""),
     "any_guard": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),

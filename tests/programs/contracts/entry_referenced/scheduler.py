@@ -1,27 +1,6 @@
 """The dispatcher calls the loop that reads the draft under its guard, but the loop is also
 taken as a value (`loops.append(scheduler.event_loop_normal)`): where that value is called is not
 known, so the guard is not assumed and the worker's stage return reaches the read."""
-from .worker import DraftWorker
-
-
-class Scheduler:
-    def __init__(self, staged):
-        self.staged = staged
-        self.worker = DraftWorker(staged)
-
-    def run_batch(self, batch):
-        return self.worker.forward(batch)
-
-    def event_loop_normal(self, batch):
-        result = self.run_batch(batch)
-        self.process_result(batch, result)
-
-    def event_loop_staged(self, batch):
-        result = self.run_batch(batch)
-        batch.sent = result.tokens
-
-    def process_result(self, batch, result):
-        batch.lens = result.draft.lens
 
 
 def dispatch_event_loop(scheduler, batch, loops):

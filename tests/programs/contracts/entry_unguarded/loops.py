@@ -1,0 +1,1 @@
+../_staged_scheduler.py
