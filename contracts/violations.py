@@ -293,20 +293,21 @@ class ViolationFinder:
         there: in the reading function before the read, or in the caller before the call site
         (``batch_result.copy_done = ...`` before ``batch_result.copy_to_cpu()``)? A write on one
         branch only (path-sensitive) does not count."""
+        got = self.symbols.indexed(f"{r.module}.{r.consumer}")
+        at = [x.blocks for x in got[1].reads if x.line == r.line and x.attrs[:1] == [r.field]] if got else []
+        if at and self._sets_in(r.module, got[1], r.field, r.line, at[0]):
+            return True
         if ctx.caller is None:
-            module, consumer, line = r.module, r.consumer, r.line
-            got = self.symbols.indexed(f"{module}.{consumer}")
-            at = [x.blocks for x in got[1].reads if x.line == r.line and x.attrs[:1] == [r.field]] if got else []
-            blocks = at[0] if at else None
-        else:
-            (module, consumer), line, blocks = ctx.caller, ctx.site.line, ctx.site.blocks
-            got = self.symbols.indexed(f"{module}.{consumer}")
-        if got is None or blocks is None:
             return False
-        f = got[1]
+        got = self.symbols.indexed(f"{ctx.caller[0]}.{ctx.caller[1]}")
+        return got is not None and self._sets_in(ctx.caller[0], got[1], r.field, ctx.site.line, ctx.site.blocks)
+
+    def _sets_in(self, module: str, f, field_name: str, line: int, blocks: list[str]) -> bool:
+        """Does ``f`` write ``field_name`` non-None on a name holding the result on every way to the
+        statement at ``line`` in ``blocks``?"""
         names = self.holders.of(module, f)
-        return any(w.root in names and w.attrs == [r.field] and not isinstance(w.value, NoneValue) and w.line < line
-                   and dominates(w.blocks, blocks) for w in f.writes)
+        return any(w.root in names and w.attrs == [field_name] and not isinstance(w.value, NoneValue)
+                   and w.line < line and dominates(w.blocks, blocks) for w in f.writes)
 
     def _definitions(self, formula) -> list:
         """``X == <expr>`` for each bare atom ``X`` that the consumer class assigns once, from a

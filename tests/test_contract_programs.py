@@ -225,6 +225,10 @@ EXPECTED = {
     "owner_method_partial_submit": ("violated", "results.py:20", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "helper_sets_before": ("present", None, None, ""),
     "hand_on": ("violated", "counters.py:7", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a method the result is handed to sets the field itself before its read: no worker's
+    # obligation there; a write after the read is none
+    "reader_sets_before": ("present", None, None, ""),
+    "reader_sets_after": ("violated", "scheduler.py:15", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a loop entered only under the dispatcher's `else` of `if scheduler.staged:`: the worker's stage
     # return (under `self.staged`) never reaches its read; with no `else`, or with the loop also
     # taken as a value, nothing is assumed of its entry
