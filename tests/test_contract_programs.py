@@ -229,6 +229,13 @@ EXPECTED = {
     # obligation there; a write after the read is none
     "reader_sets_before": ("present", None, None, ""),
     "reader_sets_after": ("violated", "scheduler.py:15", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a loop gets the result from run_batch, a relay: the relay's calls of the worker decide its
+    # parameters (`verify` left False; one call passing it on leaves it free), and a field the relay
+    # sets on its overlapped way is set where the loop runs only with overlap (the dispatcher)
+    "relay_worker_call": ("present", None, None, ""),
+    "relay_worker_call_passed": ("violated", "scheduler.py:21", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "relay_sets_field": ("present", None, None, ""),
+    "relay_sets_field_unentered": ("violated", "scheduler.py:25", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a loop entered only under the dispatcher's `else` of `if scheduler.staged:`: the worker's stage
     # return (under `self.staged`) never reaches its read; with no `else`, or with the loop also
     # taken as a value, nothing is assumed of its entry
