@@ -15,6 +15,7 @@ from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import bind
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.entries import EntryCondition, entry_condition, name_uses
+from spectrace.contracts.enums import EnumMembers
 from spectrace.contracts.facts import Cond
 from spectrace.contracts.kinds import ReadKind
 from spectrace.contracts.return_paths import constant_parameters, decided
@@ -182,6 +183,7 @@ class ViolationFinder:
         self.entries: dict[str, EntryCondition] = {}  # consumer -> the condition it is entered under
         self._premises = {a for x in self.assumptions for a in C.atoms(C.parse_receiver_free(x["when"]))}
         self.origins = RelayOrigins(holders)
+        self.enums = EnumMembers(self.symbols)
 
     def checked(self, reads: list[FieldRead], scheduler_writes: set[str]) -> list[FieldRead]:
         """The unconditional, dereferenced scheduler reads of None-default fields in the functions
@@ -249,7 +251,7 @@ class ViolationFinder:
                             continue
                         definitions = self._definitions(read_f)
                         # with what the enum's predicates say of each other (conditions.satisfiable_under_modes)
-                        if not C.satisfiable_under_modes((read_f, sel_f, p_f, *definitions), a.predicates):
+                        if not C.satisfiable_under_modes((read_f, sel_f, p_f, *definitions), a.predicates, self.enums):
                             continue
                         if self._ruled_out(read_f, sel_f, p_f, definitions):
                             continue

@@ -236,6 +236,10 @@ EXPECTED = {
     "relay_worker_call_passed": ("violated", "scheduler.py:21", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "relay_sets_field": ("present", None, None, ""),
     "relay_sets_field_unentered": ("violated", "scheduler.py:25", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # the dispatcher's `disagg == Disagg.NULL` and the read's `self.disagg == Disagg.PREFILL` test one
+    # value against two members of an enum of the tree: never both; an alias (one value) can be
+    "enum_exclusive": ("present", None, None, ""),
+    "enum_alias": ("violated", "scheduler.py:29", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a loop entered only under the dispatcher's `else` of `if scheduler.staged:`: the worker's stage
     # return (under `self.staged`) never reaches its read; with no `else`, or with the loop also
     # taken as a value, nothing is assumed of its entry
