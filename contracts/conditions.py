@@ -119,6 +119,9 @@ def _convert(node: ast.expr, expand, depth: int, drop_receivers: bool = True) ->
             and len(node.args) in (2, 3) and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
         # getattr(batch, "return_logprob", False) tests the attribute batch.return_logprob tests
         node = ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load())
+    member = _member_test(node, drop_receivers)
+    if member is not None:
+        return member
     if expand is not None and depth < 4 and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         body = expand(node.value.id, node.attr)
         if body:
@@ -126,7 +129,21 @@ def _convert(node: ast.expr, expand, depth: int, drop_receivers: bool = True) ->
     return Atom(_atom_key(node, drop_receivers))
 
 
+def _member_test(node: ast.expr, drop_receivers: bool) -> Formula | None:
+    """``x == Cls.NAME`` (or ``!=``, its negation) of a capitalised class's attribute: the atom
+    keeps the class (``disaggregation_mode == DisaggregationMode.PREFILL``), so that the tests of
+    one value against members of one enum can be related (``satisfiable_under_modes``)."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq))):
+        return None
+    right = node.comparators[0]
+    if not (isinstance(right, ast.Attribute) and isinstance(right.value, ast.Name) and right.value.id[:1].isupper()):
+        return None
+    atom = Atom(f"{_atom_key(node.left, drop_receivers)} == {right.value.id}.{right.attr}")
+    return atom if isinstance(node.ops[0], ast.Eq) else Not(atom)
+
+
 _CALL_ATOM = re.compile(r"^(.*?)(\w+)\(\)$")
+_MEMBER_ATOM = re.compile(r"^(.+) == ([A-Z]\w*)\.(\w+)$")
 
 
 def with_complements(f: Formula, complements: dict[str, str]) -> Formula:
@@ -143,22 +160,34 @@ def with_complements(f: Formula, complements: dict[str, str]) -> Formula:
     return type(f)(tuple(with_complements(g, complements) for g in f.parts))
 
 
-def satisfiable_under_modes(formulas: Iterable[Formula], predicates: dict[str, frozenset]) -> bool:
+def satisfiable_under_modes(formulas: Iterable[Formula], predicates: dict[str, frozenset],
+                            enums: Callable[[str], frozenset | None] | None = None) -> bool:
     """``satisfiable``, knowing what the predicates of one enum say of each other: the atoms
     ``x.m()`` of one receiver whose methods are sets of one enum's members (``is_decode()``,
     ``is_idle()``) take the values one member gives them, or those of a member none of them holds
     for, so two with no member in common never hold together and one within another implies it
     (a receiver that is a bare name, whose root the atoms drop, relates to nothing).
-    ``predicates``: method -> the members (``Cls.NAME``) it is true for."""
+    ``predicates``: method -> the members (``Cls.NAME``) it is true for. Likewise the tests of one
+    value against members of one enum (``x == Cls.A``, ``x == Cls.B``): at most one holds, where
+    ``enums(Cls)`` gives the class's members (an enum of the tree whose members are distinct)."""
     formulas = tuple(formulas)
     by_receiver: dict[str, set[tuple[str, str]]] = {}
-    if predicates:
-        for f in formulas:
-            for key in atoms(f):
-                m = _CALL_ATOM.match(key)
-                if m and m.group(2) in predicates:
-                    by_receiver.setdefault(m.group(1), set()).add((key, m.group(2)))
+    by_value: dict[tuple[str, str], set[str]] = {}
+    for f in formulas if predicates or enums else ():
+        for key in atoms(f):
+            m = _CALL_ATOM.match(key)
+            if m and m.group(2) in predicates:
+                by_receiver.setdefault(m.group(1), set()).add((key, m.group(2)))
+            m = _MEMBER_ATOM.match(key) if enums else None
+            if m and m.group(3) in (enums(m.group(2)) or ()):
+                by_value.setdefault((m.group(1), m.group(2)), set()).add(key)
     groups = []  # per receiver: its atoms, and the values each member (or none of them) gives them
+    for keys in by_value.values():
+        if len(keys) > 1:  # one value equals one member at most (or none of those tested)
+            ordered = sorted(keys)
+            options = {tuple(i == j for j in range(len(ordered))) for i in range(len(ordered))}
+            options.add(tuple(False for _ in ordered))
+            groups.append((ordered, options))
     for receiver, found in by_receiver.items():
         if not receiver:
             continue  # `mode.is_idle()` of a bare local: which object it is, is not written

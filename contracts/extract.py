@@ -36,7 +36,7 @@ from spectrace.contracts.construction import Constructions
 from spectrace.contracts.facts import Mentions
 from spectrace.contracts.facts_cache import FactsCache
 from spectrace.contracts.holders import HolderFinder
-from spectrace.contracts.producers import fields_set_on_worker_results, producers_in
+from spectrace.contracts.producers import fields_set_on_results, producers_in
 from spectrace.contracts.reads import field_reads
 from spectrace.contracts.relays import RelayReport, relay_report
 from spectrace.contracts.records import Extraction, ProducerFunction, WorkerDispatch, dedupe_ids
@@ -130,7 +130,7 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
                 undeclared.scan(rel, side, f, holders)
                 found_producers.extend(producers_in(a, rel, module, side, f, holders))
                 if side == SCHEDULER:
-                    scheduler_writes |= fields_set_on_worker_results(a, f, holders)
+                    scheduler_writes |= fields_set_on_results(a, f, holders)
         for r in reads:
             for inbound in holder_finder.inbound.get((r.module, r.consumer), {}).values():
                 if r.holder == inbound.why:

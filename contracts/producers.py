@@ -38,9 +38,9 @@ def producers_in(analysis: Analysis, rel: str, module: str, side: str, f: Functi
     return out
 
 
-def fields_set_on_worker_results(analysis: Analysis, f: FunctionFacts, holders: Holders) -> set[str]:
-    """Fields a function sets non-None on a result it got from the worker (call on the scheduler side)."""
-    if not holders.from_worker:
-        return set()
+def fields_set_on_results(analysis: Analysis, f: FunctionFacts, holders: Holders) -> set[str]:
+    """Fields a function sets non-None on a result it holds (on the scheduler side): one it got from
+    the worker, or one handed to it (the output processor's ``result.f = ...`` before its read);
+    each read is then checked only on the ways that pass no such write."""
     return {w.attrs[0] for w in f.writes
             if w.root in holders and len(w.attrs) == 1 and w.attrs[0] in analysis.fields and not isinstance(w.value, NoneValue)}

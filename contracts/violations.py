@@ -15,12 +15,14 @@ from spectrace.contracts.analysis import Analysis
 from spectrace.contracts.arguments import bind
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.entries import EntryCondition, entry_condition, name_uses
+from spectrace.contracts.enums import EnumMembers
 from spectrace.contracts.facts import Cond
 from spectrace.contracts.kinds import ReadKind
 from spectrace.contracts.return_paths import constant_parameters, decided
 from spectrace.contracts.values import AttrOf, BoolOp, CallValue, Chain, IfExp, Name, NoneValue, Opaque, Value, is_name
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.reads import tested_fields
+from spectrace.contracts.relay_origin import RelayCall, RelayOrigins
 from spectrace.contracts.records import (
     FieldRead,
     ReturnPath,
@@ -180,6 +182,8 @@ class ViolationFinder:
         self.excluded: dict[str, list[FieldRead]] = {}  # exclusion id -> the reads it left out
         self.entries: dict[str, EntryCondition] = {}  # consumer -> the condition it is entered under
         self._premises = {a for x in self.assumptions for a in C.atoms(C.parse_receiver_free(x["when"]))}
+        self.origins = RelayOrigins(holders)
+        self.enums = EnumMembers(self.symbols)
 
     def checked(self, reads: list[FieldRead], scheduler_writes: set[str]) -> list[FieldRead]:
         """The unconditional, dereferenced scheduler reads of None-default fields in the functions
@@ -217,13 +221,15 @@ class ViolationFinder:
                     continue  # the scheduler sets the field itself on every way to this read
                 extra, how, caller = ctx.conds, ctx.how, ctx.caller
                 tested_none, tested_set = self._result_fields(caller, extra) if caller else (set(), set())
-                worker_call = self._worker_call_before(caller, ctx.site) if caller else None
+                relays = self._relays(r, ctx)
+                worker_calls = self._worker_calls(caller, ctx.site, relays)
                 renamed = [Cond(_substitute(_rename_self_attrs(t, ctx.rename), ctx.arguments), pos) for t, pos in local]
                 # the call site's conditions are the caller's text: inline the caller's properties
                 outer = expanders.setdefault(caller, self._expander(*caller)) if caller else expand
                 comp = a.complements
                 read_f = C.with_complements(C.all_of(C.conjunction(renamed, expand),
-                                                     C.conjunction([Cond(*c) for c in extra], outer), ctx.entry), comp)
+                                                     C.conjunction([Cond(*c) for c in extra], outer), ctx.entry,
+                                                     C.Not(self._relay_sets(relays, r.field, scheduler_writes))), comp)
                 for p in paths:
                     missing, why = _obligation(r, p)
                     if missing is None and why is None:
@@ -233,18 +239,19 @@ class ViolationFinder:
                     if (set(r.tested_set) | tested_set | ctx.tested) & set(p.cleared):
                         continue  # the read runs only when the result's field is set, which this path leaves None
                     p_conds = [Cond(*c) for c in p.conditions]
-                    if worker_call is not None:
-                        p_conds = self._decided_by_call(p, worker_call, p_conds)
-                        if p_conds is None:
-                            continue  # the worker call's constant arguments rule this return out
-                    p_f = C.with_complements(C.conjunction(p_conds), comp)
+                    alternatives = [p_conds]
+                    if worker_calls is not None:
+                        alternatives = self._decided_by_calls(p, worker_calls, p_conds)
+                        if not alternatives:
+                            continue  # the worker calls' constant arguments rule this return out
+                    p_f = C.with_complements(C.Or(tuple(C.conjunction(alt) for alt in alternatives)), comp)
                     for alt in selection.get(p.worker, [[]]):
                         sel_f = C.with_complements(C.conjunction(alt), comp)
                         if not C.satisfiable(read_f, sel_f, p_f):
                             continue
                         definitions = self._definitions(read_f)
                         # with what the enum's predicates say of each other (conditions.satisfiable_under_modes)
-                        if not C.satisfiable_under_modes((read_f, sel_f, p_f, *definitions), a.predicates):
+                        if not C.satisfiable_under_modes((read_f, sel_f, p_f, *definitions), a.predicates, self.enums):
                             continue
                         if self._ruled_out(read_f, sel_f, p_f, definitions):
                             continue
@@ -293,20 +300,21 @@ class ViolationFinder:
         there: in the reading function before the read, or in the caller before the call site
         (``batch_result.copy_done = ...`` before ``batch_result.copy_to_cpu()``)? A write on one
         branch only (path-sensitive) does not count."""
+        got = self.symbols.indexed(f"{r.module}.{r.consumer}")
+        at = [x.blocks for x in got[1].reads if x.line == r.line and x.attrs[:1] == [r.field]] if got else []
+        if at and self._sets_in(r.module, got[1], r.field, r.line, at[0]):
+            return True
         if ctx.caller is None:
-            module, consumer, line = r.module, r.consumer, r.line
-            got = self.symbols.indexed(f"{module}.{consumer}")
-            at = [x.blocks for x in got[1].reads if x.line == r.line and x.attrs[:1] == [r.field]] if got else []
-            blocks = at[0] if at else None
-        else:
-            (module, consumer), line, blocks = ctx.caller, ctx.site.line, ctx.site.blocks
-            got = self.symbols.indexed(f"{module}.{consumer}")
-        if got is None or blocks is None:
             return False
-        f = got[1]
+        got = self.symbols.indexed(f"{ctx.caller[0]}.{ctx.caller[1]}")
+        return got is not None and self._sets_in(ctx.caller[0], got[1], r.field, ctx.site.line, ctx.site.blocks)
+
+    def _sets_in(self, module: str, f, field_name: str, line: int, blocks: list[str]) -> bool:
+        """Does ``f`` write ``field_name`` non-None on a name holding the result on every way to the
+        statement at ``line`` in ``blocks``?"""
         names = self.holders.of(module, f)
-        return any(w.root in names and w.attrs == [r.field] and not isinstance(w.value, NoneValue) and w.line < line
-                   and dominates(w.blocks, blocks) for w in f.writes)
+        return any(w.root in names and w.attrs == [field_name] and not isinstance(w.value, NoneValue)
+                   and w.line < line and dominates(w.blocks, blocks) for w in f.writes)
 
     def _definitions(self, formula) -> list:
         """``X == <expr>`` for each bare atom ``X`` that the consumer class assigns once, from a
@@ -342,6 +350,51 @@ class ViolationFinder:
         if sum(1 for c in calls if c.line == last.line) != 1 or not dominates(last.blocks, site.blocks):
             return None
         return last, got[1]
+
+    def _relays(self, r: FieldRead, ctx: Context) -> list[RelayCall] | None:
+        """The relay calls the result on this way to the read came from, where a relay handed it
+        over (``result = self.run_batch(batch)`` in the loop the context starts at)."""
+        if ctx.caller is None:
+            got = self.symbols.indexed(f"{r.module}.{r.consumer}")
+            return self.origins.relay_calls(r.module, got[1], {r.holder}) if got else None
+        got = self.symbols.indexed(f"{ctx.caller[0]}.{ctx.caller[1]}")
+        return self.origins.passed_at(ctx.caller[0], got[1], ctx.site) if got else None
+
+    def _worker_calls(self, caller, site, relays: list[RelayCall] | None) -> list | None:
+        """The worker calls whose result reaches the call ``site``: the one in the caller before
+        it, else those of the relays it came from; None where not known."""
+        direct = self._worker_call_before(caller, site) if caller else None
+        if direct is not None or not relays:
+            return [direct] if direct is not None else None
+        out = []
+        for relay in relays:
+            calls = self.origins.worker_calls(relay)
+            if calls is None:
+                return None
+            out.extend(calls)
+        return out or None
+
+    def _relay_sets(self, relays: list[RelayCall] | None, field_name: str, scheduler_writes: set[str]) -> C.Formula:
+        """When the relays the result came from have set the field on it themselves (false where
+        none does): each relay's writes, its parameters read as the call's arguments."""
+        if not relays or field_name not in scheduler_writes:
+            return C.Or(())
+        each = []
+        for relay in relays:
+            expand = self._expander(relay.module, relay.facts.qualname)
+            alternatives = [[Cond(_substitute(t, relay.arguments), pos) for t, pos in conds]
+                            for conds in self.origins.sets(relay, field_name)]
+            each.append(C.Or(tuple(C.conjunction(alt, expand) for alt in alternatives)))
+        return C.all_of(*each)
+
+    def _decided_by_calls(self, p: ReturnPath, worker_calls: list, conds: list) -> list[list]:
+        """``conds`` of a return path as each worker call that may make it decides them (the calls
+        of another method of the worker decide nothing); the calls that rule it out left out."""
+        method = p.method.rsplit(".", 1)[-1]
+        calls = [wc for wc in worker_calls if wc[0].callee.rsplit(".", 1)[-1] == method]
+        if not calls:
+            return [conds]
+        return [got for wc in calls if (got := self._decided_by_call(p, wc, conds)) is not None]
 
     def _decided_by_call(self, p: ReturnPath, worker_call, conds: list) -> list | None:
         """``conds`` of a return path of the worker method, with the parameters that the call gives a

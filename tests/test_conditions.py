@@ -110,3 +110,18 @@ def test_enum_predicates_exclude_and_imply_each_other():
     assert sat("batch.forward_mode.is_decode()", "batch.draft_mode.is_idle()")  # two receivers: nothing follows
     assert sat("mode.is_decode()", "other.is_idle()")  # bare locals: which objects, is not written
     assert C.satisfiable(C.parse("b.forward_mode.is_decode()"), C.parse("b.forward_mode.is_idle()"))  # without them
+
+
+def test_tests_of_one_value_against_one_enums_members_exclude_each_other():
+    members = {"Mode": frozenset({"NULL", "PREFILL", "DECODE"})}.get
+
+    def sat(*texts, enums=members):
+        return C.satisfiable_under_modes([C.parse(t) for t in texts], {}, enums)
+
+    assert not sat("self.mode == Mode.PREFILL", "mode == Mode.NULL")  # receiver-free, one value
+    assert sat("self.mode != Mode.PREFILL", "mode != Mode.NULL")  # `!=` is not `==`: DECODE, or no member
+    assert not sat("self.mode != Mode.PREFILL", "mode == Mode.PREFILL")
+    assert sat("self.mode == Mode.PREFILL", "self.other == Mode.NULL")  # two values
+    assert sat("self.mode == Mode.PREFILL", "mode == Mode.NULL", enums=lambda _: None)  # not an enum of the tree
+    assert sat("self.mode == Kind.PREFILL", "mode == Mode.NULL")  # members of two classes
+

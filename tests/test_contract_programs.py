@@ -225,6 +225,21 @@ EXPECTED = {
     "owner_method_partial_submit": ("violated", "results.py:20", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "helper_sets_before": ("present", None, None, ""),
     "hand_on": ("violated", "counters.py:7", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a method the result is handed to sets the field itself before its read: no worker's
+    # obligation there; a write after the read is none
+    "reader_sets_before": ("present", None, None, ""),
+    "reader_sets_after": ("violated", "scheduler.py:15", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a loop gets the result from run_batch, a relay: the relay's calls of the worker decide its
+    # parameters (`verify` left False; one call passing it on leaves it free), and a field the relay
+    # sets on its overlapped way is set where the loop runs only with overlap (the dispatcher)
+    "relay_worker_call": ("present", None, None, ""),
+    "relay_worker_call_passed": ("violated", "scheduler.py:21", "worker.py:8", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "relay_sets_field": ("present", None, None, ""),
+    "relay_sets_field_unentered": ("violated", "scheduler.py:25", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # the dispatcher's `disagg == Disagg.NULL` and the read's `self.disagg == Disagg.PREFILL` test one
+    # value against two members of an enum of the tree: never both; an alias (one value) can be
+    "enum_exclusive": ("present", None, None, ""),
+    "enum_alias": ("violated", "scheduler.py:29", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a loop entered only under the dispatcher's `else` of `if scheduler.staged:`: the worker's stage
     # return (under `self.staged`) never reaches its read; with no `else`, or with the loop also
     # taken as a value, nothing is assumed of its entry
