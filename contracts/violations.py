@@ -394,7 +394,13 @@ class ViolationFinder:
         calls = [wc for wc in worker_calls if wc[0].callee.rsplit(".", 1)[-1] == method]
         if not calls:
             return [conds]
-        return [got for wc in calls if (got := self._decided_by_call(p, wc, conds)) is not None]
+        out = []
+        for wc in calls:
+            got = self._decided_by_call(p, wc, conds)
+            # calls that decide alike give one alternative: repeats would crowd the solver's atoms
+            if got is not None and got not in out:
+                out.append(got)
+        return out
 
     def _decided_by_call(self, p: ReturnPath, worker_call, conds: list) -> list | None:
         """``conds`` of a return path of the worker method, with the parameters that the call gives a
