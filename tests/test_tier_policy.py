@@ -25,7 +25,8 @@ MODEL = json.loads(TIER_SCENARIOS[0].read_text())
 
 def scenario(phases, seed=1):
     data = {key: MODEL[key] for key in ("plain_ms", "tier_ms", "noise")}
-    data.update(seed=seed, phases=[{"tokens": t, "bs": b, "alpha": a} for t, b, a in phases])
+    # a phase: (tokens, batch size, alpha) or (tokens, batch size, alpha, decay)
+    data.update(seed=seed, phases=[dict(zip(("tokens", "bs", "alpha", "decay"), p)) for p in phases])
     return tier_replay.TierScenario.from_json(data)
 
 
@@ -87,6 +88,18 @@ def test_plain_steps_where_no_draft_pays_and_drafting_again_when_they_do():
     assert busy.tier_steps[0] / busy.steps > 0.95
     assert quiet.tier_steps[0] / quiet.steps < 0.1
     assert quiet.oracle_s / quiet.policy_s > 0.95
+
+
+def test_no_deeper_tier_where_no_draft_gets_past_a_position_and_deeper_again_when_drafts_do():
+    """Exactly one draft accepted per request (the bench's half drafts): 5 and 7 steps give what 3
+    give at a higher cost, so they are never run, while 3 steps keep watching the second draft;
+    once drafts are accepted further, the deeper tiers win again."""
+    s = scenario([(16 * 4000, 16, 1.0, 0.0), (16 * 20000, 16, 0.95)])
+    one, deep = replay("tiers", s)
+    assert one.tier_steps[5] + one.tier_steps[7] == 0
+    assert one.oracle_s / one.policy_s > 0.98
+    assert (deep.tier_steps[5] + deep.tier_steps[7]) / deep.steps > 0.5
+    assert deep.oracle_s / deep.policy_s > 0.95
 
 
 def test_fewer_steps_when_acceptance_falls_under_the_same_load():

@@ -21,6 +21,8 @@ The rule, per batch-size bucket (powers of two), as the core's for two modes:
   acceptance first (the smallest tier that drafts), then a tier without a step time
   that might be the best (more steps cost at least what fewer do: a smaller tier's
   time bounds its value); else the best value, a MARGIN band around the current best.
+  Past a draft position that REQUESTS requests reached and none passed, deeper tiers
+  give no more tokens at a higher cost: only the smallest one drafting it runs.
 - Every other tier runs a window after r * (1 - 1 / loss) / (BUDGET / (n - 1))
   windows, loss being how many times less it was worth and r its step time over
   the best's: measuring the n - 1 others costs BUDGET. While the plain step is the
@@ -102,19 +104,32 @@ class Bucket:
             return None
         return statistics.median(samples)
 
+    def totals(self, position: int) -> tuple:
+        """(reached, accepted) of a draft position over its last verify steps."""
+        reached = accepted = steps = 0
+        for step_reached, step_accepted in reversed(self.positions[position]):
+            reached += step_reached
+            accepted += step_accepted
+            steps += 1
+            if steps >= WINDOW and reached >= REQUESTS:
+                break
+        return reached, accepted
+
     def rates(self) -> Optional[list]:
         """Each draft position's acceptance; None before any verify step."""
         rates = []
         for position in range(len(self.positions)):  # positions 0, 1, ... as seen
-            reached = accepted = steps = 0
-            for step_reached, step_accepted in reversed(self.positions[position]):
-                reached += step_reached
-                accepted += step_accepted
-                steps += 1
-                if steps >= WINDOW and reached >= REQUESTS:
-                    break
+            reached, accepted = self.totals(position)
             rates.append(accepted / reached)
         return rates or None
+
+    def dead_end(self) -> Optional[int]:
+        """The first draft position that REQUESTS requests reached and none passed."""
+        for position in range(len(self.positions)):
+            reached, accepted = self.totals(position)
+            if accepted == 0 and reached >= REQUESTS:
+                return position
+        return None
 
 
 class TierController:
@@ -193,6 +208,17 @@ class TierController:
             if at_least[position] > 0:  # a position no request reached tells nothing
                 positions[position].append((at_least[position], at_least[position + 1]))
 
+    def _worth_timing(self, state: Bucket) -> tuple:
+        """The tiers that can give more tokens than a smaller one: past a draft
+        position that many requests reached and none passed, deeper tiers give no
+        more at a cost at least as high. The smallest tier drafting that position
+        stays, to see it change."""
+        position = state.dead_end()
+        if position is None or position >= max(self.tiers):
+            return self.tiers
+        deepest = min(tier for tier in self.tiers if tier > position)
+        return tuple(tier for tier in self.tiers if tier <= deepest)
+
     def _plan(self, bucket: int, state: Bucket) -> int:
         """The tier of the bucket's next window."""
         for tier in self.tiers:
@@ -201,9 +227,10 @@ class TierController:
         rates = state.rates()
         if rates is None and positive:
             return positive[0]  # acceptance first, at the cheapest verify
+        tiers = self._worth_timing(state)
         # A tier not yet timed costs at least what a smaller one does: its best case.
         times, measured = {}, set()
-        for tier in self.tiers:
+        for tier in tiers:
             if state.time(tier) is not None:
                 times[tier] = self.cost(tier, bucket)
                 measured.add(tier)
@@ -211,9 +238,9 @@ class TierController:
                 return tier
             else:
                 times[tier] = max(times[t] for t in measured)
-        value = {t: accept_length(rates, t) / times[t] for t in self.tiers}
+        value = {t: accept_length(rates, t) / times[t] for t in tiers}
         best = max(measured, key=value.get)
-        for tier in self.tiers:
+        for tier in tiers:
             if tier not in measured and value[tier] > value[best]:
                 return tier  # it might win: time it
         if state.best in measured and value[best] <= value[state.best] * (1 + MARGIN):
@@ -225,7 +252,7 @@ class TierController:
                 + "/".join(f"{t}:{times[t] * 1e3:.1f}" for t in sorted(measured))
             )
             state.best = best
-        others = [tier for tier in self.tiers if tier != best]
+        others = [tier for tier in tiers if tier != best]
         if best == 0 and positive:
             # what may change is the acceptance: the cheapest drafting tier measures it
             others = positive[:1]
