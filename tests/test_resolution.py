@@ -425,7 +425,8 @@ def test_a_dict_entry_is_what_the_writes_before_the_read_leave():
     # module level: `d[k] = f` replaces the display's value, also under two keys; a function's
     # `d[param] = f` may run before any read
     assert edges(proj, "entries.<module>") == {
-        ("<module>", "f2", "import"), ("<module>", "f3", "import"), ("<module>", "register", "import")}
+        ("<module>", "f2", "import"), ("<module>", "f3", "import"), ("<module>", "register", "import"),
+        ("<module>", "Settings", "constructor"), ("<module>", "Settings.update", "attr-type")}
     assert edges(proj, "entries.overwritten") == {("overwritten", "f2", "import"), ("overwritten", "f3", "import")}
     assert edges(proj, "entries.updated") == {("updated", "f2", "import"), ("updated", "f3", "import")}
     # a write under an `if` may not run; one later in a loop runs before the next pass's read
@@ -449,7 +450,10 @@ def test_the_index_orders_entry_writes_and_spans_compound_statements():
     summary = summarize_source((PROGRAMS / "entries.py").read_bytes(), "entries.py")
     top = summary.functions["<module>"]
     written = [(line, ir_text(target)) for line, target, _value in top.stores]  # REGISTRY's one bind orders nothing
-    assert written == [(17, "GLOBAL"), (18, "GLOBAL['a']"), (21, "NESTED"), (22, "NESTED['x']['y']")]
+    assert written == [(17, "GLOBAL"), (18, "GLOBAL['a']"), (21, "NESTED"), (22, "NESTED['x']['y']"),
+                       (98, "SETTINGS"), (99, "SETTINGS['level']")]
+    # an object's own update() gives its name no dict display
+    assert summary.globals["SETTINGS"] == ("c", ("n", "Settings"), ())
     assert summary.functions["register"].stores == [(29, ("s", ("n", "REGISTRY"), (("n", "key"),)), ("n", "f3"))]
     updated = summary.functions["updated"]
     assert [(line, ir_text(t), ir_text(v)) for line, t, v in updated.stores] == [
@@ -466,3 +470,8 @@ def test_an_imported_dicts_entries_are_named_in_its_own_module(tmp_path):
     (pkg / "use.py").write_text('from pkg.table import TABLE\n\n\ndef f():\n    pass\n\n\ndef g():\n    TABLE["a"]()\n')
     proj = Project(package_source(pkg), use_cache=False)
     assert edges(proj, "pkg.use.g") == {("use.g", "table.f", "import")}
+
+
+def test_an_objects_own_update_makes_it_no_dict():
+    proj = project("entries.py")
+    assert edges(proj, "entries.configured", external=True) == {("configured", "Settings.get", "attr-type")}

@@ -723,15 +723,20 @@ class _Extractor(ast.NodeVisitor):
             return self.func_stack[-1]
         return None if self.class_stack or self.hidden else self.module_func
 
-    def _record_store(self, target_ir, value_ir, line: int):
+    def _record_store(self, target_ir, value_ir, line: int, literal: bool):
         """``d[k1]...[kn] = v``: an entry of the dict the root name holds, in its scope's order. At
         module level the name also holds, in any order, a display of that one entry (its keys
-        unknown where not constant): what a read from elsewhere may find."""
+        unknown where not constant): what a read from elsewhere may find. Only where the name holds
+        dict displays, or the write is ``d["k"] = v`` or ``d.update({...})`` (``literal``): another
+        object's ``update`` or subscript makes it no dict."""
         f = self._store_scope()
         if f is None:
             return
         f.stores.append((line, target_ir, value_ir))
-        if f is self.module_func:
+        root = target_ir
+        while root[0] == "s":
+            root = root[1]
+        if f is self.module_func and (literal or dict_displays(self.s.globals.get(root[1]))):
             held = value_ir
             while target_ir[0] == "s":
                 key = target_ir[2][0]
@@ -743,6 +748,7 @@ class _Extractor(ast.NodeVisitor):
         """``d.update(...)``: one entry write per key of a display or keyword; where the keys are not
         written (another dict, ``**kw``), an entry of unknown key holding any value of that one."""
         base = expr_ir(node.func.value)
+        literal = len(node.args) == 1 and type(node.args[0]) is ast.Dict and not node.keywords
         entries = []
         for a in node.args:
             given = expr_ir(a)
@@ -754,7 +760,8 @@ class _Extractor(ast.NodeVisitor):
             value = expr_ir(k.value)
             entries.append((("k", k.arg), value) if k.arg else (UNKNOWN, ("s", value, (UNKNOWN,))))
         for key, value in entries:
-            self._record_store(_interned(("s", base, (key if key[0] == "k" else UNKNOWN,))), value, node.lineno)
+            self._record_store(_interned(("s", base, (key if key[0] == "k" else UNKNOWN,))), value, node.lineno,
+                               literal and type(node.func.value) is ast.Name)
 
     def _record_assign(self, target, value_ir, annotation_ir, line):
         if type(target) is ast.Subscript and _entry_root(target) is not None:
@@ -762,7 +769,9 @@ class _Extractor(ast.NodeVisitor):
                     and type(target.slice.value) is str):  # `d["key"] = v`: a dict's entry (`**d` binds it)
                 self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
             if type(target.slice) is not ast.Slice:
-                self._record_store(expr_ir(target), value_ir, line)
+                literal = (type(target.value) is ast.Name and type(target.slice) is ast.Constant
+                           and type(target.slice.value) in (str, int))
+                self._record_store(expr_ir(target), value_ir, line, literal)
         elif type(target) is ast.Name or (type(target) is ast.Attribute and type(target.value) is ast.Name):
             if self.func_stack:
                 self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
@@ -873,6 +882,11 @@ def _entry_root(node) -> str | None:
     while type(node) is ast.Subscript:
         node = node.value
     return node.id if type(node) is ast.Name else None
+
+
+def dict_displays(ir) -> bool:
+    """A dict display, or either of dict displays (a global's values)."""
+    return ir is not None and (ir[0] == "d" or ir[0] == "t|" and all(dict_displays(v) for v in ir[1]))
 
 
 def _interned(ir):

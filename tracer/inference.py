@@ -59,7 +59,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from spectrace.tracer.entries import EntryWrite, HeldValue, entry_path, entry_values
-from spectrace.tracer.index import MODULE_FUNC, UNKNOWN, FuncInfo, body_pending, expr_ir, ir_text
+from spectrace.tracer.index import MODULE_FUNC, UNKNOWN, FuncInfo, body_pending, dict_displays, expr_ir, ir_text
 from spectrace.tracer.symbols import SymbolTable, Type
 
 TYPING_WRAPPERS = {"Optional", "Union", "Annotated", "Final", "ClassVar", "InitVar"}
@@ -109,11 +109,6 @@ def _value_names(values, names) -> dict:
             if last is not None:
                 table.setdefault(name, set()).add(last)
     return table
-
-
-def _a_display(ir) -> bool:
-    """A dict display, or either of dict displays (a global's values)."""
-    return ir[0] == "d" or ir[0] == "t|" and all(_a_display(v) for v in ir[1])
 
 
 def seq_of(elems) -> set:
@@ -636,7 +631,7 @@ class TypeInference:
                 return None
             scope = summary.functions.get(scope.parent) if scope.parent else None
         if local:
-            if not all(_a_display(v) or self._an_entry(module, f, v, name, hops) for v, _a, _l in local):
+            if not all(dict_displays(v) or self._an_entry(module, f, v, name, hops) for v, _a, _l in local):
                 return None
             inner = self._nested_scopes(summary, f)
             writes = [EntryWrite(line, (), value, module, f, True) for value, _a, line in local]
@@ -649,7 +644,7 @@ class TypeInference:
         if t is None or t[0] != "global":
             return None
         held = self.store.module(t[1])
-        if not _a_display(held.globals[t[2]]):
+        if not dict_displays(held.globals[t[2]]):
             return None
         top = held.functions.get(MODULE_FUNC)
         scopes = [g for _qn, g in self.store.functions_naming(held, t[2])]

@@ -85,3 +85,19 @@ def set_default():
     d = {"b": f1}
     d.setdefault("a", f2)
     d["a"]()
+
+
+class Settings:
+    def update(self, **values):
+        pass
+
+    def get(self, key):
+        pass
+
+
+SETTINGS = Settings()
+SETTINGS.update(level=f1)
+
+
+def configured():
+    SETTINGS.get("level")
