@@ -25,10 +25,11 @@ from spectrace.tracer.index import FuncInfo
 
 @dataclass(frozen=True)
 class EntryWrite:
+    """One write to the dict a name holds."""
     line: int
     path: tuple  # key IRs from the holder's name: () binds the name, UNKNOWN a key not known
-    value: tuple  # IR of the value written
-    module: str  # where ``value`` is typed: that module's ``scope`` (None: its module level)
+    value: tuple  # IR of the value written, typed in ``scope`` of ``module`` (None: at module level)
+    module: str
     scope: FuncInfo | None
     ordered: bool  # a write of the reading scope, which the read's position orders
 
