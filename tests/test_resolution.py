@@ -9,6 +9,7 @@ import pytest
 from spectrace.errors import SpectraceError
 from spectrace.source import package_source
 from spectrace.tracer.graph import call_graph
+from spectrace.tracer.index import ir_text, summarize_source
 from spectrace.tracer.project import Project
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -417,3 +418,60 @@ def test_values_followed_through_assignments_generators_builtins_and_keys():
 def test_exact_keeps_one_target_per_call_site():
     proj = project("values.py")
     assert edges(proj, "values.rebound", exact=True) == {("rebound", "f1", "import")}  # a() may be f1 or f2
+
+
+def test_a_dict_entry_is_what_the_writes_before_the_read_leave():
+    proj = project("entries.py")
+    # module level: `d[k] = f` replaces the display's value, also under two keys; a function's
+    # `d[param] = f` may run before any read
+    assert edges(proj, "entries.<module>") == {
+        ("<module>", "f2", "import"), ("<module>", "f3", "import"), ("<module>", "register", "import"),
+        ("<module>", "Settings", "constructor"), ("<module>", "Settings.update", "attr-type")}
+    assert edges(proj, "entries.overwritten") == {("overwritten", "f2", "import"), ("overwritten", "f3", "import")}
+    assert edges(proj, "entries.updated") == {("updated", "f2", "import"), ("updated", "f3", "import")}
+    # a write under an `if` may not run; one later in a loop runs before the next pass's read
+    assert edges(proj, "entries.branched") == {("branched", "f1", "polymorphic"), ("branched", "f2", "polymorphic")}
+    assert edges(proj, "entries.looped") == {("looped", "f1", "polymorphic"), ("looped", "f2", "polymorphic")}
+    # an inner dict read through a name of its own sees the writes through the outer one
+    assert edges(proj, "entries.nested_read") == {("nested_read", "f1", "import"), ("nested_read", "f2", "import")}
+    # a key not known: any value; a function reading a global: any value it held
+    assert {e[1] for e in edges(proj, "entries.any_key")} == {"f1", "f2", "f3"}
+    assert {e[1] for e in edges(proj, "entries.later")} == {"f1", "f2"}
+    assert edges(proj, "entries.set_default") == {("set_default", "f2", "import")}
+
+
+def test_exact_keeps_a_dict_entry_overwritten_before_the_read():
+    proj = project("entries.py")
+    assert edges(proj, "entries.overwritten", exact=True) == edges(proj, "entries.overwritten")
+    assert edges(proj, "entries.branched", exact=True) == set()  # f1 or f2: no one target
+
+
+def test_the_index_orders_entry_writes_and_spans_compound_statements():
+    summary = summarize_source((PROGRAMS / "entries.py").read_bytes(), "entries.py")
+    top = summary.functions["<module>"]
+    written = [(line, ir_text(target)) for line, target, _value in top.stores]  # REGISTRY's one bind orders nothing
+    assert written == [(17, "GLOBAL"), (18, "GLOBAL['a']"), (21, "NESTED"), (22, "NESTED['x']['y']"),
+                       (98, "SETTINGS"), (99, "SETTINGS['level']")]
+    # an object's own update() gives its name no dict display
+    assert summary.globals["SETTINGS"] == ("c", ("n", "Settings"), ())
+    assert summary.functions["register"].stores == [(29, ("s", ("n", "REGISTRY"), (("n", "key"),)), ("n", "f3"))]
+    updated = summary.functions["updated"]
+    assert [(line, ir_text(t), ir_text(v)) for line, t, v in updated.stores] == [
+        (45, "d['a']", "f2"), (47, "d['a']", "f3")]
+    assert summary.functions["branched"].branches == [(53, 54)]
+    assert summary.functions["looped"].branches == [(60, 62)]
+
+
+def test_an_imported_dicts_entries_are_named_in_its_own_module(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "table.py").write_text('def f():\n    pass\n\n\nTABLE = {"a": f}\n')
+    (pkg / "use.py").write_text('from pkg.table import TABLE\n\n\ndef f():\n    pass\n\n\ndef g():\n    TABLE["a"]()\n')
+    proj = Project(package_source(pkg), use_cache=False)
+    assert edges(proj, "pkg.use.g") == {("use.g", "table.f", "import")}
+
+
+def test_an_objects_own_update_makes_it_no_dict():
+    proj = project("entries.py")
+    assert edges(proj, "entries.configured", external=True) == {("configured", "Settings.get", "attr-type")}

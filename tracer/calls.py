@@ -90,7 +90,8 @@ class CallResolver:
         for line, col, callee, _kw in f.calls:
             if lambda_nodes and (line, col) in f.lambda_sites:
                 continue  # the lambda's call, not its scope's
-            call = self.resolve_call(mod.module, f, callee, line, col, cha)
+            with self.types.reading_at(f, line):  # a dict's entry as the call finds it there
+                call = self.resolve_call(mod.module, f, callee, line, col, cha)
             if (line, col) in f.deco_sites:  # `@factory(...)` applied: kept only when it reaches the tree
                 if call.external or call.resolution == "unresolved":
                     continue
@@ -99,7 +100,8 @@ class CallResolver:
             elif call.external and (line, col) in f.implicit_sites:
                 continue  # `raise ValueError`, `@staticmethod`: no call written, none into the tree
             out.append(call)
-            out += self.callback_calls(mod.module, f, call, line, col)
+            with self.types.reading_at(f, line):
+                out += self.callback_calls(mod.module, f, call, line, col)
         return out + self.protocol_calls(mod.module, f) + self.property_calls(mod.module, f)
 
     def callback_calls(self, module: str, f: FuncInfo, call: ResolvedCall, line: int, col: int) -> list[ResolvedCall]:

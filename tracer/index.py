@@ -37,7 +37,7 @@ from spectrace.source import module_name
 # ("|", left, right)          X | Y in annotations
 # ("t", (items...))           tuple
 # ("l", (items...))           list or set display
-# ("d", (keys...), (values...))  dict display
+# ("d", (keys...), (values...))  dict display (`**m`: key ("?",), value m[("?",)], any entry of m)
 # ("lc", elt)                 list/set comprehension, generator expression, what a generator yields
 # ("dc", key, value)          dict comprehension
 # ("bi", name, (args...))     a call of a builtin that passes elements on (list(x), zip(a, b), ...)
@@ -100,7 +100,8 @@ def expr_ir(node: ast.AST | None, depth: int = 0):
         ir = ("l", tuple([expr_ir(e, depth + 1) for e in node.elts]))
     elif t is ast.Dict:
         ir = ("d", tuple([expr_ir(k, depth + 1) for k in node.keys]),
-              tuple([expr_ir(v, depth + 1) for v in node.values]))
+              tuple([expr_ir(v, depth + 1) if k is not None else ("s", expr_ir(v, depth + 1), (UNKNOWN,))
+                     for k, v in zip(node.keys, node.values)]))
     elif t is ast.ListComp or t is ast.SetComp or t is ast.GeneratorExp:
         ir = ("lc", expr_ir(node.elt, depth + 1))
     elif t is ast.DictComp:
@@ -209,6 +210,13 @@ class FuncInfo:
     lambda_sites: set = field(default_factory=set)  # (line, col) of the calls written inside a lambda
     # (line, col) of the calls no call expression writes: `raise E` and a bare `@decorator`
     implicit_sites: set = field(default_factory=set)
+    # What a dict's entries are read back from, in source order: [(line, target IR, value IR)]. Targets:
+    # `d[k]` and `d[k1][k2]` (any key expression; `d.update(...)` one entry per key, an unknown key
+    # for a value that is no display) and, at module level, names (`d = ...`), whose line orders them.
+    stores: list = field(default_factory=list)
+    # (first, last line) of each compound statement (if, for, while, try, match) of the body's own
+    # statements: what is written inside may run or not, or more than once
+    branches: list = field(default_factory=list)
 
     def __getattr__(self, name: str):
         """Only for attributes not set: the body of a light summary's function is summarised on
@@ -291,6 +299,7 @@ class _Extractor(ast.NodeVisitor):
         self.lambda_stack: list[FuncInfo] = []  # the lambdas being visited, innermost last
         self.scope_lambdas: list[list] = [[]]  # per scope being visited: its lambdas, to be named at its end
         self.callee = None  # the callee expression of the call being visited
+        self.nesting = 0  # compound statements open around the statement being visited, in its scope
         # Calls made by module-level code (class bodies and decorators included).
         self.module_func = FuncInfo(qualname=MODULE_FUNC, name=MODULE_FUNC, line=1, end=1, cls=None,
                                     params=[], returns=None, decorators=[])
@@ -411,20 +420,36 @@ class _Extractor(ast.NodeVisitor):
         self._expr(node.upper)
         self._expr(node.step)
 
+    def _open_branch(self, node):
+        """A compound statement: what its body writes may run once, never or many times."""
+        f = self.scope()
+        if not self.nesting and f is not None and not (self.class_stack and not self.func_stack):
+            f.branches.append((node.lineno, node.end_lineno or node.lineno))
+        self.nesting += 1
+
     def visit_If(self, node):
+        self._open_branch(node)
         self._expr(node.test)
         self._each(node.body)
         self._each(node.orelse)
+        self.nesting -= 1
 
     visit_While = visit_If
 
     def visit_Try(self, node):
+        self._open_branch(node)
         self._each(node.body)
         self._each(node.handlers)
         self._each(node.orelse)
         self._each(node.finalbody)
+        self.nesting -= 1
 
     visit_TryStar = visit_Try
+
+    def visit_Match(self, node):
+        self._open_branch(node)
+        self.generic_visit(node)
+        self.nesting -= 1
 
     def visit_ExceptHandler(self, node):
         self._expr(node.type)
@@ -575,11 +600,13 @@ class _Extractor(ast.NodeVisitor):
                 cls.methods[node.name] = qn
             self.s.functions[qn] = info
             return
+        nesting, self.nesting = self.nesting, 0  # a body's statements run in order from its start
         if getter is not None:  # `@x.setter def x(...)`: one node with the getter, the two bodies' facts merged
             self.func_stack.append(info)
             for stmt in node.body:
                 self.visit(stmt)
             self.func_stack.pop()
+            self.nesting = nesting
             _merge_accessor(getter, info)
             return
         if cls is not None:
@@ -593,6 +620,7 @@ class _Extractor(ast.NodeVisitor):
             self.visit(stmt)
         self._name_lambdas(qn)
         self.func_stack.pop()
+        self.nesting = nesting
 
     def _property_of(self, node, cls: ClassInfo | None) -> FuncInfo | None:
         """The getter a ``@<name>.setter`` (or ``.deleter``) definition belongs to, if indexed."""
@@ -635,9 +663,8 @@ class _Extractor(ast.NodeVisitor):
     # -- facts inside functions
     def visit_Call(self, node: ast.Call):
         f = node.func
-        if (not self.func_stack and not self.class_stack and type(f) is ast.Attribute and f.attr == "update"
-                and type(f.value) is ast.Name and len(node.args) == 1 and type(node.args[0]) is ast.Dict):
-            self._bind_global(f.value.id, expr_ir(node.args[0]))  # a global dict's new entries
+        if type(f) is ast.Attribute and f.attr == "update" and _entry_root(f.value) is not None:
+            self._record_update(node)
         keywords = node.keywords
         args = (tuple([expr_ir(a) for a in node.args]),
                 tuple([(k.arg or "**", expr_ir(k.value)) for k in keywords]) if keywords else ())
@@ -660,12 +687,14 @@ class _Extractor(ast.NodeVisitor):
             f.protocols.append((node.lineno, node.col_offset, kind, expr_ir(value)))
 
     def visit_For(self, node):
+        self._open_branch(node)
         self._record_assign(node.target, ("it", expr_ir(node.iter)), None, node.lineno)
         self._protocol(node.iter, "aiter" if type(node) is ast.AsyncFor else "iter", node.iter)
         self._expr(node.target)
         self._expr(node.iter)
         self._each(node.body)
         self._each(node.orelse)
+        self.nesting -= 1
 
     visit_AsyncFor = visit_For
 
@@ -688,19 +717,68 @@ class _Extractor(ast.NodeVisitor):
         self._expr(node.iter)
         self._each(node.ifs)
 
+    def _store_scope(self) -> FuncInfo | None:
+        """The scope whose entry writes are recorded (a class body's are not: its names are the class's)."""
+        if self.func_stack:
+            return self.func_stack[-1]
+        return None if self.class_stack or self.hidden else self.module_func
+
+    def _record_store(self, target_ir, value_ir, line: int, literal: bool):
+        """``d[k1]...[kn] = v``: an entry of the dict the root name holds, in its scope's order. At
+        module level the name also holds, in any order, a display of that one entry (its keys
+        unknown where not constant): what a read from elsewhere may find. Only where the name holds
+        dict displays, or the write is ``d["k"] = v`` or ``d.update({...})`` (``literal``): another
+        object's ``update`` or subscript makes it no dict."""
+        f = self._store_scope()
+        if f is None:
+            return
+        f.stores.append((line, target_ir, value_ir))
+        root = target_ir
+        while root[0] == "s":
+            root = root[1]
+        if f is self.module_func and (literal or dict_displays(self.s.globals.get(root[1]))):
+            held = value_ir
+            while target_ir[0] == "s":
+                key = target_ir[2][0]
+                held = ("d", (key if key[0] == "k" else UNKNOWN,), (held,))
+                target_ir = target_ir[1]
+            self._bind_global(target_ir[1], held)
+
+    def _record_update(self, node: ast.Call):
+        """``d.update(...)``: one entry write per key of a display or keyword; where the keys are not
+        written (another dict, ``**kw``), an entry of unknown key holding any value of that one."""
+        base = expr_ir(node.func.value)
+        literal = len(node.args) == 1 and type(node.args[0]) is ast.Dict and not node.keywords
+        entries = []
+        for a in node.args:
+            given = expr_ir(a)
+            if given[0] == "d":  # (`**m` in it: an entry of unknown key, any of m's)
+                entries += zip(given[1], given[2])
+            else:
+                entries.append((UNKNOWN, ("s", given, (UNKNOWN,))))
+        for k in node.keywords:
+            value = expr_ir(k.value)
+            entries.append((("k", k.arg), value) if k.arg else (UNKNOWN, ("s", value, (UNKNOWN,))))
+        for key, value in entries:
+            self._record_store(_interned(("s", base, (key if key[0] == "k" else UNKNOWN,))), value, node.lineno,
+                               literal and type(node.func.value) is ast.Name)
+
     def _record_assign(self, target, value_ir, annotation_ir, line):
-        if (type(target) is ast.Subscript and type(target.value) is ast.Name and type(target.slice) is ast.Constant
-                and type(target.slice.value) in (str, int)):  # `d["key"] = v`: a dict's entry (`**d` binds it)
-            if self.func_stack:
-                if type(target.slice.value) is str:
-                    self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
-            elif not self.class_stack:  # a global dict given an entry: one more value the name may hold
-                self._bind_global(target.value.id, ("d", (expr_ir(target.slice),), (value_ir,)))
+        if type(target) is ast.Subscript and _entry_root(target) is not None:
+            if (self.func_stack and type(target.value) is ast.Name and type(target.slice) is ast.Constant
+                    and type(target.slice.value) is str):  # `d["key"] = v`: a dict's entry (`**d` binds it)
+                self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
+            if type(target.slice) is not ast.Slice:
+                literal = (type(target.value) is ast.Name and type(target.slice) is ast.Constant
+                           and type(target.slice.value) in (str, int))
+                self._record_store(expr_ir(target), value_ir, line, literal)
         elif type(target) is ast.Name or (type(target) is ast.Attribute and type(target.value) is ast.Name):
             if self.func_stack:
                 self.func_stack[-1].assigns.append((expr_ir(target), value_ir, annotation_ir, line))
             elif not self.class_stack and type(target) is ast.Name:
                 self._bind_global(target.id, value_ir)
+                if not self.hidden:
+                    self.module_func.stores.append((line, expr_ir(target), value_ir))
         elif type(target) in (ast.Tuple, ast.List):
             for elt, item in _unpacked(target.elts, value_ir):
                 self._record_assign(elt, item, None, line)
@@ -799,6 +877,22 @@ class _Extractor(ast.NodeVisitor):
             self.s.functions[lam.qualname] = lam
 
 
+def _entry_root(node) -> str | None:
+    """The name under a chain of subscripts (``d`` of ``d[a][b]``), or None."""
+    while type(node) is ast.Subscript:
+        node = node.value
+    return node.id if type(node) is ast.Name else None
+
+
+def dict_displays(ir) -> bool:
+    """A dict display, or either of dict displays (a global's values)."""
+    return ir is not None and (ir[0] == "d" or ir[0] == "t|" and all(dict_displays(v) for v in ir[1]))
+
+
+def _interned(ir):
+    return _INTERNED.setdefault(ir, ir)
+
+
 def _unpacked(targets: list, value_ir):
     """``a, *b, c = value``: each target with the IR of what it receives. Before a starred target
     the i-th item; the starred one a list of the middle items; after it the items counted from the
@@ -824,7 +918,7 @@ def _unpacked(targets: list, value_ir):
 
 # What a function's body holds: left out of a light summary's functions (``light_summary``).
 BODY_FIELDS = ("calls", "assigns", "return_exprs", "imports", "reads", "writes", "nested", "args", "protocols",
-               "deco_sites", "uses", "lambda_sites", "implicit_sites")
+               "deco_sites", "uses", "lambda_sites", "implicit_sites", "stores", "branches")
 
 
 def _strip_body(info: FuncInfo) -> None:
@@ -838,6 +932,8 @@ def _merge_accessor(getter: FuncInfo, accessor: FuncInfo) -> None:
     getter.calls += accessor.calls
     getter.args.update(accessor.args)
     getter.assigns += accessor.assigns
+    getter.stores += accessor.stores
+    getter.branches += accessor.branches
     getter.protocols += accessor.protocols
     getter.deco_sites |= accessor.deco_sites
     getter.lambda_sites |= accessor.lambda_sites
@@ -1064,8 +1160,23 @@ def _summarize(source: bytes, relpath: str, light: bool) -> ModuleSummary:
     ex._name_lambdas("")
     if ex.module_func.calls:
         ex.module_func.end = _line_count(source) or 1
+        ex.module_func.stores = _entry_stores(ex.module_func.stores)
         summary.functions[MODULE_FUNC] = ex.module_func
     return summary
+
+
+def _entry_stores(stores: list) -> list:
+    """Module-level stores less the binds that order nothing: a name bound once and given no entry."""
+    rooted = set()
+    bound: dict = {}
+    for _line, target, _value in stores:
+        if target[0] == "n":
+            bound[target[1]] = bound.get(target[1], 0) + 1
+        else:
+            while target[0] == "s":
+                target = target[1]
+            rooted.add(target[1])
+    return [s for s in stores if s[1][0] != "n" or s[1][1] in rooted or bound[s[1][1]] > 1]
 
 
 # ---------------------------------------------------------------------------- lazy bodies

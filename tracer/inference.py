@@ -20,7 +20,10 @@
   loops and comprehensions bind their variables to elements, ``__iter__``/``__next__`` included;
   what is appended, added, inserted or extended into a local list (in its function) or into
   ``self.x`` (in any method of the class) is among the elements; a literal index into a list or
-  tuple display picks its item (``_literal_item``).
+  tuple display picks its item (``_literal_item``);
+* an entry of a dict a name holds (``d["a"]``, ``d["a"]["b"]``, a key held by a global constant)
+  is what the dict's writes leave there where it is read (``entries``): a later ``d["a"] = f`` or
+  ``d.update(a=f)`` replaces the display's value on the paths after it; a key not known is any.
 
 Types are the tags of ``symbols`` (``("inst", qn)``, ``("cls", qn)``, ...); a query answers the
 set of every type its subject can hold. Internal tags, never returned by ``Project``:
@@ -51,9 +54,12 @@ from __future__ import annotations
 
 import ast
 import re
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Callable
 
-from spectrace.tracer.index import MODULE_FUNC, UNKNOWN, FuncInfo, body_pending, expr_ir, ir_text
+from spectrace.tracer.entries import EntryWrite, HeldValue, entry_path, entry_values
+from spectrace.tracer.index import MODULE_FUNC, UNKNOWN, FuncInfo, body_pending, dict_displays, expr_ir, ir_text
 from spectrace.tracer.symbols import SymbolTable, Type
 
 TYPING_WRAPPERS = {"Optional", "Union", "Annotated", "Final", "ClassVar", "InitVar"}
@@ -130,8 +136,18 @@ ADDER_WORDS = ("append", "add", "insert", "extend")  # what the text of a call o
 REORDERS = frozenset({"insert", "pop", "remove", "sort", "reverse", "clear", "__setitem__", "__delitem__"})
 GROWS = frozenset({"append", "extend", "__iadd__"})
 MAX_DEPTH = 48  # semantic hops (attribute and return lookups); cycles are caught by _memo
+# Dict methods that may write an entry without replacing it: (key, value) are their first two arguments.
+# (`update` is read as its entry writes, the index's ``stores``; the others write none, or take some away.)
+ENTRY_ADDERS = frozenset({"setdefault", "__setitem__"})
 _IN_PROGRESS = object()
 UNKNOWN_KEY = UNKNOWN  # `{**other}` in a dict display: no key expression
+
+
+@dataclass
+class ReadSite:
+    """Where the expression being typed is read: its scope and line (None: anywhere in it)."""
+    scope: FuncInfo | None = None
+    line: int | None = None
 
 
 class TypeInference:
@@ -153,7 +169,9 @@ class TypeInference:
         # id(FuncInfo) -> ``_additions``, (class qualname, attribute) -> ``_adders_of``
         self._adds: dict = refining._adds if refining is not None else {}
         self._params: dict = {}  # (func_qn, param) -> types of the arguments passed to it
-        self._entries: dict = {}  # (module, function, dict IR, constant key) -> ``_literal_entry``
+        self._entries: dict = {}  # (module, function, name IR, constant keys, line) -> ``_entry_at``
+        # the read being typed, shared with the refining inference (``reading_at``)
+        self.site = refining.site if refining is not None else ReadSite()
         # id(FuncInfo) (its locals) or a module (its globals) -> name -> the names of the values it is assigned
         self._aliases: dict = {}
         self.param_decls: set = set()  # classes some parameter's annotation names (worth refining)
@@ -187,15 +205,31 @@ class TypeInference:
         cache[key] = _IN_PROGRESS
         self._active += 1
         before = self._cycle_hits
+        site = self.site
+        saved = site.scope, site.line
+        site.scope = site.line = None  # a memoised answer holds anywhere in its scope
         try:
             result = compute()
         finally:
             self._active -= 1
+            site.scope, site.line = saved
         if self._cycle_hits == before or self._active == 0:
             cache[key] = result
         else:
             del cache[key]
         return result
+
+    @contextmanager
+    def reading_at(self, f: FuncInfo | None, line: int | None):
+        """Type what is read at ``line`` of ``f``: a dict's entry is then what its writes before it
+        leave there (``entries``)."""
+        site = self.site
+        saved = site.scope, site.line
+        site.scope, site.line = f, line
+        try:
+            yield
+        finally:
+            site.scope, site.line = saved
 
     # -- attributes
     def _attr_types(self, class_qn: str, attr: str, depth: int) -> set:
@@ -476,13 +510,9 @@ class TypeInference:
                 picked = self._literal_item(module, f, ir[1], index[1])
                 if picked is not None:  # `[f, g][0]`, `HANDLERS[0]`: that item alone
                     return set().union(*(types(i) for i in picked))
-            if index is not None and index[0] == "k" and type(index[1]) in (str, int):
-                site = (module, f.qualname if f is not None else None, ir[1], index)
-                picked = self._entries.get(site, _IN_PROGRESS)
-                if picked is _IN_PROGRESS:  # asked for every call through the subscript: once each
-                    picked = self._entries[site] = self._literal_entry(module, f, ir[1], index)
-                if picked is not None:  # `d["a"]` of a dict display with literal keys: that entry
-                    return set().union(*(types(v) for v in picked))
+            picked = self._entry_at(module, f, ir)
+            if picked is not None:  # `d["a"]`, `d["a"][k]` of a dict a name holds: what its writes leave there
+                return set().union(*(self.expr_types_in(h.module, h.scope, h.ir, depth + 1) for h in picked))
             for t in types(ir[1]):
                 if t[0] == "cls":  # Generic[...] alias of a class: the class itself
                     out.add(t)
@@ -522,7 +552,7 @@ class TypeInference:
         if ir[0] in displays:
             return [ir], []
         if ir[0] == "n" and f is not None and self._local_assigns(f, ir[1]):
-            return [v for v, _a in self._local_assigns(f, ir[1])], [f]
+            return [v for v, _a, _l in self._local_assigns(f, ir[1])], [f]
         if ir[0] == "n":
             t = self.symbols.resolve_symbol(module, ir[1])
             if t is None or t[0] != "global":
@@ -566,35 +596,104 @@ class TypeInference:
             return value if value[0] == "k" else ir
         return ir
 
-    @staticmethod
-    def _folded_update(scope: FuncInfo, line: int, col: int, callee) -> bool:
-        """``d.update({...})`` at module level: the index made the display one of ``d``'s values."""
-        if scope.qualname != MODULE_FUNC or callee[2] != "update":
-            return False
-        pos, kws = scope.args.get((line, col), ((), ()))
-        return len(pos) == 1 and not kws and pos[0][0] == "d"
-
-    def _literal_entry(self, module: str, f: FuncInfo | None, ir, key) -> list | None:
-        """The values under constant ``key`` of a dict display, written there or held by a name every
-        value of which is a display with constant keys (``1`` and ``"1"`` apart); None where a value
-        is anything else or the dict is changed in place in its scope (a local's function, a global's module)."""
-        held = self._held_values(module, f, ir, ("d",))
-        if held is None:
+    def _entry_at(self, module: str, f: FuncInfo | None, ir) -> list[HeldValue] | None:
+        """What ``d[k1]...[kn]`` may hold where it is read (a key not constant: any), or None where
+        the name may hold something else than a dict display or its writes are not known
+        (``_entry_writes``)."""
+        got = entry_path(ir)
+        if got is None:
             return None
-        values, scopes = held
-        displays = []
-        for v in values:
-            displays += list(v[1]) if v[0] == "t|" else [v]
-        for scope in scopes:
-            if any(c[0] == "a" and c[1] == ir and not self._folded_update(scope, line, col, c)
-                   for line, col, c, _k in scope.calls) or any(t[0] == "s" and t[1] == ir for t, *_rest in scope.assigns):
-                return None
-        picked = []
-        for d in displays:
-            if d[0] != "d" or any(k[0] != "k" for k in d[1]):
-                return None
-            picked += [v for k, v in zip(d[1], d[2]) if type(k[1]) is type(key[1]) and k[1] == key[1]]
+        root, keys = got
+        path = tuple(self._key(module, f, k) for k in keys)
+        line = self.site.line if f is not None and self.site.scope is f else None
+        site = (module, f.qualname if f is not None else None, root, path, line)
+        picked = self._entries.get(site, _IN_PROGRESS)
+        if picked is _IN_PROGRESS:  # asked for every call through the subscript: once each
+            writes = self._entry_writes(module, f, root[1])
+            branches = f.branches if f is not None else []
+            picked = None if writes is None else entry_values(writes, path, line, branches)
+            self._entries[site] = picked
         return picked
+
+    def _entry_writes(self, module: str, f: FuncInfo | None, name: str, hops: int = 0) -> list[EntryWrite] | None:
+        """The writes to the dict ``name`` holds where ``f`` reads it: a local's in ``f`` (ordered)
+        and in the functions nested in it; a global's at module level (ordered where ``f`` is the
+        module's code) and in the module's functions. None for a parameter or an enclosing
+        function's local, and where the name may hold something else than a dict display (a list,
+        a call's result...: typed as a whole) or an entry of such a dict (``inner = d["x"]``)."""
+        summary = self.store.module(module)
+        local = self._local_assigns(f, name) if f is not None and f.qualname != MODULE_FUNC else ()
+        if f is not None and any(p.lstrip("*") == name for p, _a in f.params):
+            return None
+        scope = summary.functions.get(f.parent) if f is not None and f.parent else None
+        while scope is not None:  # a closure's variable: its writes are not followed
+            if any(p.lstrip("*") == name for p, _a in scope.params) or self._local_assigns(scope, name):
+                return None
+            scope = summary.functions.get(scope.parent) if scope.parent else None
+        if local:
+            if not all(dict_displays(v) or self._an_entry(module, f, v, name, hops) for v, _a, _l in local):
+                return None
+            inner = self._nested_scopes(summary, f)
+            writes = [EntryWrite(line, (), value, module, f, True) for value, _a, line in local]
+            writes += self._stores_of(module, f, name, f, True)
+            for g in inner:
+                if not self._local_assigns(g, name):
+                    writes += self._stores_of(module, g, name, g, False)
+            return writes
+        t = self.symbols.resolve_symbol(module, name)
+        if t is None or t[0] != "global":
+            return None
+        held = self.store.module(t[1])
+        if not dict_displays(held.globals[t[2]]):
+            return None
+        top = held.functions.get(MODULE_FUNC)
+        scopes = [g for _qn, g in self.store.functions_naming(held, t[2])]
+        here = top is not None and f is top
+        own = self._stores_of(t[1], top, t[2], f, True) if here else []
+        # a global bound once and given no entry at module level has no ordered bind: its one value
+        bind = EntryWrite(0, (), held.globals[t[2]], t[1], f if here else None, here)
+        writes = own if any(not w.path for w in own) else [bind] + own
+        for g in scopes:
+            if g is not top and not self._local_assigns(g, t[2]) and all(p.lstrip("*") != t[2] for p, _a in g.params):
+                writes += self._stores_of(t[1], g, t[2], g, False)
+        return writes
+
+    def _an_entry(self, module: str, f: FuncInfo, ir, name: str, hops: int) -> bool:
+        """``ir`` is an entry of another dict of ``f``'s that a display holds (the same object: what
+        is written through either name is read through both)."""
+        got = entry_path(ir)
+        return (got is not None and got[0][1] != name and hops < 4
+                and self._entry_writes(module, f, got[0][1], hops + 1) is not None)
+
+    def _stores_of(self, module: str, g: FuncInfo, name: str, scope: FuncInfo | None,
+                   ordered: bool) -> list[EntryWrite]:
+        """``g``'s writes to the dict ``name`` holds (their keys constant, or held by a global constant)."""
+        out = []
+        for line, target, value in g.stores:
+            got = entry_path(target) if target[0] == "s" else ((target, ()) if target[0] == "n" else None)
+            if got is None or got[0][1] != name:
+                continue
+            out.append(EntryWrite(line, tuple(self._key(module, g, k) for k in got[1]), value, module, scope, ordered))
+        for line, col, callee, _kw in g.calls:  # `d.setdefault(k, v)`: v where k held nothing
+            got = entry_path(("s", callee[1], (UNKNOWN,))) if callee[0] == "a" and callee[2] in ENTRY_ADDERS else None
+            pos = g.args.get((line, col), ((), ()))[0]
+            if got is not None and got[0][1] == name and len(pos) == 2 and all(a[0] != "*" for a in pos):
+                keys = tuple(self._key(module, g, k) for k in got[1][:-1]) + (self._key(module, g, pos[0]),)
+                out.append(EntryWrite(line, keys, pos[1], module, scope, False))
+        return out
+
+    def _key(self, module: str, f: FuncInfo | None, ir):
+        """A subscript's key as a constant (written, or held by a global), else UNKNOWN."""
+        k = self._constant(module, f, ir)
+        return k if k[0] == "k" and type(k[1]) in (str, int) else UNKNOWN
+
+    def _nested_scopes(self, summary, f: FuncInfo) -> list[FuncInfo]:
+        out = []
+        for n in f.nested:
+            g = summary.functions.get(f"{f.qualname}.{n}")
+            if g is not None:
+                out += [g] + self._nested_scopes(summary, g)
+        return out
 
     def elements(self, types: set, depth: int = 0) -> set:
         """What iterating over a value of ``types`` yields (``__iter__``/``__next__`` for classes)."""
@@ -676,10 +775,11 @@ class TypeInference:
             local = self._local_assigns(scope, name)
             if local:
                 out = set()
-                for value, annot in local:
+                for value, annot, line in local:
                     if annot is not None:
                         out |= self.annotation_types(module, annot, scope)
-                    out |= self.expr_types_in(module, scope, value, depth + 1)
+                    with self.reading_at(scope, line):  # a dict's entry as it is where it is read
+                        out |= self.expr_types_in(module, scope, value, depth + 1)
                 out |= self._added(module, scope, ("n", name), depth)
                 return prefer_concrete(out)
             if name in scope.nested:
@@ -1053,9 +1153,9 @@ class TypeInference:
         table = self._locals.get(id(f))
         if table is None:
             table = {}
-            for target, value, annot, _line in f.assigns:
+            for target, value, annot, line in f.assigns:
                 if target[0] == "n":
-                    table.setdefault(target[1], []).append((value, annot))
+                    table.setdefault(target[1], []).append((value, annot, line))
             self._locals[id(f)] = table
         return table.get(name, ())
 
