@@ -240,7 +240,8 @@ def _occurrences(f: Formula, out: dict) -> dict:
     elif isinstance(f, Not):
         _occurrences(f.operand, out)
     else:
-        for g in f.parts:
+        # identical siblings are one (And(a, a) is a): repeats would crowd MAX_ATOMS
+        for g in dict.fromkeys(f.parts):
             _occurrences(g, out)
     return out
 

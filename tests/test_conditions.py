@@ -125,3 +125,11 @@ def test_tests_of_one_value_against_one_enums_members_exclude_each_other():
     assert sat("self.mode == Mode.PREFILL", "mode == Mode.NULL", enums=lambda _: None)  # not an enum of the tree
     assert sat("self.mode == Kind.PREFILL", "mode == Mode.NULL")  # members of two classes
 
+
+
+def test_repeated_alternatives_leave_the_search_the_atoms_that_contradict():
+    """An alternative repeated over and over (one per call that decides a return path alike) counts
+    once: its atoms do not crowd the two that contradict out of the MAX_ATOMS searched."""
+    others = And(tuple(Atom(f"o{i}") for i in range(2 * C.MAX_ATOMS)))
+    assert satisfiable(Atom("x"), Not(Atom("x")), Or((others,) * 5)) is False
+    assert satisfiable(Atom("x"), Not(Atom("y")), Or((others,) * 5)) is True
