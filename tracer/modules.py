@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from spectrace.interrupts import process_pool
-from spectrace.tracer.index import (MODULE_FUNC, FuncInfo, ModuleSummary, PendingTable, add_body, body_pending,
+from spectrace.tracer.index import (MODULE_FUNC, ClassInfo, FuncInfo, ModuleSummary, PendingTable, add_body, body_pending,
                                     complete, defer_bodies, function_body, is_light, lighten)
 from spectrace.tracer.prefetch import ParseAhead
 from spectrace.tracer.summary_cache import (SummaryCache, is_outlined, keep_blobs, module_stats, outline_file,
@@ -240,6 +240,15 @@ class ModuleStore:
                         kept.append((q, g))
         return kept
 
+    def classes_named(self, summary: ModuleSummary, name: str) -> list[tuple[str, ClassInfo]]:
+        """``summary``'s classes called ``name`` (qualname, class), at any nesting, in the table's
+        order: while the module's bodies are parsed one by one, only the functions whose text names
+        ``class`` and ``name`` are parsed (alone), for the classes they define."""
+        table = summary.classes
+        if type(table) is PendingTable and table._complete is not None:
+            self.functions_where(summary, lambda _f, text: _names(text, "class") and _names(text, name))
+        return [(qn, c) for qn, c in dict.items(table) if c.name == name]
+
     def _body_text(self, summary: ModuleSummary, f: FuncInfo) -> bytes | None:
         """The lines of a function of an outlined module, kept once read; None where they are not
         at hand (the module is not outlined)."""
@@ -274,9 +283,10 @@ class ModuleStore:
 
     @staticmethod
     def _base_imports(summary: ModuleSummary) -> list:
-        """The imports that the bases of ``summary``'s classes are reached through."""
+        """The imports that the bases of ``summary``'s classes are reached through (a hint for the
+        worker: the classes a light summary leaves out, defined in bodies, do not complete it)."""
         out = []
-        for c in summary.classes.values():
+        for c in dict.values(summary.classes):
             for b in c.bases:
                 while b[0] in ("a", "s"):
                     b = b[1]
