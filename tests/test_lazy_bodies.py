@@ -67,9 +67,37 @@ def test_function_body_is_what_the_whole_parse_records():
     # a property's lines hold its setter too (their facts are merged): the module is parsed whole
     assert [qn for qn, body in alone.items() if body is None] == ["Holder.x"]
     assert "local_class" in alone and "Holder.Inner.deep" in alone and "conditional" in alone
-    for qn, body in alone.items():
-        if body is not None:
-            assert body == {k: whole.functions[qn].__dict__[k] for k in index.BODY_FIELDS}, qn
+    for qn, parsed in alone.items():
+        if parsed is not None:
+            assert parsed.body == {k: whole.functions[qn].__dict__[k] for k in index.BODY_FIELDS}, qn
+    assert list(alone["local_class"].functions) == ["local_class.Local.run"]
+    assert list(alone["trace"].functions) == ["trace.wrapper"]
+    assert list(alone["local_class"].classes) == ["local_class.Local"]
+
+
+def test_bodies_parsed_alone_fill_the_tables_as_the_whole_parse():
+    """Each function given its body alone, what it defines goes where the whole summary has it,
+    and no query about a name defined in a body completes the module."""
+    src = OUTLINED.read_bytes()
+    light, _ = index.outline_summary(src, "outlined.py")
+    whole = index.summarize_source(src, "outlined.py")
+    lines = src.split(b"\n")
+    completed = []
+    index.defer_bodies(light, lambda: completed.append(True),
+                       lambda qn: (parsed := index.function_body(light, qn, lines)) is not None
+                       and (index.add_body(light, qn, parsed) or True))
+    assert light.functions.get("local_class.Local.run") is not None and not completed
+    assert "local_class.Local" in light.classes and not completed
+    for qn, f in list(dict.items(light.functions)):
+        if qn != "Holder.x":  # (its setter's lines: left to the whole parse)
+            f.calls  # noqa: B018
+    assert not completed
+    assert [qn for qn in dict.keys(light.functions)] == [qn for qn in whole.functions]
+    assert [qn for qn in dict.keys(light.classes)] == [qn for qn in whole.classes]
+    assert dict(dict.items(light.lambdas)) == whole.lambdas
+    for qn, f in dict.items(light.functions):
+        if qn != "Holder.x":
+            assert f.__dict__ == whole.functions[qn].__dict__, qn
 
 
 @pytest.mark.parametrize("source", [

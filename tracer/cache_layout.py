@@ -9,7 +9,7 @@ from pathlib import Path
 
 from spectrace.source import cache_dir
 
-SUMMARY_FORMAT = 21  # bump when the summary layout changes: old cache entries are ignored
+SUMMARY_FORMAT = 22  # bump when the summary layout changes: old cache entries are ignored
 
 
 def index_cache_root() -> Path:

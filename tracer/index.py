@@ -1006,16 +1006,17 @@ def is_light(summary: ModuleSummary) -> bool:
 
 
 class PendingTable(dict):
-    """A light summary's table of functions, classes or lambdas. Walking over it, or asking for a
-    key that may have been defined inside a function's body, first completes the module; other
-    misses are answered from what the light summary holds."""
+    """A light summary's table of functions, classes or lambdas. Walking over it first completes the
+    module; asking for a key that may have been defined inside a function's body first gives that
+    function its body (and the tables what it defines), or completes the module; other misses are
+    answered from what the light summary holds."""
 
     __slots__ = ("_complete", "_inside")
 
     def __init__(self, items: dict, complete, inside):
         super().__init__(items)
         self._complete = complete  # None once the module is complete
-        self._inside = inside  # key -> whether it may name something written in a body
+        self._inside = inside  # key -> the hook of the function left out whose body may define it, or None
 
     def _fill(self) -> None:
         complete = self._complete
@@ -1023,8 +1024,10 @@ class PendingTable(dict):
             complete()
 
     def _miss(self, key) -> None:
-        if self._complete is not None and not dict.__contains__(self, key) and self._inside(key):
-            self._complete()
+        if self._complete is not None and not dict.__contains__(self, key):
+            owner = self._inside(key)
+            if owner is not None:
+                owner()
 
     def get(self, key, default=None):
         self._miss(key)
@@ -1067,8 +1070,8 @@ def defer_bodies(light: ModuleSummary, complete, complete_one=None, whole_classe
     """Arrange for ``complete()`` to be called (once) when a query first needs what ``light``
     leaves out: a function's body, or anything defined inside one. With ``complete_one``, a
     function's body is first asked of ``complete_one(qualname)``, which gives it that body alone
-    and says so (True), or leaves it to ``complete`` (False). ``whole_classes``: the light
-    summary holds every class of the module (none is defined inside a function)."""
+    and what it defines and says so (True), or leaves it to ``complete`` (False). ``whole_classes``:
+    the light summary holds every class of the module (none is defined inside a function)."""
     functions = light.functions
     defs = {qn: (f.line, f.end) for qn, f in functions.items()
             if "calls" not in f.__dict__}  # the functions whose bodies are left out
@@ -1076,36 +1079,40 @@ def defer_bodies(light: ModuleSummary, complete, complete_one=None, whole_classe
     def once():
         for table in tables:
             table._complete = None
+        defs.clear()
         complete()
 
-    def named_inside(qn) -> bool:  # `f.inner`, `C.m.<lambda1>`, `f.Local`: under a function left out
+    def one(qn):
+        def hook():
+            if qn not in defs:  # (given its body already)
+                return
+            if complete_one(qn):
+                del defs[qn]  # what it defines is in the tables now
+            else:
+                once()
+        return hook
+
+    def named_inside(qn):  # `f.inner`, `C.m.<lambda1>`, `f.Local`: under a function left out
         if type(qn) is not str:
-            return False
+            return None
         head, _, _ = qn.rpartition(".")
         while head:
             if head in defs:
-                return True
+                return hooks[head]
             head, _, _ = head.rpartition(".")
-        return False
+        return None
 
-    def at_inside(pos) -> bool:  # a lambda's (line, col) inside a function left out
-        return any(start <= pos[0] <= end for start, end in defs.values())
+    def at_inside(pos):  # a lambda's (line, col) inside a function left out
+        return next((hooks[qn] for qn, (start, end) in defs.items() if start <= pos[0] <= end), None)
 
+    hooks = {qn: (once if complete_one is None else one(qn)) for qn in defs}
     tables = [PendingTable(functions, once, named_inside), PendingTable(light.lambdas, once, at_inside)]
     light.functions, light.lambdas = tables
     if not whole_classes:
         tables.append(PendingTable(light.classes, once, named_inside))
         light.classes = tables[-1]
-    for qn in defs:
-        hook = once if complete_one is None else _one_then_all(complete_one, qn, once)
+    for qn, hook in hooks.items():
         functions[qn].__dict__["_complete"] = hook
-
-
-def _one_then_all(complete_one, qualname: str, complete_all):
-    def hook():
-        if not complete_one(qualname):
-            complete_all()
-    return hook
 
 
 def complete(light: ModuleSummary, whole: ModuleSummary) -> None:
@@ -1202,12 +1209,23 @@ def outline_summary(source: bytes, relpath: str) -> tuple[ModuleSummary, bool] |
     return summary, found.classes_in_bodies
 
 
-def function_body(light: ModuleSummary, qualname: str, lines: list[bytes]) -> dict | None:
-    """The body fields (``BODY_FIELDS``) of one function of a light summary, from a parse of its
-    own lines (``lines``: the source split at each ``\\n``): what ``summarize_source`` records for
-    it. None where that is not sure: a function whose lines hold more than its own definition (a
-    property's setter merged into its getter, a redefinition), a source whose lines a slice does
-    not keep (``\\r``, a coding declaration), or a body that does not parse alone."""
+@dataclass
+class BodyParse:
+    """One function's body parsed alone: what ``summarize_source`` records for it and for what is
+    defined inside it."""
+    body: dict  # its ``BODY_FIELDS``
+    # the functions and lambdas defined inside it (at any depth), in the whole summary's order
+    functions: dict
+    lambdas: dict  # (line, col) -> qualname, of the lambdas written inside it
+    classes: dict  # the classes defined inside it, in the whole summary's order
+
+
+def function_body(light: ModuleSummary, qualname: str, lines: list[bytes]) -> BodyParse | None:
+    """The body of one function of a light summary and what is defined inside it, from a parse of
+    its own lines (``lines``: the source split at each ``\\n``): what ``summarize_source`` records
+    for them. None where that is not sure: a function whose lines hold more than its own
+    definition (a property's setter merged into its getter, a redefinition), a source whose lines
+    a slice does not keep (``\\r``, a coding declaration), or a body that does not parse alone."""
     f = dict.get(light.functions, qualname)
     if f is None or f.parent is not None or f.line < 1 or f.end > len(lines):
         return None
@@ -1241,7 +1259,39 @@ def function_body(light: ModuleSummary, qualname: str, lines: list[bytes]) -> di
         ex.class_stack.append(ClassInfo(qualname=f.cls, name=cls_name, line=0, end=0, bases=[], decorators=[]))
     node.decorator_list = []  # they run where the function is defined: the light summary has them
     ex.visit(node)
-    got = scratch.functions.get(qualname)
+    got = scratch.functions.pop(qualname, None)
     if got is None:
         return None
-    return {name: got.__dict__[name] for name in BODY_FIELDS}
+    return BodyParse({name: got.__dict__[name] for name in BODY_FIELDS}, scratch.functions, scratch.lambdas,
+                     scratch.classes)
+
+
+def add_body(light: ModuleSummary, qualname: str, parsed: BodyParse) -> None:
+    """Give one function of a light summary its body and the tables what is defined inside it
+    (``function_body``), where the whole summary has them: its functions and lambdas right after
+    it, its classes before the first class that starts after it."""
+    f = dict.get(light.functions, qualname)
+    d = f.__dict__
+    d.update(parsed.body)
+    d.pop("_complete", None)
+    if parsed.functions:
+        _insert_after(light.functions, qualname, parsed.functions)
+    if parsed.lambdas:
+        dict.update(light.lambdas, parsed.lambdas)  # (looked up by position only: their order is no one's)
+    if parsed.classes:
+        after = next((qn for qn, c in dict.items(light.classes) if c.line > f.line), None)
+        if after is None:
+            dict.update(light.classes, parsed.classes)
+        else:
+            _insert_after(light.classes, None, parsed.classes, before=after)
+
+
+def _insert_after(table: dict, key, items: dict, before=None) -> None:
+    """``items`` put into ``table`` in place, right after ``key`` (or right before ``before``)."""
+    entries = list(dict.items(table))
+    at = next(i for i, (k, _v) in enumerate(entries) if k == (key if before is None else before))
+    at += before is None
+    dict.clear(table)
+    dict.update(table, entries[:at])
+    dict.update(table, items)
+    dict.update(table, entries[at:])

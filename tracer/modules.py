@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from spectrace.interrupts import process_pool
-from spectrace.tracer.index import (MODULE_FUNC, FuncInfo, ModuleSummary, PendingTable, body_pending, complete, defer_bodies,
-                                    function_body, is_light, lighten)
+from spectrace.tracer.index import (MODULE_FUNC, ClassInfo, FuncInfo, ModuleSummary, PendingTable, add_body, body_pending,
+                                    complete, defer_bodies, function_body, is_light, lighten)
 from spectrace.tracer.prefetch import ParseAhead
 from spectrace.tracer.summary_cache import (SummaryCache, is_outlined, keep_blobs, module_stats, outline_file,
                                            summarize_file, summarize_in_worker, whole_key)
@@ -163,17 +163,15 @@ class ModuleStore:
                      whole_classes=is_outlined(entry) and not entry[4][1])
 
     def _complete_one(self, light: ModuleSummary, rel: str, qualname: str) -> bool:
-        """Give one function its body from a parse of its own lines (False: left to the module's
-        whole parse)."""
+        """Give one function its body, and the tables what it defines, from a parse of its own lines
+        (False: left to the module's whole parse)."""
         lines = self._source_lines(rel, light)
         if lines is None:
             return False
-        body = _shallow(function_body, light, qualname, lines)
-        if body is None:
+        parsed = _shallow(function_body, light, qualname, lines)
+        if parsed is None:
             return False
-        d = dict.get(light.functions, qualname).__dict__
-        d.update(body)
-        d.pop("_complete", None)
+        add_body(light, qualname, parsed)
         self._bodies_added.add(rel)
         return True
 
@@ -211,14 +209,15 @@ class ModuleStore:
         """A walk over ``summary``'s functions (qualname, function), in the table's order, for a
         query that only the functions whose text is ``relevant`` can answer: while the module's
         bodies are parsed one by one, the others are left out (and unparsed), and each relevant
-        one is parsed alone. Where a relevant text may define functions of its own (``def``,
-        ``class`` or ``lambda`` after its first line), where a text cannot be read, or a body
-        cannot be parsed alone, the module is completed and walked whole, as a plain walk is."""
+        one is parsed alone, with what it defines (asked in turn). Where a text cannot be read, or
+        a body cannot be parsed alone, the module is completed and walked whole, as a plain walk is."""
         table = summary.functions
         if type(table) is not PendingTable or table._complete is None:
             return list(table.items())
         kept = []
-        for qn, f in dict.items(table):
+        walked = list(dict.items(table))  # (a body parsed below adds what it defines after it)
+        known = {qn for qn, _f in walked}
+        for qn, f in walked:
             if qn == MODULE_FUNC:  # the module-level code: in the light summary (its text is the file's)
                 kept.append((qn, f))
                 continue
@@ -229,14 +228,26 @@ class ModuleStore:
             # name anything, so such a function is walked)
             if text.isascii() and not relevant(f, text):
                 continue  # (a function defined inside it is in its text: not relevant either)
-            if any(_names(text.partition(b"\n")[2], w) for w in ("def", "class", "lambda")):
-                return list(table.items())
+            kept.append((qn, f))
             if body_pending(f):
                 f.calls  # noqa: B018 (parses its body alone, or completes the module)
                 if table._complete is None:
                     return list(table.items())
-            kept.append((qn, f))
+                inner = [(q, g) for q, g in dict.items(table) if q not in known and q.startswith(qn + ".")]
+                for q, g in inner:  # what it defines, in the order the whole table has them
+                    text = self._body_text(summary, g)
+                    if text is None or not text.isascii() or relevant(g, text):
+                        kept.append((q, g))
         return kept
+
+    def classes_named(self, summary: ModuleSummary, name: str) -> list[tuple[str, ClassInfo]]:
+        """``summary``'s classes called ``name`` (qualname, class), at any nesting, in the table's
+        order: while the module's bodies are parsed one by one, only the functions whose text names
+        ``class`` and ``name`` are parsed (alone), for the classes they define."""
+        table = summary.classes
+        if type(table) is PendingTable and table._complete is not None:
+            self.functions_where(summary, lambda _f, text: _names(text, "class") and _names(text, name))
+        return [(qn, c) for qn, c in dict.items(table) if c.name == name]
 
     def _body_text(self, summary: ModuleSummary, f: FuncInfo) -> bytes | None:
         """The lines of a function of an outlined module, kept once read; None where they are not
@@ -272,9 +283,10 @@ class ModuleStore:
 
     @staticmethod
     def _base_imports(summary: ModuleSummary) -> list:
-        """The imports that the bases of ``summary``'s classes are reached through."""
+        """The imports that the bases of ``summary``'s classes are reached through (a hint for the
+        worker: the classes a light summary leaves out, defined in bodies, do not complete it)."""
         out = []
-        for c in summary.classes.values():
+        for c in dict.values(summary.classes):
             for b in c.bases:
                 while b[0] in ("a", "s"):
                     b = b[1]

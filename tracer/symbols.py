@@ -203,9 +203,7 @@ class SymbolTable:
             summary = self.store.module(mod)
             if summary is None:
                 continue
-            for qn, c in summary.classes.items():
-                if c.name == name:
-                    found.append(f"{summary.module}.{qn}")
+            found += [f"{summary.module}.{qn}" for qn, _c in self.store.classes_named(summary, name)]
         return sorted(found)
 
     def find_functions(self, spec: str) -> list[str]:
