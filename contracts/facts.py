@@ -33,7 +33,7 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 28  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 29  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -232,14 +232,26 @@ def function_spans(source: str, tree: ast.Module | None = None) -> list[Function
         end = node.end_lineno
         spans.append(FunctionSpan(cls, node.name, start, end, "".join(lines[start - 1 : end])))
 
+    def methods(body, cls):
+        # a def under an `if`/`try`/`with` of the class body is a method too when it runs
+        for sub in body:
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                add(sub, cls)
+            elif isinstance(sub, _CLASS_BODY_BLOCKS):
+                for part in ("body", "orelse", "finalbody"):
+                    methods(getattr(sub, part, ()), cls)
+                for h in getattr(sub, "handlers", ()):
+                    methods(h.body, cls)
+
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             add(node, None)
         elif isinstance(node, ast.ClassDef):
-            for sub in node.body:
-                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    add(sub, node.name)
+            methods(node.body, node.name)
     return spans
+
+
+_CLASS_BODY_BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
 
 
 def span_key(span: FunctionSpan) -> str:

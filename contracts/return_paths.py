@@ -302,8 +302,12 @@ class ReturnPathFinder:
     def _paths_of(self, worker_qn: str, func_qn: str) -> list[ReturnPath]:
         runs, wrapper = self._runs(func_qn)
         got = self.symbols.function_facts(func_qn)
-        if got is None:
-            return []
+        if got is None:  # a method of the tree without facts: what it returns is not known
+            mod, local = self.symbols.project.split(func_qn)
+            info = self.symbols.project.func(func_qn)
+            return [ReturnPath(worker=worker_qn, method=local or func_qn, file=mod.path if mod else "",
+                               line=info.line if info else 0, shape=f"def {func_qn.rpartition('.')[2]}(...)",
+                               path_condition="", conditions=[], sets=None, via=[], unresolved=f"no source for {func_qn}")]
         method = got[1].qualname
         if isinstance(wrapper, Undecided):
             rel, f = got
@@ -692,10 +696,14 @@ class ReturnPathFinder:
         class, ``self.a.m``, module names), else the index's for a call of the same text in that
         function (longer receiver chains, properties, attributes typed by their callers' arguments)."""
         method = re.fullmatch(r"self\.(\w+)", callee)
-        if method and f.cls:
-            t = self.symbols.lookup_method(self._self_class(module, f), method.group(1))
-            if t:
-                return [t]
+        if method and f.cls and self.symbols.lookup_method(self._self_class(module, f), method.group(1)):
+            # a method of the class: what the name is bound to where it is called (an attribute
+            # only assigned on the instance is the index's to resolve, below)
+            bound = self.symbols.method_bindings(self._self_class(module, f), method.group(1))
+            if bound and all(b.target for b in bound):
+                return [b.target for b in bound]
+            if bound:  # one of them not known: the call is not resolved
+                return []
         targets = self.symbols.resolve_callee(module, f, callee)
         if targets:
             return targets
@@ -1083,9 +1091,13 @@ def worker_return_paths(analysis: Analysis, targets: list[str], methods: list[st
     paths: list[ReturnPath] = []
     for t in targets:
         for meth in methods:
-            fq = analysis.symbols.lookup_method(t, meth)
-            if fq:
-                paths.extend(finder.paths_of(t, fq))
+            for b in analysis.symbols.method_bindings(t, meth):
+                if b.target is None:  # bound to what the analysis does not follow
+                    paths.append(ReturnPath(worker=t, method=f"{t.rpartition('.')[2]}.{meth}", file=b.rel, line=b.line,
+                                            shape=b.shape, path_condition="", conditions=[], sets=None, via=[],
+                                            unresolved=b.why))
+                else:
+                    paths.extend(finder.paths_of(t, b.target))
     return paths
 
 

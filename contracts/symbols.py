@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from spectrace.contracts.class_bindings import ClassBindings, MethodBinding
 from spectrace.contracts.facts import AttrWrite, FunctionFacts
 from spectrace.contracts.facts_cache import FactsCache
 from spectrace.contracts.managers import ManagerExits
@@ -20,6 +21,7 @@ class Symbols:
         self.facts = facts
         self._functions: dict[str, tuple[str, FunctionFacts]] = {}  # module.qualname -> (rel, facts)
         self.managers = ManagerExits(self)
+        self.classes = ClassBindings(self)
 
     # -- files and modules
     def files(self) -> list[str]:
@@ -46,6 +48,11 @@ class Symbols:
 
     def lookup_method(self, class_qn: str, name: str) -> str | None:
         return self.project.lookup_method(class_qn, name)
+
+    def method_bindings(self, class_qn: str, name: str) -> list[MethodBinding]:
+        """What ``instance.name(...)`` may run: aliases, conditional definitions and instance
+        rebindings included (``class_bindings.py``)."""
+        return self.classes.bindings(class_qn, name)
 
     def is_property(self, func_qn: str) -> bool:
         info = self.project.func(func_qn)

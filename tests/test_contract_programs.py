@@ -259,6 +259,14 @@ EXPECTED = {
     # `ret = Embedding(...); ret.copy_to_cpu()` after `ret = out` on the other branch: that copy
     # runs on the embedding, not on the worker's result
     "relay_rebound": ("present", None, None, ""),
+    # what the step name is bound to in the class, as Python binds it: an alias in the class body
+    # of another method (or of a base's step), a `def` under an `if` of the class body (it may or
+    # may not run), `self.forward = self.m` in __init__; an alias to a value not followed is not decided
+    "method_alias": ("violated", DEFAULT, "worker.py:14", "worker.py:14 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "method_alias_base": ("present", None, None, ""),
+    "method_alias_opaque": ("unknown", DEFAULT, "worker.py:15", "`forward = make_step()` in the body of DraftWorker binds it to a value not followed"),
+    "method_conditional": ("violated", DEFAULT, "worker.py:18", "worker.py:18 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "method_rebound": ("violated", DEFAULT, "worker.py:14", "worker.py:14 `Result(tokens=[1])` leaves Result.draft at its default None"),
 }
 
 
