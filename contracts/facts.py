@@ -33,7 +33,7 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 29  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 30  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -158,6 +158,18 @@ class WithManager:
 
 
 @dataclass
+class Split:
+    """An ``if`` or ``match`` statement: the code after it is reached through exactly one of its
+    arms (``if``: body and else, an absent else included; ``match``: each case, and none where no
+    case is irrefutable), so what each arm binds at its own top level, or returns or raises
+    from, is bound on every way past it."""
+    line: int
+    blocks: list[str]  # the blocks the statement itself stands in
+    arms: list[str]  # each arm's block id ("" for the way where no case of a match matches)
+    leaves: list[bool]  # the arm ends in a return or raise
+
+
+@dataclass
 class FunctionFacts:
     qualname: str  # Class.method (module-free), nested: outer.<locals>.inner
     cls: str | None
@@ -189,6 +201,7 @@ class FunctionFacts:
     # the tree says (an `__exit__` taken from outside it): set against the tree (managers.py)
     undecided_withs: list = field(default_factory=list)
     is_async: bool = False  # `async def`: a call of it is a coroutine, its returns what `await` of that gives
+    splits: list[Split] = field(default_factory=list)
 
 
 # ------------------------------------------------------------ function selection

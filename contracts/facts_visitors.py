@@ -28,6 +28,7 @@ from spectrace.contracts.facts import (
     FunctionSpan,
     Guard,
     Return,
+    Split,
     WithManager,
 )
 from spectrace.contracts.node_context import Context, ContextFinder, suppresses, tested_names
@@ -443,6 +444,38 @@ class WithStatements(_Collector):
     visit_AsyncWith = visit_With
 
 
+def _leaves(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def _irrefutable(case: ast.match_case) -> bool:
+    """``case _:`` or ``case name:`` without a guard matches whatever is left."""
+    p = case.pattern
+    while isinstance(p, ast.MatchAs) and p.pattern is not None:
+        p = p.pattern
+    return case.guard is None and isinstance(p, ast.MatchAs) and p.pattern is None
+
+
+class Splits(_Collector):
+    def visit_If(self, node: ast.If) -> None:
+        if self.scope.current is None:
+            return
+        at = self.src.line(node)
+        self.scope.current.splits.append(Split(at, self.where.of(node).blocks, [f"{at}b", f"{at}e"],
+                                               [_leaves(node.body), _leaves(node.orelse)]))
+
+    def visit_Match(self, node: ast.Match) -> None:
+        if self.scope.current is None:
+            return
+        at = self.src.line(node)
+        arms = [f"{at}c{self.src.line(c)}" for c in node.cases]
+        leaves = [_leaves(c.body) for c in node.cases]
+        if not any(_irrefutable(c) for c in node.cases):
+            arms.append("")  # no case matched: nothing of theirs ran
+            leaves.append(False)
+        self.scope.current.splits.append(Split(at, self.where.of(node).blocks, arms, leaves))
+
+
 class TestedNames(_Collector):
     def _note(self, expr: ast.expr) -> None:
         if self.scope.current is not None:
@@ -571,7 +604,7 @@ def facts_for_span(span: FunctionSpan) -> list[FunctionFacts]:
         raise SpectraceError(f"cannot parse {name} (line {span.start}): {exc.msg}") from exc
     scope = FunctionScope(src, span.cls)
     collectors = [scope, ChainReads(scope), CallSites(scope), Assignments(scope), Returns(scope), TestedNames(scope),
-                  WithStatements(scope), Yields(scope)]
+                  WithStatements(scope), Yields(scope), Splits(scope)]
     visitors: dict[str, list] = {}
     leavers: dict[str, list] = {}
     for c in collectors:

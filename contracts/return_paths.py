@@ -889,13 +889,29 @@ class ReturnPathFinder:
             skipped = _undecided_with(f, b.line, line)
             if skipped:  # the binding may have been cut short by an error the manager swallows
                 return [Outcome(None, unresolved=skipped, undecided=True)]
-            start = b.line
-            states = self._value(at.moved(b.line, b.blocks), b.value, walk)
-        elif arg is not None:  # a parameter: its argument at the call being followed (outwards, no hop)
-            start = f.line
-            states = self._value(arg.place, arg.value, walk)
-        else:
+            return self._after(at, name, walk, b.line, self._value(at.moved(b.line, b.blocks), b.value, walk),
+                               binds, nested)
+        if arg is not None:  # a parameter: its argument at the call being followed (outwards, no hop)
+            return self._after(at, name, walk, f.line, self._value(arg.place, arg.value, walk), binds, nested)
+        arms = covering_bindings(f, binds, line, at.blocks)
+        if arms is None:
             return [Outcome(None, unresolved=f"{name} not bound before the return")]
+        out = []  # bound in every arm of an if/match before the return: each arm's value in turn
+        for b in arms:
+            skipped = _undecided_with(f, b.line, line)
+            if skipped:
+                return [Outcome(None, unresolved=skipped, undecided=True)]
+            taken = [o.but(conds=list(b.conds) + o.conds, branch=list(b.conds) + o.branch)
+                     for o in self._value(at.moved(b.line, b.blocks), b.value, walk)]
+            out.extend(self._after(at, name, walk, b.line, taken, binds, nested, arm=b.blocks))
+        return out
+
+    def _after(self, at: Place, name: str, walk: Walk, start: int, states: list[Outcome], binds: list,
+               nested: list, arm: list[str] | None = None) -> list[Outcome]:
+        """``states`` of local ``name`` bound at ``start``, through the bindings, writes and calls
+        between there and ``at`` (``arm``: the blocks of a binding in one arm of an if/match; what
+        the other arms do never runs after it)."""
+        module, rel, f, line, want = at.module, at.rel, at.f, at.line, walk.want
         computed = [w for w in f.computed_writes if w.root == name and (not w.attrs or w.attrs[0] in want)
                     and start < w.line < line]
         if computed:  # which attribute it writes is not known: no path through it is decided
@@ -916,6 +932,8 @@ class ReturnPathFinder:
             [_opaque_or_write(pw, want) for c in f.calls if want and start < c.line < line
              and may_reach(handed(c, {name: []}), wanted)
              for pw in self.passed.of_call(module, rel, f, c, name, wanted) if _concerns(pw, want)]
+        if arm is not None:
+            events = [e for e in events if not other_arm(e.blocks, arm)]
         for e in sorted(events, key=lambda e: e.line):
             every = runs_before(e, line, at.blocks)
             nxt = []
@@ -1011,6 +1029,56 @@ def named_tuple_fields(symbols, cls_qn: str) -> list[str] | None:
             if not any((b.id if isinstance(b, ast.Name) else getattr(b, "attr", "")) == "NamedTuple" for b in node.bases):
                 return None
             return [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+    return None
+
+
+_ARM = re.compile(r"^(\d+)(?:[be]|c\d+)$")
+
+
+def other_arm(blocks: list[str], arm: list[str]) -> bool:
+    """Whether blocks lie in another arm than ``arm`` of an if or match both stand in."""
+    for x, y in zip(blocks, arm):
+        if x != y:
+            mx, my = _ARM.match(x), _ARM.match(y)
+            return bool(mx and my and mx.group(1) == my.group(1))
+    return False
+
+
+def covering_bindings(f: FunctionFacts, binds: list, line: int, blocks: list[str]) -> list | None:
+    """Bindings of a local (``binds``, before ``line``) that together run on every way to the
+    statement at ``line`` in ``blocks`` though none alone does: one per arm of an ``if``/``match``
+    before it (the last at the arm's top level, or those of a split inside the arm that cover it),
+    an arm that returns or raises needing none; None when some way has none."""
+    splits = [sp for sp in f.splits if sp.line < line]
+
+    def cover(prefix: list[str]) -> list | None:
+        top = [b for b in binds if b.blocks == prefix]
+        if top:
+            return [max(top, key=lambda b: b.line)]
+        for sp in sorted((sp for sp in splits if sp.blocks == prefix), key=lambda sp: -sp.line):
+            got = []
+            for arm, leaves in zip(sp.arms, sp.leaves):
+                sub = [] if leaves else (cover(prefix + [arm]) if arm else None)
+                if sub is None:
+                    break
+                got.extend(sub)
+            else:
+                return got
+        return None
+
+    for k in range(len(blocks), -1, -1):
+        prefix = blocks[:k]
+        inside = blocks[k] if k < len(blocks) else None
+        for sp in sorted((sp for sp in splits if sp.blocks == prefix and inside not in sp.arms), key=lambda sp: -sp.line):
+            got = []
+            for arm, leaves in zip(sp.arms, sp.leaves):
+                sub = [] if leaves else (cover(prefix + [arm]) if arm else None)
+                if sub is None:
+                    break
+                got.extend(sub)
+            else:
+                if got:
+                    return got
     return None
 
 

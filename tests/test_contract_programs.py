@@ -259,6 +259,12 @@ EXPECTED = {
     # `ret = Embedding(...); ret.copy_to_cpu()` after `ret = out` on the other branch: that copy
     # runs on the embedding, not on the worker's result
     "relay_rebound": ("present", None, None, ""),
+    # a local bound in every arm of an if/elif/else or match before the return (an arm that
+    # raises needs none) holds each arm's value; a match no case of which is sure to match may
+    # leave it unbound: not decided
+    "bound_in_arms": ("present", None, None, ""),
+    "bound_in_cases": ("violated", DEFAULT, "worker.py:12", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "bound_in_cases_partial": ("unknown", DEFAULT, "worker.py:12", "out not bound before the return"),
     # what the step name is bound to in the class, as Python binds it: an alias in the class body
     # of another method (or of a base's step), a `def` under an `if` of the class body (it may or
     # may not run), `self.forward = self.m` in __init__; an alias to a value not followed is not decided
