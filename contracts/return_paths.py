@@ -377,6 +377,10 @@ class ReturnPathFinder:
                 return self._call(at, desc, walk)
             case Name(name=name):
                 return self._name(at, name, walk)
+            case Chain():
+                kept = self._kept_on_self(at, desc)
+                if kept is not None:  # `self.a = v` earlier in the function, nothing between: v
+                    return self._value(kept[0], kept[1], walk)
         if walk.item is not None:
             return [Outcome(None, unresolved=f"item {walk.item} of `{desc.shown}`")]
         return [Outcome(None, unresolved=f"returns {desc.shown}")]

@@ -265,6 +265,8 @@ EXPECTED = {
     "bound_in_arms": ("present", None, None, ""),
     "bound_in_cases": ("violated", DEFAULT, "worker.py:12", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "bound_in_cases_partial": ("unknown", DEFAULT, "worker.py:12", "out not bound before the return"),
+    # `self.a = v; return self.a` with nothing in between returns v
+    "self_attr_returned": ("violated", DEFAULT, "worker.py:12", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # what the step name is bound to in the class, as Python binds it: an alias in the class body
     # of another method (or of a base's step), a `def` under an `if` of the class body (it may or
     # may not run), `self.forward = self.m` in __init__; an alias to a value not followed is not decided
