@@ -27,6 +27,7 @@ from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
 from spectrace.contracts.blocks import apart_by_exceptions
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions, runs_before
 from spectrace.contracts.records import ProducerFunction, ReturnPath
+from spectrace.contracts.spread_keys import spread_item, spread_keys
 from spectrace.contracts.values import (AttrOf, BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue,
                                        Opaque, TupleValue, Value, is_name)
 
@@ -733,8 +734,23 @@ class ReturnPathFinder:
         passed = dict(desc.keywords)
         for name, arg in zip(fields, desc.args):
             passed.setdefault(name, arg)
+        spread = self._spread_keys(at, desc)
         states = [Outcome(set())]
         for name in want:
+            if name not in passed and (spread is None or name in spread):
+                item = self._spread_item(at, desc, name)
+                if item is not None:  # `Cls(**fields)` with `fields = {"f": v, ...}`: v, where the dict is built
+                    nxt = []
+                    for s in states:
+                        nxt.extend(self._assign(item[0], s, name, item[1], walk.wanting(want[name]), site,
+                                                self._matters(name, cls_name)))
+                    states = nxt[:MAX_FORKS]
+                    continue
+                # a key of the dict may give the field, with a value not followed
+                why = f"{site} may set {cls_name}.{name} through its ** arguments"
+                for s in states:
+                    s.unknown[name] = why
+                continue
             if name not in passed:
                 fi = fields.get(name)
                 if fi is not None and fi.default_set:
@@ -751,6 +767,19 @@ class ReturnPathFinder:
                                         self._matters(name, cls_name)))
             states = nxt[:MAX_FORKS]
         return self._post_init(states, walk, cls_name, cls_qn)
+
+    def _spread_keys(self, at: Place, desc: CallValue) -> set[str] | None:
+        """The keys a constructor call's ``**`` arguments may give (none without them; None: any)."""
+        if not desc.spread:
+            return set()
+        calls = [c for c in at.f.calls if c.line == at.line and c.callee == desc.callee and c.spread]
+        return spread_keys(at.f, calls[0]) if len(calls) == 1 else None
+
+    def _spread_item(self, at: Place, desc: CallValue, key: str) -> tuple[Place, Value] | None:
+        """Where the one dict a constructor call spreads gives ``key``, and the value it gives."""
+        calls = [c for c in at.f.calls if c.line == at.line and c.callee == desc.callee and c.spread]
+        got = spread_item(at.f, calls[0], key) if len(calls) == 1 else None
+        return None if got is None else (at.moved(got[0].line, got[0].blocks), got[1])
 
     def _through_setter(self, w) -> list | str:
         """``result.p = v`` where ``p`` is a property of the owner with a setter: the writes that

@@ -267,6 +267,12 @@ EXPECTED = {
     "bound_in_cases_partial": ("unknown", DEFAULT, "worker.py:12", "out not bound before the return"),
     # `self.a = v; return self.a` with nothing in between returns v
     "self_attr_returned": ("violated", DEFAULT, "worker.py:12", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `Result(**fields)` of a local dict display: a field no key of it names keeps its default, one
+    # it names has the value the display gives; a dict from elsewhere may give any field: not decided
+    "spread_missing": ("violated", DEFAULT, "worker.py:9", "worker.py:9 `Result(**fields)` leaves Result.draft at its default None"),
+    "spread_given": ("present", None, None, ""),
+    "spread_given_none": ("violated", DEFAULT, "worker.py:10", "worker.py:10 `Result(**fields)` leaves it None"),
+    "spread_opaque": ("unknown", DEFAULT, "worker.py:8", "`Result(**fields)` may set Result.draft through its ** arguments"),
     # what the step name is bound to in the class, as Python binds it: an alias in the class body
     # of another method (or of a base's step), a `def` under an `if` of the class body (it may or
     # may not run), `self.forward = self.m` in __init__; an alias to a value not followed is not decided
