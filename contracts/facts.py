@@ -33,7 +33,7 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 30  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 31  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -108,6 +108,8 @@ class AttrWrite:
     blocks: list[str]
     exits: list[str] = field(default_factory=list)
     loop_exit: LoopExit | None = None
+    # the handlers around it that catch an AttributeError (`except AttributeError`, `suppress(...)`)
+    handlers: list = field(default_factory=list)
 
 
 @dataclass

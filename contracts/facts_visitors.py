@@ -340,7 +340,7 @@ class Assignments(_Collector):
         for name in names:
             self.scope.current.writes.append(
                 AttrWrite(ch[0], [*ch[1], name], value, src.line(node), shape,
-                          ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit))
+                          ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit, handlers=list(ctx.handlers)))
         if not names:
             self.scope.current.computed_writes.append(
                 AttrWrite(ch[0], list(ch[1]), value, src.line(node), shape,
@@ -374,7 +374,7 @@ class Assignments(_Collector):
             if ch is not None:
                 facts.writes.append(
                     AttrWrite(ch[0], ch[1], desc, src.line(stmt), self.where.statement_shape(stmt, ctx) or src.code(stmt),
-                              ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit)
+                              ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit, handlers=list(ctx.handlers))
                 )
         elif isinstance(target, ast.Subscript) and (owner := _dict_of(target.value)) is not None:
             # `x.__dict__["name"] = v` / `vars(x)["name"] = v` writes the attribute (another key: computed)

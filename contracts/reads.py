@@ -111,6 +111,8 @@ def _writes_below_fields(analysis: Analysis, rel: str, module: str, side: str, f
         seen.add((w.attrs[0], w.line))
         chain = f"{w.root}.{w.attrs[0]}"
         guards = [Guard(GuardKind.NOT_NONE_CHECK, chain, w.line)] if _narrowed(w, chain) or _exits_on_none(w, chain) else []
+        # a handler around the write catches what writing through None raises
+        guards += [Guard(GuardKind.TRY_EXCEPT, text, line) for text, line in w.handlers]
         r = ChainRead(root=w.root, attrs=w.attrs[:1], line=w.line, col=0, shape=w.shape, conds=list(w.conds),
                       blocks=list(w.blocks), exits=list(w.exits), guards1=[], guards2=guards, in_test=False, called=False)
         out.append(_make_read(analysis, rel, module, side, f, r, w.attrs[0], w.attrs[:1], guards, "write below",

@@ -273,6 +273,11 @@ EXPECTED = {
     "spread_given": ("present", None, None, ""),
     "spread_given_none": ("violated", DEFAULT, "worker.py:10", "worker.py:10 `Result(**fields)` leaves it None"),
     "spread_opaque": ("unknown", DEFAULT, "worker.py:8", "`Result(**fields)` may set Result.draft through its ** arguments"),
+    # a write through the draft under `contextlib.suppress(AttributeError)` or in a try whose
+    # handler catches AttributeError does not crash on None; suppressing another error does
+    "suppress_write": ("present", None, None, ""),
+    "except_write": ("present", None, None, ""),
+    "suppress_other": ("violated", "scheduler.py:15", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # what the step name is bound to in the class, as Python binds it: an alias in the class body
     # of another method (or of a base's step), a `def` under an `if` of the class body (it may or
     # may not run), `self.forward = self.m` in __init__; an alias to a value not followed is not decided
