@@ -11,6 +11,7 @@ from spectrace.contracts.class_bindings import ClassBindings, MethodBinding
 from spectrace.contracts.facts import AttrWrite, FunctionFacts
 from spectrace.contracts.facts_cache import FactsCache
 from spectrace.contracts.managers import ManagerExits
+from spectrace.contracts.predicate_methods import PredicateMethods
 from spectrace.source import module_name
 from spectrace.tracer.project import Project
 
@@ -22,6 +23,7 @@ class Symbols:
         self._functions: dict[str, tuple[str, FunctionFacts]] = {}  # module.qualname -> (rel, facts)
         self.managers = ManagerExits(self)
         self.classes = ClassBindings(self)
+        self.predicate_methods = PredicateMethods(self)
 
     # -- files and modules
     def files(self) -> list[str]:

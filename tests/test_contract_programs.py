@@ -278,6 +278,10 @@ EXPECTED = {
     "suppress_write": ("present", None, None, ""),
     "except_write": ("present", None, None, ""),
     "suppress_other": ("violated", "scheduler.py:15", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a test through a predicate method of the consumer (one `return <expr>` of its parameters) is
+    # that expression: of the draft, a guard; of another field, none
+    "predicate_guard": ("present", None, None, ""),
+    "predicate_other": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # what the step name is bound to in the class, as Python binds it: an alias in the class body
     # of another method (or of a base's step), a `def` under an `if` of the class body (it may or
     # may not run), `self.forward = self.m` in __init__; an alias to a value not followed is not decided
