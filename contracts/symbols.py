@@ -115,6 +115,9 @@ class Symbols:
         parts = callee.split(".")
         cls_qn = f"{module}.{facts.cls}" if facts.cls else None
         out: list[str] = []
+        nested = f"{module}.{facts.qualname}.<locals>.{callee}"
+        if len(parts) == 1 and self.indexed(nested) is not None:  # a local function shadows the module's names
+            return [nested]
         if parts[0] == "self" and cls_qn:
             if len(parts) == 2:
                 t = self.lookup_method(cls_qn, parts[1])
