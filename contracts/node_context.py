@@ -19,7 +19,9 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.snippet import COMPOUND, FUNCTIONS, Snippet
 
 _EXIT_STMTS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-_CATCHES_ATTRIBUTE = {"AttributeError", "TypeError", "Exception", "BaseException"}
+# what a handler must catch to cover an attribute of None (which raises AttributeError; TypeError,
+# of None's subscript or arithmetic, does not cover it)
+_CATCHES_ATTRIBUTE = {"AttributeError", "Exception", "BaseException"}
 _TRIES = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
 

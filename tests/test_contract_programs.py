@@ -282,9 +282,11 @@ EXPECTED = {
     # `self.a = v; return self.a` with nothing in between returns v
     "self_attr_returned": ("violated", DEFAULT, "worker.py:12", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a write through the draft under `contextlib.suppress(AttributeError)` or in a try whose
-    # handler catches AttributeError does not crash on None; suppressing another error does
+    # handler catches AttributeError does not crash on None; catching TypeError or suppressing
+    # another error does
     "suppress_write": ("present", None, None, ""),
     "except_write": ("present", None, None, ""),
+    "except_type_error": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "suppress_other": ("violated", "scheduler.py:15", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a test through a predicate method of the consumer (one `return <expr>` of its parameters) is
     # that expression: of the draft, a guard; of another field, none
