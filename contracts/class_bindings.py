@@ -60,6 +60,7 @@ class ClassBindings:
     def __init__(self, symbols):
         self.symbols = symbols
         self._classes: dict[str, ast.ClassDef | None] = {}
+        self._trees: dict[str, ast.Module] = {}
         self._bindings: dict[tuple[str, str], list[MethodBinding]] = {}
 
     def _class_node(self, class_qn: str) -> tuple[str, str, ast.ClassDef] | None:
@@ -69,8 +70,9 @@ class ClassBindings:
         if rel is None:
             return None
         if class_qn not in self._classes:
-            tree = ast.parse(self.symbols.facts.text(rel))
-            found = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name]
+            if rel not in self._trees:  # one parse per file, for all its classes
+                self._trees[rel] = ast.parse(self.symbols.facts.text(rel))
+            found = [n for n in self._trees[rel].body if isinstance(n, ast.ClassDef) and n.name == name]
             self._classes[class_qn] = found[-1] if found else None
         node = self._classes[class_qn]
         return (module, rel, node) if node is not None else None
@@ -81,19 +83,20 @@ class ClassBindings:
         key = (class_qn, name)
         if key not in self._bindings:
             out = self._in_classes(class_qn, name, self.symbols.mro(class_qn))
-            for _mod, f, w in self.symbols.attr_writes(class_qn, name):
-                out.extend(self._rebound(class_qn, name, f, w))
+            for module, f, w in self.symbols.attr_writes(class_qn, name):
+                out.extend(self._rebound(class_qn, name, module, f, w))
             self._bindings[key] = list(dict.fromkeys(out))
         return self._bindings[key]
 
-    def _rebound(self, class_qn: str, name: str, f, w) -> list[MethodBinding]:
-        """``self.name = v`` in a method: ``v``'s method where it is ``self.m``, else not known."""
-        owner = f"{class_qn.rpartition('.')[0]}"
-        rel = self.symbols.file_of_module(owner) or ""
+    def _rebound(self, class_qn: str, name: str, module: str, f, w) -> list[MethodBinding]:
+        """``self.name = v`` in a method (of ``module``): ``v``'s method where it is ``self.m``, else not known."""
+        rel = self.symbols.file_of_module(module) or ""
         v = w.value
         attrs = getattr(v, "attrs", None)
         if getattr(v, "root", None) == "self" and attrs and len(attrs) == 1 and attrs[0] != name:
-            return self._in_classes(class_qn, attrs[0], self.symbols.mro(class_qn))
+            got = self._in_classes(class_qn, attrs[0], self.symbols.mro(class_qn))
+            if got:  # a method of the class (an attribute that is none: not followed)
+                return got
         return [MethodBinding(None, rel, w.line, w.shape,
                               f"`{w.shape}` in {f.qualname} rebinds {name} on the instance")]
 
