@@ -1084,32 +1084,30 @@ def covering_bindings(f: FunctionFacts, binds: list, line: int, blocks: list[str
     an arm that returns or raises needing none; None when some way has none."""
     splits = [sp for sp in f.splits if sp.line < line]
 
+    def through(sp, prefix: list[str]) -> list | None:
+        """The bindings that cover every arm of ``sp``, standing at ``prefix``."""
+        got = []
+        for arm, leaves in zip(sp.arms, sp.leaves):
+            sub = [] if leaves else (cover(prefix + [arm]) if arm else None)
+            if sub is None:
+                return None
+            got.extend(sub)
+        return got
+
     def cover(prefix: list[str]) -> list | None:
         top = [b for b in binds if b.blocks == prefix]
         if top:
             return [max(top, key=lambda b: b.line)]
-        for sp in sorted((sp for sp in splits if sp.blocks == prefix), key=lambda sp: -sp.line):
-            got = []
-            for arm, leaves in zip(sp.arms, sp.leaves):
-                sub = [] if leaves else (cover(prefix + [arm]) if arm else None)
-                if sub is None:
-                    break
-                got.extend(sub)
-            else:
-                return got
-        return None
+        return next((got for sp in sorted(splits, key=lambda sp: -sp.line) if sp.blocks == prefix
+                     and (got := through(sp, prefix)) is not None), None)
 
+    # the latest split before the statement, in the statement's blocks or one enclosing them,
+    # that the statement does not stand in itself
     for k in range(len(blocks), -1, -1):
-        prefix = blocks[:k]
-        inside = blocks[k] if k < len(blocks) else None
-        for sp in sorted((sp for sp in splits if sp.blocks == prefix and inside not in sp.arms), key=lambda sp: -sp.line):
-            got = []
-            for arm, leaves in zip(sp.arms, sp.leaves):
-                sub = [] if leaves else (cover(prefix + [arm]) if arm else None)
-                if sub is None:
-                    break
-                got.extend(sub)
-            else:
+        prefix, inside = blocks[:k], (blocks[k] if k < len(blocks) else None)
+        for sp in sorted(splits, key=lambda sp: -sp.line):
+            if sp.blocks == prefix and inside not in sp.arms:
+                got = through(sp, prefix)
                 if got:
                     return got
     return None
