@@ -2,8 +2,9 @@
 test_edit_constructs.py do not use: a return inside a `with`, `match` on the forward mode by value,
 a result built from a `**` dict, a result kept on `self`, a step rebound on the instance or aliased
 in the class body, a method defined under a module flag, a subclass of the result, a write through
-`x or fallback`, and on the scheduler's side `contextlib.suppress`, a predicate method as the guard,
-`getattr` of a sub-attribute with a default and a nested function writing through its argument.
+`x or fallback`, and on the scheduler's side `contextlib.suppress`, a `try` catching TypeError, a
+predicate method as the guard, `getattr` of a sub-attribute with a default and a nested function
+writing through its argument.
 Each break (a crash on a configuration SGLang accepts) must fail `check --strict`, each harmless
 edit must pass. Breaks run on both releases, harmless edits on 0.5.23."""
 
