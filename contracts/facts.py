@@ -33,7 +33,7 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 28  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 32  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -108,6 +108,8 @@ class AttrWrite:
     blocks: list[str]
     exits: list[str] = field(default_factory=list)
     loop_exit: LoopExit | None = None
+    # the handlers around it that catch an AttributeError (`except AttributeError`, `suppress(...)`)
+    handlers: list = field(default_factory=list)
 
 
 @dataclass
@@ -158,6 +160,18 @@ class WithManager:
 
 
 @dataclass
+class Split:
+    """An ``if`` or ``match`` statement: the code after it is reached through exactly one of its
+    arms (``if``: body and else, an absent else included; ``match``: each case, and none where no
+    case is irrefutable), so what each arm binds at its own top level, or returns or raises
+    from, is bound on every way past it."""
+    line: int
+    blocks: list[str]  # the blocks the statement itself stands in
+    arms: list[str]  # each arm's block id ("" for the way where no case of a match matches)
+    leaves: list[bool]  # the arm ends in a return or raise
+
+
+@dataclass
 class FunctionFacts:
     qualname: str  # Class.method (module-free), nested: outer.<locals>.inner
     cls: str | None
@@ -189,6 +203,7 @@ class FunctionFacts:
     # the tree says (an `__exit__` taken from outside it): set against the tree (managers.py)
     undecided_withs: list = field(default_factory=list)
     is_async: bool = False  # `async def`: a call of it is a coroutine, its returns what `await` of that gives
+    splits: list[Split] = field(default_factory=list)
 
 
 # ------------------------------------------------------------ function selection
@@ -232,14 +247,26 @@ def function_spans(source: str, tree: ast.Module | None = None) -> list[Function
         end = node.end_lineno
         spans.append(FunctionSpan(cls, node.name, start, end, "".join(lines[start - 1 : end])))
 
+    def methods(body, cls):
+        # a def under an `if`/`try`/`with` of the class body is a method too when it runs
+        for sub in body:
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                add(sub, cls)
+            elif isinstance(sub, _CLASS_BODY_BLOCKS):
+                for part in ("body", "orelse", "finalbody"):
+                    methods(getattr(sub, part, ()), cls)
+                for h in getattr(sub, "handlers", ()):
+                    methods(h.body, cls)
+
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             add(node, None)
         elif isinstance(node, ast.ClassDef):
-            for sub in node.body:
-                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    add(sub, node.name)
+            methods(node.body, node.name)
     return spans
+
+
+_CLASS_BODY_BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
 
 
 def span_key(span: FunctionSpan) -> str:

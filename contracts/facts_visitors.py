@@ -28,6 +28,7 @@ from spectrace.contracts.facts import (
     FunctionSpan,
     Guard,
     Return,
+    Split,
     WithManager,
 )
 from spectrace.contracts.node_context import Context, ContextFinder, suppresses, tested_names
@@ -339,7 +340,7 @@ class Assignments(_Collector):
         for name in names:
             self.scope.current.writes.append(
                 AttrWrite(ch[0], [*ch[1], name], value, src.line(node), shape,
-                          ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit))
+                          ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit, handlers=list(ctx.handlers)))
         if not names:
             self.scope.current.computed_writes.append(
                 AttrWrite(ch[0], list(ch[1]), value, src.line(node), shape,
@@ -373,7 +374,7 @@ class Assignments(_Collector):
             if ch is not None:
                 facts.writes.append(
                     AttrWrite(ch[0], ch[1], desc, src.line(stmt), self.where.statement_shape(stmt, ctx) or src.code(stmt),
-                              ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit)
+                              ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit, handlers=list(ctx.handlers))
                 )
         elif isinstance(target, ast.Subscript) and (owner := _dict_of(target.value)) is not None:
             # `x.__dict__["name"] = v` / `vars(x)["name"] = v` writes the attribute (another key: computed)
@@ -441,6 +442,38 @@ class WithStatements(_Collector):
             [src.code(item.context_expr) for item in node.items]))
 
     visit_AsyncWith = visit_With
+
+
+def _leaves(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def _irrefutable(case: ast.match_case) -> bool:
+    """``case _:`` or ``case name:`` without a guard matches whatever is left."""
+    p = case.pattern
+    while isinstance(p, ast.MatchAs) and p.pattern is not None:
+        p = p.pattern
+    return case.guard is None and isinstance(p, ast.MatchAs) and p.pattern is None
+
+
+class Splits(_Collector):
+    def visit_If(self, node: ast.If) -> None:
+        if self.scope.current is None:
+            return
+        at = self.src.line(node)
+        self.scope.current.splits.append(Split(at, self.where.of(node).blocks, [f"{at}b", f"{at}e"],
+                                               [_leaves(node.body), _leaves(node.orelse)]))
+
+    def visit_Match(self, node: ast.Match) -> None:
+        if self.scope.current is None:
+            return
+        at = self.src.line(node)
+        arms = [f"{at}c{self.src.line(c)}" for c in node.cases]
+        leaves = [_leaves(c.body) for c in node.cases]
+        if not any(_irrefutable(c) for c in node.cases):
+            arms.append("")  # no case matched: nothing of theirs ran
+            leaves.append(False)
+        self.scope.current.splits.append(Split(at, self.where.of(node).blocks, arms, leaves))
 
 
 class TestedNames(_Collector):
@@ -571,7 +604,7 @@ def facts_for_span(span: FunctionSpan) -> list[FunctionFacts]:
         raise SpectraceError(f"cannot parse {name} (line {span.start}): {exc.msg}") from exc
     scope = FunctionScope(src, span.cls)
     collectors = [scope, ChainReads(scope), CallSites(scope), Assignments(scope), Returns(scope), TestedNames(scope),
-                  WithStatements(scope), Yields(scope)]
+                  WithStatements(scope), Yields(scope), Splits(scope)]
     visitors: dict[str, list] = {}
     leavers: dict[str, list] = {}
     for c in collectors:

@@ -19,7 +19,9 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.snippet import COMPOUND, FUNCTIONS, Snippet
 
 _EXIT_STMTS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-_CATCHES_ATTRIBUTE = {"AttributeError", "TypeError", "Exception", "BaseException"}
+# what a handler must catch to cover an attribute of None (which raises AttributeError; TypeError,
+# of None's subscript or arithmetic, does not cover it)
+_CATCHES_ATTRIBUTE = {"AttributeError", "Exception", "BaseException"}
 _TRIES = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
 
@@ -197,6 +199,12 @@ def suppresses(src: Snippet, node: ast.With | ast.AsyncWith) -> bool:
                and src.code(item.context_expr.func).split(".")[-1] == "suppress" for item in node.items)
 
 
+def _suppressed_names(src: Snippet, node: ast.With | ast.AsyncWith) -> set[str]:
+    """The exception names the ``suppress(...)`` items of a with statement swallow."""
+    return {src.code(a).split(".")[-1] for item in node.items if isinstance(item.context_expr, ast.Call)
+            and src.code(item.context_expr.func).split(".")[-1] == "suppress" for a in item.context_expr.args}
+
+
 def try_block(src: Snippet, node: ast.Try, child: ast.AST, where: str | None) -> str:
     """The block id of ``child`` (the body, a handler, ``else`` or ``finally``) of a try statement.
 
@@ -312,6 +320,9 @@ class ContextFinder:
                 # `with suppress(E):` swallows E raised at any statement of its body and goes on
                 # after the statement, as a try whose one handler passes
                 blocks.append(f"{src.line(cur)}t")
+                names = _suppressed_names(src, cur)
+                if names & _CATCHES_ATTRIBUTE:
+                    handlers.append((f"suppress({', '.join(sorted(names))})", src.line(cur)))
             elif isinstance(cur, (ast.For, ast.AsyncFor)) and where == "body":
                 blocks.append(f"{src.line(cur)}f")  # a with-body always runs: no block of its own
             elif isinstance(cur, (ast.For, ast.AsyncFor)) and where == "orelse":

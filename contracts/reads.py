@@ -110,7 +110,10 @@ def _writes_below_fields(analysis: Analysis, rel: str, module: str, side: str, f
             continue
         seen.add((w.attrs[0], w.line))
         chain = f"{w.root}.{w.attrs[0]}"
-        guards = [Guard(GuardKind.NOT_NONE_CHECK, chain, w.line)] if _narrowed(w, chain) or _exits_on_none(w, chain) else []
+        inline = replace(w, conds=analysis.symbols.predicate_methods.expanded(module, f, w.conds))
+        guards = [Guard(GuardKind.NOT_NONE_CHECK, chain, w.line)] if _narrowed(inline, chain) or _exits_on_none(w, chain) else []
+        # a handler around the write catches what writing through None raises
+        guards += [Guard(GuardKind.TRY_EXCEPT, text, line) for text, line in w.handlers]
         r = ChainRead(root=w.root, attrs=w.attrs[:1], line=w.line, col=0, shape=w.shape, conds=list(w.conds),
                       blocks=list(w.blocks), exits=list(w.exits), guards1=[], guards2=guards, in_test=False, called=False)
         out.append(_make_read(analysis, rel, module, side, f, r, w.attrs[0], w.attrs[:1], guards, "write below",
@@ -206,7 +209,12 @@ def _make_read(analysis: Analysis, rel: str, module: str, side: str, f: Function
     if r.conds or r.exits:
         aliases = {v: f"{x.root}.{x.attrs[0]}" for x in f.reads if x.bound_to and len(x.attrs) == 1 and x.line <= r.line
                    for v in x.bound_to}
-        tested = sorted(_tested_set(r, root or r.root, analysis.fields, aliases) - {field_name})
+        # a test through a predicate method of the consumer says what the expression it returns says
+        inline = replace(r, conds=analysis.symbols.predicate_methods.expanded(module, f, r.conds))
+        tested = sorted(_tested_set(inline, root or r.root, analysis.fields, aliases) - {field_name})
+        chain = f"{root or r.root}.{field_name}"
+        if not guards and inline.conds != list(r.conds) and _narrowed(inline, chain, aliases):
+            guards = [Guard(GuardKind.NOT_NONE_CHECK, chain, r.line)]
     if r.in_test:
         kind = ReadKind.CHECK
     elif guards:

@@ -27,6 +27,7 @@ from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
 from spectrace.contracts.blocks import apart_by_exceptions
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions, runs_before
 from spectrace.contracts.records import ProducerFunction, ReturnPath
+from spectrace.contracts.spread_keys import spread_item, spread_keys
 from spectrace.contracts.values import (AttrOf, BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue,
                                        Opaque, TupleValue, Value, is_name)
 
@@ -302,8 +303,12 @@ class ReturnPathFinder:
     def _paths_of(self, worker_qn: str, func_qn: str) -> list[ReturnPath]:
         runs, wrapper = self._runs(func_qn)
         got = self.symbols.function_facts(func_qn)
-        if got is None:
-            return []
+        if got is None:  # a method of the tree without facts: what it returns is not known
+            mod, local = self.symbols.project.split(func_qn)
+            info = self.symbols.project.func(func_qn)
+            return [ReturnPath(worker=worker_qn, method=local or func_qn, file=mod.path if mod else "",
+                               line=info.line if info else 0, shape=f"def {func_qn.rpartition('.')[2]}(...)",
+                               path_condition="", conditions=[], sets=None, via=[], unresolved=f"no source for {func_qn}")]
         method = got[1].qualname
         if isinstance(wrapper, Undecided):
             rel, f = got
@@ -373,6 +378,10 @@ class ReturnPathFinder:
                 return self._call(at, desc, walk)
             case Name(name=name):
                 return self._name(at, name, walk)
+            case Chain():
+                kept = self._kept_on_self(at, desc)
+                if kept is not None:  # `self.a = v` earlier in the function, nothing between: v
+                    return self._value(kept[0], kept[1], walk)
         if walk.item is not None:
             return [Outcome(None, unresolved=f"item {walk.item} of `{desc.shown}`")]
         return [Outcome(None, unresolved=f"returns {desc.shown}")]
@@ -692,10 +701,14 @@ class ReturnPathFinder:
         class, ``self.a.m``, module names), else the index's for a call of the same text in that
         function (longer receiver chains, properties, attributes typed by their callers' arguments)."""
         method = re.fullmatch(r"self\.(\w+)", callee)
-        if method and f.cls:
-            t = self.symbols.lookup_method(self._self_class(module, f), method.group(1))
-            if t:
-                return [t]
+        if method and f.cls and self.symbols.lookup_method(self._self_class(module, f), method.group(1)):
+            # a method of the class: what the name is bound to where it is called (an attribute
+            # only assigned on the instance is the index's to resolve, below)
+            bound = self.symbols.method_bindings(self._self_class(module, f), method.group(1))
+            if bound and all(b.target for b in bound):
+                return [b.target for b in bound]
+            if bound:  # one of them not known: the call is not resolved
+                return []
         targets = self.symbols.resolve_callee(module, f, callee)
         if targets:
             return targets
@@ -721,8 +734,23 @@ class ReturnPathFinder:
         passed = dict(desc.keywords)
         for name, arg in zip(fields, desc.args):
             passed.setdefault(name, arg)
+        spread = self._spread_keys(at, desc)
         states = [Outcome(set())]
         for name in want:
+            if name not in passed and (spread is None or name in spread):
+                item = self._spread_item(at, desc, name)
+                if item is not None:  # `Cls(**fields)` with `fields = {"f": v, ...}`: v, where the dict is built
+                    nxt = []
+                    for s in states:
+                        nxt.extend(self._assign(item[0], s, name, item[1], walk.wanting(want[name]), site,
+                                                self._matters(name, cls_name)))
+                    states = nxt[:MAX_FORKS]
+                    continue
+                # a key of the dict may give the field, with a value not followed
+                why = f"{site} may set {cls_name}.{name} through its ** arguments"
+                for s in states:
+                    s.unknown[name] = why
+                continue
             if name not in passed:
                 fi = fields.get(name)
                 if fi is not None and fi.default_set:
@@ -739,6 +767,19 @@ class ReturnPathFinder:
                                         self._matters(name, cls_name)))
             states = nxt[:MAX_FORKS]
         return self._post_init(states, walk, cls_name, cls_qn)
+
+    def _spread_keys(self, at: Place, desc: CallValue) -> set[str] | None:
+        """The keys a constructor call's ``**`` arguments may give (none without them; None: any)."""
+        if not desc.spread:
+            return set()
+        calls = [c for c in at.f.calls if c.line == at.line and c.callee == desc.callee and c.spread]
+        return spread_keys(at.f, calls[0]) if len(calls) == 1 else None
+
+    def _spread_item(self, at: Place, desc: CallValue, key: str) -> tuple[Place, Value] | None:
+        """Where the one dict a constructor call spreads gives ``key``, and the value it gives."""
+        calls = [c for c in at.f.calls if c.line == at.line and c.callee == desc.callee and c.spread]
+        got = spread_item(at.f, calls[0], key) if len(calls) == 1 else None
+        return None if got is None else (at.moved(got[0].line, got[0].blocks), got[1])
 
     def _through_setter(self, w) -> list | str:
         """``result.p = v`` where ``p`` is a property of the owner with a setter: the writes that
@@ -881,13 +922,29 @@ class ReturnPathFinder:
             skipped = _undecided_with(f, b.line, line)
             if skipped:  # the binding may have been cut short by an error the manager swallows
                 return [Outcome(None, unresolved=skipped, undecided=True)]
-            start = b.line
-            states = self._value(at.moved(b.line, b.blocks), b.value, walk)
-        elif arg is not None:  # a parameter: its argument at the call being followed (outwards, no hop)
-            start = f.line
-            states = self._value(arg.place, arg.value, walk)
-        else:
+            return self._after(at, name, walk, b.line, self._value(at.moved(b.line, b.blocks), b.value, walk),
+                               binds, nested)
+        if arg is not None:  # a parameter: its argument at the call being followed (outwards, no hop)
+            return self._after(at, name, walk, f.line, self._value(arg.place, arg.value, walk), binds, nested)
+        arms = covering_bindings(f, binds, line, at.blocks)
+        if arms is None:
             return [Outcome(None, unresolved=f"{name} not bound before the return")]
+        out = []  # bound in every arm of an if/match before the return: each arm's value in turn
+        for b in arms:
+            skipped = _undecided_with(f, b.line, line)
+            if skipped:
+                return [Outcome(None, unresolved=skipped, undecided=True)]
+            taken = [o.but(conds=list(b.conds) + o.conds, branch=list(b.conds) + o.branch)
+                     for o in self._value(at.moved(b.line, b.blocks), b.value, walk)]
+            out.extend(self._after(at, name, walk, b.line, taken, binds, nested, arm=b.blocks))
+        return out
+
+    def _after(self, at: Place, name: str, walk: Walk, start: int, states: list[Outcome], binds: list,
+               nested: list, arm: list[str] | None = None) -> list[Outcome]:
+        """``states`` of local ``name`` bound at ``start``, through the bindings, writes and calls
+        between there and ``at`` (``arm``: the blocks of a binding in one arm of an if/match; what
+        the other arms do never runs after it)."""
+        module, rel, f, line, want = at.module, at.rel, at.f, at.line, walk.want
         computed = [w for w in f.computed_writes if w.root == name and (not w.attrs or w.attrs[0] in want)
                     and start < w.line < line]
         if computed:  # which attribute it writes is not known: no path through it is decided
@@ -908,6 +965,8 @@ class ReturnPathFinder:
             [_opaque_or_write(pw, want) for c in f.calls if want and start < c.line < line
              and may_reach(handed(c, {name: []}), wanted)
              for pw in self.passed.of_call(module, rel, f, c, name, wanted) if _concerns(pw, want)]
+        if arm is not None:
+            events = [e for e in events if not other_arm(e.blocks, arm)]
         for e in sorted(events, key=lambda e: e.line):
             every = runs_before(e, line, at.blocks)
             nxt = []
@@ -1006,6 +1065,54 @@ def named_tuple_fields(symbols, cls_qn: str) -> list[str] | None:
     return None
 
 
+_ARM = re.compile(r"^(\d+)(?:[be]|c\d+)$")
+
+
+def other_arm(blocks: list[str], arm: list[str]) -> bool:
+    """Whether blocks lie in another arm than ``arm`` of an if or match both stand in."""
+    for x, y in zip(blocks, arm):
+        if x != y:
+            mx, my = _ARM.match(x), _ARM.match(y)
+            return bool(mx and my and mx.group(1) == my.group(1))
+    return False
+
+
+def covering_bindings(f: FunctionFacts, binds: list, line: int, blocks: list[str]) -> list | None:
+    """Bindings of a local (``binds``, before ``line``) that together run on every way to the
+    statement at ``line`` in ``blocks`` though none alone does: one per arm of an ``if``/``match``
+    before it (the last at the arm's top level, or those of a split inside the arm that cover it),
+    an arm that returns or raises needing none; None when some way has none."""
+    splits = [sp for sp in f.splits if sp.line < line]
+
+    def through(sp, prefix: list[str]) -> list | None:
+        """The bindings that cover every arm of ``sp``, standing at ``prefix``."""
+        got = []
+        for arm, leaves in zip(sp.arms, sp.leaves):
+            sub = [] if leaves else (cover(prefix + [arm]) if arm else None)
+            if sub is None:
+                return None
+            got.extend(sub)
+        return got
+
+    def cover(prefix: list[str]) -> list | None:
+        top = [b for b in binds if b.blocks == prefix]
+        if top:
+            return [max(top, key=lambda b: b.line)]
+        return next((got for sp in sorted(splits, key=lambda sp: -sp.line) if sp.blocks == prefix
+                     and (got := through(sp, prefix)) is not None), None)
+
+    # the latest split before the statement, in the statement's blocks or one enclosing them,
+    # that the statement does not stand in itself
+    for k in range(len(blocks), -1, -1):
+        prefix, inside = blocks[:k], (blocks[k] if k < len(blocks) else None)
+        for sp in sorted(splits, key=lambda sp: -sp.line):
+            if sp.blocks == prefix and inside not in sp.arms:
+                got = through(sp, prefix)
+                if got:
+                    return got
+    return None
+
+
 def effective_returns(f: FunctionFacts) -> list[tuple[Return, list]]:
     """Each ``return`` of ``f`` with the conditions under which its value is what the call returns:
     a ``return`` in a ``finally`` replaces what the try's body, ``else`` or handlers returned, so
@@ -1083,9 +1190,13 @@ def worker_return_paths(analysis: Analysis, targets: list[str], methods: list[st
     paths: list[ReturnPath] = []
     for t in targets:
         for meth in methods:
-            fq = analysis.symbols.lookup_method(t, meth)
-            if fq:
-                paths.extend(finder.paths_of(t, fq))
+            for b in analysis.symbols.method_bindings(t, meth):
+                if b.target is None:  # bound to what the analysis does not follow
+                    paths.append(ReturnPath(worker=t, method=f"{t.rpartition('.')[2]}.{meth}", file=b.rel, line=b.line,
+                                            shape=b.shape, path_condition="", conditions=[], sets=None, via=[],
+                                            unresolved=b.why))
+                else:
+                    paths.extend(finder.paths_of(t, b.target))
     return paths
 
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from spectrace.contracts.class_bindings import ClassBindings, MethodBinding
 from spectrace.contracts.facts import AttrWrite, FunctionFacts
 from spectrace.contracts.facts_cache import FactsCache
 from spectrace.contracts.managers import ManagerExits
+from spectrace.contracts.predicate_methods import PredicateMethods
 from spectrace.source import module_name
 from spectrace.tracer.project import Project
 
@@ -20,6 +22,8 @@ class Symbols:
         self.facts = facts
         self._functions: dict[str, tuple[str, FunctionFacts]] = {}  # module.qualname -> (rel, facts)
         self.managers = ManagerExits(self)
+        self.classes = ClassBindings(self)
+        self.predicate_methods = PredicateMethods(self)
 
     # -- files and modules
     def files(self) -> list[str]:
@@ -46,6 +50,11 @@ class Symbols:
 
     def lookup_method(self, class_qn: str, name: str) -> str | None:
         return self.project.lookup_method(class_qn, name)
+
+    def method_bindings(self, class_qn: str, name: str) -> list[MethodBinding]:
+        """What ``instance.name(...)`` may run: aliases, conditional definitions and instance
+        rebindings included (``class_bindings.py``)."""
+        return self.classes.bindings(class_qn, name)
 
     def is_property(self, func_qn: str) -> bool:
         info = self.project.func(func_qn)
@@ -106,6 +115,9 @@ class Symbols:
         parts = callee.split(".")
         cls_qn = f"{module}.{facts.cls}" if facts.cls else None
         out: list[str] = []
+        nested = f"{module}.{facts.qualname}.<locals>.{callee}"
+        if len(parts) == 1 and self.indexed(nested) is not None:  # a local function shadows the module's names
+            return [nested]
         if parts[0] == "self" and cls_qn:
             if len(parts) == 2:
                 t = self.lookup_method(cls_qn, parts[1])

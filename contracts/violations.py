@@ -4,7 +4,6 @@ path's condition can hold together (``conditions.py``), and no catalog assumptio
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase as fnmatch
@@ -19,7 +18,8 @@ from spectrace.contracts.enums import EnumMembers
 from spectrace.contracts.facts import Cond
 from spectrace.contracts.kinds import ReadKind
 from spectrace.contracts.return_paths import constant_parameters, decided
-from spectrace.contracts.values import AttrOf, BoolOp, CallValue, Chain, IfExp, Name, NoneValue, Opaque, Value, is_name
+from spectrace.contracts.spread_keys import spread_keys
+from spectrace.contracts.values import AttrOf, BoolOp, CallValue, Chain, Name, NoneValue, Opaque, Value
 from spectrace.contracts.holders import HolderFinder
 from spectrace.contracts.reads import tested_fields
 from spectrace.contracts.relay_origin import RelayCall, RelayOrigins
@@ -93,48 +93,6 @@ def _rename_self_attrs(text: str, rename: dict) -> str:
     for old, new in rename.items():
         text = re.sub(rf"\bself\.{re.escape(old)}\b", f"self.{new}", text)
     return text
-
-
-def spread_keys(f, call) -> set[str] | None:
-    """The keys that a call's ``**name`` spreads can hold, when ``f`` builds each such local dict from
-    literal keys only (``fwd_kwargs = {}`` then ``fwd_kwargs["on_publish"] = ...``) and hands it to
-    nothing else; None when a key is not known (a ``*args`` spread among them, a computed key, an
-    ``update``, the dict passed on)."""
-    keys: set[str] = set()
-    for spread in call.spread:
-        name = spread[2:]
-        if not spread.startswith("**") or not name.isidentifier():
-            return None
-        binds = [b for b in f.bindings if b.target == name]
-        written = f.keyed_writes.get(name, [])
-        if not binds or None in written:
-            return None
-        for b in binds:
-            literal = _literal_keys(b.value)
-            if literal is None:
-                return None
-            keys |= literal
-        for c in f.calls:
-            if c.callee.startswith(f"{name}.") or any(is_name(a, name) for a in [*c.args, *c.keywords.values()]):
-                return None
-        keys |= set(written)
-    return keys
-
-
-def _literal_keys(desc: Value) -> set[str] | None:
-    """The keys of a dict display or ``dict()`` written with literal string keys."""
-    if isinstance(desc, IfExp):
-        body, orelse = _literal_keys(desc.body), _literal_keys(desc.orelse)
-        return None if body is None or orelse is None else body | orelse
-    try:
-        node = ast.parse(desc.text, mode="eval").body
-    except SyntaxError:
-        return None
-    if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
-        return {k.value for k in node.keys}
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
-        return {k.arg for k in node.keywords} if all(k.arg for k in node.keywords) else None
-    return None
 
 
 def _how(why: str, prefix: str) -> str:

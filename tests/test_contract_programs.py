@@ -259,6 +259,41 @@ EXPECTED = {
     # `ret = Embedding(...); ret.copy_to_cpu()` after `ret = out` on the other branch: that copy
     # runs on the embedding, not on the worker's result
     "relay_rebound": ("present", None, None, ""),
+    # what the step name is bound to in the class, as Python binds it: an alias in the class body
+    # of another method (or of a base's step), a `def` under an `if` of the class body (it may or
+    # may not run), `self.forward = self.m` in __init__; an alias to a value not followed is not decided
+    "method_alias": ("violated", DEFAULT, "worker.py:14", "worker.py:14 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "method_alias_base": ("present", None, None, ""),
+    "method_alias_opaque": ("unknown", DEFAULT, "worker.py:15", "`forward = make_step()` in the body of DraftWorker binds it to a value not followed"),
+    "method_conditional": ("violated", DEFAULT, "worker.py:18", "worker.py:18 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "method_rebound": ("violated", DEFAULT, "worker.py:14", "worker.py:14 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a local bound in every arm of an if/elif/else or match before the return (an arm that
+    # raises needs none) holds each arm's value; a match no case of which is sure to match may
+    # leave it unbound: not decided
+    "bound_in_arms": ("present", None, None, ""),
+    "bound_in_cases": ("violated", DEFAULT, "worker.py:12", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "bound_in_cases_partial": ("unknown", DEFAULT, "worker.py:12", "out not bound before the return"),
+    # `Result(**fields)` of a local dict display: a field no key of it names keeps its default, one
+    # it names has the value the display gives; a dict from elsewhere may give any field: not decided
+    "spread_missing": ("violated", DEFAULT, "worker.py:9", "worker.py:9 `Result(**fields)` leaves Result.draft at its default None"),
+    "spread_given": ("present", None, None, ""),
+    "spread_given_none": ("violated", DEFAULT, "worker.py:10", "worker.py:10 `Result(**fields)` leaves it None"),
+    "spread_opaque": ("unknown", DEFAULT, "worker.py:8", "`Result(**fields)` may set Result.draft through its ** arguments"),
+    # `self.a = v; return self.a` with nothing in between returns v
+    "self_attr_returned": ("violated", DEFAULT, "worker.py:12", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a write through the draft under `contextlib.suppress(AttributeError)` or in a try whose
+    # handler catches AttributeError does not crash on None; catching TypeError or suppressing
+    # another error does
+    "suppress_write": ("present", None, None, ""),
+    "except_write": ("present", None, None, ""),
+    "except_type_error": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "suppress_other": ("violated", "scheduler.py:15", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a test through a predicate method of the consumer (one `return <expr>` of its parameters) is
+    # that expression: of the draft, a guard; of another field, none
+    "predicate_guard": ("present", None, None, ""),
+    "predicate_other": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a function nested in the consumer's method that dereferences its parameter, called with the draft
+    "nested_deref": ("violated", "scheduler.py:16", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
 }
 
 
