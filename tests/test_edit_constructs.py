@@ -20,11 +20,11 @@ from test_edit_robustness import (  # noqa: F401  (_no_series_override is a fixt
     IDLE,
     LATEST,
     RECORD,
-    RUN_BATCH,
     STANDALONE,
     STANDALONE_CLASS,
     SUPER_STEP,
     Edit,
+    MethodBefore,
     _apply,
     _before_overlap_copy,
     _fails,
@@ -81,8 +81,8 @@ STAMP_ALL = ("                        if all(d is not None for d in (batch_resul
 
 RELAY_DRAFT = "        if batch_result.next_draft_input is not None:\n            payload = RelayPayload.from_draft_input("
 STAMP_FUTURE = "self._stamp_future_indices(batch_result, future_indices)\n"
-STAMP_FUTURE_HELPER = Edit(SCHED, RUN_BATCH, "    def _stamp_future_indices(self, batch_result, future_indices):\n"
-                           "        batch_result.next_draft_input.future_indices = future_indices\n\n" + RUN_BATCH)
+STAMP_FUTURE_HELPER = MethodBefore(SCHED, "run_batch", "    def _stamp_future_indices(self, batch_result, future_indices):\n"
+                                  "        batch_result.next_draft_input.future_indices = future_indices\n")
 
 RELEASE_EDITS = {
     # the result handed on by the function the scheduler passes it to (_relay_forward_payload) to a

@@ -35,9 +35,24 @@ class Rename:
     new: str
 
 
+@dataclass(frozen=True)
+class MethodBefore:
+    """A method (``source``, indented for the class) inserted in ``rel`` before the one named
+    ``name``, above that method's decorators."""
+    rel: str
+    name: str
+    source: str
+
+
 def _apply(root: Path, edits: tuple) -> None:
     for e in edits:
         p = root / e.rel
+        if isinstance(e, MethodBefore):
+            text = p.read_text()
+            pattern = re.compile(rf"^((?:    @.*\n)*)(    def {e.name}\()", re.M)
+            assert len(pattern.findall(text)) == 1, f"no single method {e.name} in {e.rel}"
+            p.write_text(pattern.sub(lambda m: e.source + "\n" + m.group(1) + m.group(2), text, count=1))
+            continue
         if isinstance(e, Rename):
             if p.is_file():
                 p.write_text(re.sub(e.old, e.new, p.read_text()))
@@ -191,7 +206,6 @@ def test_patched_edit(sglang_copy, _no_series_override, name):
 BOTH, LATEST = ("0.5.17", "0.5.23"), ("0.5.23",)
 OVERLAP_COPY = ("                        batch_result.copy_done = self.device_module.Event()\n"
                 "                        if batch_result.delay_sample_func is None:\n")
-RUN_BATCH = "    def run_batch(\n"
 STAMP = "                        self._stamp_draft(batch_result.next_draft_input, future_indices)\n"
 
 
@@ -200,10 +214,10 @@ def _before_overlap_copy(lines: str) -> Edit:
     return Edit(SCHED, OVERLAP_COPY, lines + OVERLAP_COPY)
 
 
-def _stamp_helper(checked: bool) -> Edit:
+def _stamp_helper(checked: bool) -> "MethodBefore":
     body = ("        if draft is not None:\n            draft.future_indices = future_indices\n" if checked
             else "        draft.future_indices = future_indices\n")
-    return Edit(SCHED, RUN_BATCH, "    def _stamp_draft(self, draft, future_indices):\n" + body + "\n" + RUN_BATCH)
+    return MethodBefore(SCHED, "run_batch", "    def _stamp_draft(self, draft, future_indices):\n" + body)
 
 
 def _standalone_step(body: str, before_class: str = "", decorator: str = "") -> Edit:
