@@ -7,6 +7,7 @@ else the user cache: a version is downloaded with ``pip download --no-deps`` the
 
 from __future__ import annotations
 
+import gc
 import shutil
 import threading
 from pathlib import Path
@@ -127,6 +128,15 @@ def pytest_runtest_teardown(item):
     tmp = getattr(item, "funcargs", {}).get("tmp_path")
     if tmp is not None:
         remove_index_packs(tmp)
+
+
+@pytest.fixture(autouse=True)
+def cyclic_gc_on_after_each_test():
+    """An analysis command run in-process (click's CliRunner) switches the cyclic GC off, as it
+    does for its own short-lived process; a test worker lives on and must collect its cycles."""
+    yield
+    if not gc.isenabled():
+        gc.enable()
 
 
 @pytest.fixture(scope="session", autouse=True)
