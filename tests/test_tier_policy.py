@@ -180,3 +180,16 @@ def test_a_request_alone_in_the_batch_is_judged_by_its_own_drafts():
     assert code.tier_steps[0] <= policy.WINDOW  # at most the window that was running
     # the deeper tiers the first request never timed each take one window to time
     assert code.oracle_s / code.policy_s > 0.93
+
+
+def test_a_bucket_the_batch_passes_too_fast_to_time_runs_the_best_its_neighbours_measured():
+    """Run after run, 16 requests that end one after another: 2 steps at 2 requests and 2 alone,
+    too few to time a tier there (3 steps of one tier before the first sample). Once such a visit
+    was seen, those buckets run the tier the larger buckets measured best (7 steps with every
+    draft accepted) instead of timing their tiers visit after visit."""
+    runs = [[(bs * steps * 8, bs, 1.0) for bs, steps in ((16, 14), (8, 7), (4, 4), (2, 2), (1, 2))]] * 60
+    results = replay("tiers", scenario([phase for run in runs for phase in run], seed=5))
+    tail = [r for r in results[-5 * 30:] if r.phase.bs <= 2]  # the last 30 runs' buckets 2 and 1
+    steps = sum(r.steps for r in tail)
+    assert sum(r.tier_steps[7] for r in tail) / steps > 0.8
+    assert sum(r.oracle_s for r in tail) / sum(r.policy_s for r in tail) > 0.9

@@ -30,6 +30,10 @@ The rule, per batch-size bucket (powers of two), as the core's for two modes:
   measures alone at BUDGET: as it gives at least one token, it runs within
   (t_k / t_plain - 1) / BUDGET windows, so no acceptance keeps speculation off for
   good, and the others follow once it wins.
+- A bucket whose last visit was shorter than a window (a batch that shrinks or grows
+  fast passes through it) is too short-lived to time its tiers: it runs the best by
+  its neighbours, step times its own or else a larger bucket's (an upper bound),
+  acceptance its own or else the nearest bucket's (the batch keeps its requests).
 - At batch size 1 the acceptance is that of the one request running: while the
   plain step is the best, a request other than the one last drafted for starts
   afresh (its first window measures its own drafts).
@@ -97,6 +101,7 @@ class Bucket:
         self.steps_left = 0  # in the current window
         self.windows_since = collections.Counter()  # per tier: since it last ran
         self.drafted_for = None  # bucket 1: the request of its last drafting window
+        self.passing = False  # its last visit was shorter than a window
 
     def time(self, tier: int) -> Optional[float]:
         samples = self.times[tier]
@@ -141,6 +146,7 @@ class TierController:
         self.clock = clock
         self.buckets = collections.defaultdict(Bucket)
         self.history = collections.deque(maxlen=3)  # the last Decisions
+        self.visit = (None, 0)  # the bucket of the last decision, steps since it came
 
     def cost(self, tier: int, bucket: int) -> Optional[float]:
         """The bucket's step time of a tier, at most that of a larger bucket."""
@@ -152,6 +158,7 @@ class TierController:
         now = self.clock()
         bucket = bucket_of(bs)
         self._time_last_step(now, bucket)
+        self._count_visit(bucket)
         state = self.buckets[bucket]
         if state.steps_left == 0:
             if rid is not None and state.best == 0 and rid != state.drafted_for:
@@ -170,6 +177,36 @@ class TierController:
             tier = min(t for t in self.tiers if t > 0)
         self.history.append(Decision(tier, bucket, now))
         return tier
+
+    def _count_visit(self, bucket: int) -> None:
+        current, steps = self.visit
+        if bucket != current:
+            if current is not None:
+                self.buckets[current].passing = steps < WINDOW
+            steps = 0
+        self.visit = (bucket, steps + 1)
+
+    def _nearest_rates(self, bucket: int) -> Optional[list]:
+        """The acceptance of the nearest bucket that has one; on a tie, the larger."""
+
+        def distance(size):
+            return abs(size.bit_length() - bucket.bit_length()), -size
+
+        for size in sorted(self.buckets, key=distance):
+            rates = self.buckets[size].rates()
+            if rates is not None:
+                return rates
+        return None
+
+    def _best_by_neighbours(self, bucket: int, state: Bucket) -> Optional[int]:
+        """The best tier of a bucket too short-lived to time its own; None without
+        any measurement to go by."""
+        rates = state.rates() or self._nearest_rates(bucket)
+        times = {tier: self.cost(tier, bucket) for tier in self.tiers}
+        known = [tier for tier in self.tiers if times[tier] is not None]
+        if rates is None or not known:
+            return None
+        return max(known, key=lambda tier: accept_length(rates, tier) / times[tier])
 
     def on_prefill(self) -> None:
         # the next steps' time includes the prefill
@@ -223,6 +260,11 @@ class TierController:
         """The tier of the bucket's next window."""
         for tier in self.tiers:
             state.windows_since[tier] += 1
+        if state.passing:
+            best = self._best_by_neighbours(bucket, state)
+            if best is not None:
+                state.best = best
+                return best
         positive = [tier for tier in self.tiers if tier > 0]
         rates = state.rates()
         if rates is None and positive:
