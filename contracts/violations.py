@@ -467,8 +467,7 @@ class ViolationFinder:
         if self.analysis.roles.hand_on_receivers:
             for caller in self._hand_on_receivers():
                 held_by.setdefault(caller, set())
-        receivers = []
-        self._entry_uses = name_uses(self.symbols, {consumer.rsplit(".", 1)[-1] for _, consumer in held_by})
+        receivers, direct = [], {}
         for module, consumer in sorted(held_by):
             got = self.symbols.indexed(f"{module}.{consumer}")
             if got is None:
@@ -478,8 +477,12 @@ class ViolationFinder:
             held = sorted((not why.startswith(prefix), why) for why in {holders.why[h] for h in holders.from_worker}
                           if why in held_by[(module, consumer)] or not held_by[(module, consumer)])
             if held:
-                out[(module, consumer)] = [Context([], {}, _how(held[0][1], prefix), entry=self._entry(consumer))]
+                direct[(module, consumer)] = _how(held[0][1], prefix)
                 receivers.append((module, consumer, got[1], holders.from_worker))
+        # the entry conditions of these functions alone are asked for: the tree is searched for their names
+        self._entry_uses = name_uses(self.symbols, {consumer.rsplit(".", 1)[-1] for _, consumer in direct})
+        for (module, consumer), how in direct.items():
+            out[(module, consumer)] = [Context([], {}, how, entry=self._entry(consumer))]
         for module, consumer, f, poly in receivers:
             for c, rel2, g, params in self.holders.calls_passing(module, f, poly):
                 key = (self.symbols.module_of_file(rel2), g.qualname)
