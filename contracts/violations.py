@@ -142,6 +142,7 @@ class ViolationFinder:
         self._premises = {a for x in self.assumptions for a in C.atoms(C.parse_receiver_free(x["when"]))}
         self.origins = RelayOrigins(holders)
         self.enums = EnumMembers(self.symbols)
+        self.solver = C.Solver(analysis.predicates, self.enums)
 
     def checked(self, reads: list[FieldRead], scheduler_writes: set[str]) -> list[FieldRead]:
         """The unconditional, dereferenced scheduler reads of None-default fields in the functions
@@ -205,11 +206,11 @@ class ViolationFinder:
                     p_f = C.with_complements(C.Or(tuple(C.conjunction(alt) for alt in alternatives)), comp)
                     for alt in selection.get(p.worker, [[]]):
                         sel_f = C.with_complements(C.conjunction(alt), comp)
-                        if not C.satisfiable(read_f, sel_f, p_f):
+                        if not self.solver.satisfiable(read_f, sel_f, p_f):
                             continue
                         definitions = self._definitions(read_f)
                         # with what the enum's predicates say of each other (conditions.satisfiable_under_modes)
-                        if not C.satisfiable_under_modes((read_f, sel_f, p_f, *definitions), a.predicates, self.enums):
+                        if not self.solver.satisfiable_under_modes((read_f, sel_f, p_f, *definitions)):
                             continue
                         if self._ruled_out(read_f, sel_f, p_f, definitions):
                             continue
@@ -444,7 +445,7 @@ class ViolationFinder:
     def _contradicted(self, spoken: set, *formulas) -> bool:
         if not any(C.atoms(C.parse_receiver_free(x["when"])) & spoken for x in self.assumptions):
             return False
-        if not C.satisfiable(*formulas, *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
+        if not self.solver.satisfiable(*formulas, *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
             self.assumptions_used.update(x["id"] for x in self.assumptions)
             return True
         return False
