@@ -218,6 +218,31 @@ def satisfiable_under_modes(formulas: Iterable[Formula], predicates: dict[str, f
     return _search(whole, sorted(kept, key=names.index), {}, 0, consistent)
 
 
+class Solver:
+    """The satisfiability questions of one analysis, each decided once: the same read's, worker
+    path's and selection's conditions meet again for every context of a read and every field of
+    a path (on SGLang 0.5.23 half the questions are repeats). ``predicates`` and ``enums`` are
+    those of ``satisfiable_under_modes``, fixed for the analysis; a question is its formulas."""
+
+    def __init__(self, predicates: dict[str, frozenset], enums: Callable[[str], frozenset | None] | None = None):
+        self.predicates = predicates
+        self.enums = enums
+        self._answers: dict[tuple, bool] = {}
+
+    def satisfiable(self, *formulas: Formula) -> bool:
+        key = (False, formulas)
+        if key not in self._answers:
+            self._answers[key] = satisfiable(*formulas)
+        return self._answers[key]
+
+    def satisfiable_under_modes(self, formulas: Iterable[Formula]) -> bool:
+        formulas = tuple(formulas)
+        key = (True, formulas)
+        if key not in self._answers:
+            self._answers[key] = satisfiable_under_modes(formulas, self.predicates, self.enums)
+        return self._answers[key]
+
+
 def conjunction(parts: Iterable[tuple[str, bool]], expand=None) -> Formula:
     items = []
     for text, positive in parts:
@@ -276,15 +301,17 @@ def _search(whole: Formula, names: list[str], env: dict, i: int, consistent=None
 
 def _partial(f: Formula, env: dict) -> bool | None:
     """The formula's value under a partial assignment; None while it depends on unassigned atoms."""
-    if isinstance(f, Atom):
+    kind = type(f)
+    if kind is Atom:
         return env.get(f.key)
-    if isinstance(f, Not):
+    if kind is Not:
         v = _partial(f.operand, env)
         return None if v is None else not v
-    is_or = isinstance(f, Or)
+    is_or = kind is Or
     undecided = False
     for g in f.parts:
-        v = _partial(g, env)
+        # (an atom's value looked up here: most parts are atoms, and a call costs more than the lookup)
+        v = env.get(g.key) if type(g) is Atom else _partial(g, env)
         if v is None:
             undecided = True
         elif v is is_or:

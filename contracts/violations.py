@@ -142,6 +142,7 @@ class ViolationFinder:
         self._premises = {a for x in self.assumptions for a in C.atoms(C.parse_receiver_free(x["when"]))}
         self.origins = RelayOrigins(holders)
         self.enums = EnumMembers(self.symbols)
+        self.solver = C.Solver(analysis.predicates, self.enums)
 
     def checked(self, reads: list[FieldRead], scheduler_writes: set[str]) -> list[FieldRead]:
         """The unconditional, dereferenced scheduler reads of None-default fields in the functions
@@ -205,11 +206,11 @@ class ViolationFinder:
                     p_f = C.with_complements(C.Or(tuple(C.conjunction(alt) for alt in alternatives)), comp)
                     for alt in selection.get(p.worker, [[]]):
                         sel_f = C.with_complements(C.conjunction(alt), comp)
-                        if not C.satisfiable(read_f, sel_f, p_f):
+                        if not self.solver.satisfiable(read_f, sel_f, p_f):
                             continue
                         definitions = self._definitions(read_f)
                         # with what the enum's predicates say of each other (conditions.satisfiable_under_modes)
-                        if not C.satisfiable_under_modes((read_f, sel_f, p_f, *definitions), a.predicates, self.enums):
+                        if not self.solver.satisfiable_under_modes((read_f, sel_f, p_f, *definitions)):
                             continue
                         if self._ruled_out(read_f, sel_f, p_f, definitions):
                             continue
@@ -444,7 +445,7 @@ class ViolationFinder:
     def _contradicted(self, spoken: set, *formulas) -> bool:
         if not any(C.atoms(C.parse_receiver_free(x["when"])) & spoken for x in self.assumptions):
             return False
-        if not C.satisfiable(*formulas, *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
+        if not self.solver.satisfiable(*formulas, *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
             self.assumptions_used.update(x["id"] for x in self.assumptions)
             return True
         return False
@@ -467,8 +468,7 @@ class ViolationFinder:
         if self.analysis.roles.hand_on_receivers:
             for caller in self._hand_on_receivers():
                 held_by.setdefault(caller, set())
-        receivers = []
-        self._entry_uses = name_uses(self.symbols, {consumer.rsplit(".", 1)[-1] for _, consumer in held_by})
+        receivers, direct = [], {}
         for module, consumer in sorted(held_by):
             got = self.symbols.indexed(f"{module}.{consumer}")
             if got is None:
@@ -478,8 +478,12 @@ class ViolationFinder:
             held = sorted((not why.startswith(prefix), why) for why in {holders.why[h] for h in holders.from_worker}
                           if why in held_by[(module, consumer)] or not held_by[(module, consumer)])
             if held:
-                out[(module, consumer)] = [Context([], {}, _how(held[0][1], prefix), entry=self._entry(consumer))]
+                direct[(module, consumer)] = _how(held[0][1], prefix)
                 receivers.append((module, consumer, got[1], holders.from_worker))
+        # the entry conditions of these functions alone are asked for: the tree is searched for their names
+        self._entry_uses = name_uses(self.symbols, {consumer.rsplit(".", 1)[-1] for _, consumer in direct})
+        for (module, consumer), how in direct.items():
+            out[(module, consumer)] = [Context([], {}, how, entry=self._entry(consumer))]
         for module, consumer, f, poly in receivers:
             for c, rel2, g, params in self.holders.calls_passing(module, f, poly):
                 key = (self.symbols.module_of_file(rel2), g.qualname)

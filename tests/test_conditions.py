@@ -133,3 +133,23 @@ def test_repeated_alternatives_leave_the_search_the_atoms_that_contradict():
     others = And(tuple(Atom(f"o{i}") for i in range(2 * C.MAX_ATOMS)))
     assert satisfiable(Atom("x"), Not(Atom("x")), Or((others,) * 5)) is False
     assert satisfiable(Atom("x"), Not(Atom("y")), Or((others,) * 5)) is True
+
+
+def test_a_solver_answers_as_the_search_and_asks_each_question_once(monkeypatch):
+    preds = {"is_decode": frozenset({"Mode.DECODE"}), "is_idle": frozenset({"Mode.IDLE"})}
+    solver = C.Solver(preds)
+    rng = random.Random(11)
+    questions = [[_random_formula(rng, 3) for _ in range(rng.randint(1, 3))] for _ in range(100)]
+    modes = [[C.parse("b.forward_mode.is_decode()"), C.parse(t)] for t in ("b.forward_mode.is_idle()", "x")]
+    for fs in questions:
+        assert solver.satisfiable(*fs) == satisfiable(*fs)
+    for fs in modes:
+        assert solver.satisfiable_under_modes(fs) == C.satisfiable_under_modes(fs, preds)
+    asked = []
+    monkeypatch.setattr(C, "satisfiable", lambda *fs: asked.append(fs))
+    monkeypatch.setattr(C, "satisfiable_under_modes", lambda *a: asked.append(a))
+    for fs in questions:
+        solver.satisfiable(*fs)
+    for fs in modes:
+        solver.satisfiable_under_modes(iter(fs))
+    assert asked == []

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 # A comment or a whole string, the longest quotes first (the letters of a prefix are code to the
 # scan: they hold no bracket).
-_STRING_OR_COMMENT = re.compile(
+STRING_OR_COMMENT = re.compile(
     rb"#[^\n]*"
     rb"|'''(?:[^'\\]|\\.|'(?!''))*'''"
     rb'|"""(?:[^"\\]|\\.|"(?!""))*"""'
@@ -71,7 +71,7 @@ def _masked(source: bytes) -> bytes | None:
     too, so that every line end left is one between logical or physical lines of code)."""
     if _NESTING_FSTRINGS and _FSTRING.search(source):
         return None
-    masked = _STRING_OR_COMMENT.sub(_fill, source)
+    masked = STRING_OR_COMMENT.sub(_fill, source)
     if b"'" in masked or b'"' in masked:
         return None  # an unterminated string: the parser says where
     return masked
