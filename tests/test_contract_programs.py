@@ -294,6 +294,8 @@ EXPECTED = {
     "predicate_other": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a function nested in the consumer's method that dereferences its parameter, called with the draft
     "nested_deref": ("violated", "scheduler.py:16", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a handler of AttributeError that raises again (or raises another error) lets the crash go on
+    "except_reraise": ("violated", "scheduler.py:17", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
 }
 
 
