@@ -242,8 +242,21 @@ def _is_operand(src: Snippet, node: ast.expr) -> bool:
     if isinstance(parent, ast.Starred):
         return True
     if isinstance(parent, ast.Call) and where == "args":
+        if parent.args and parent.args[0] is node and _reaches_attributes(src, parent):
+            return True
         return isinstance(parent.func, ast.Name) and parent.func.id in _NEEDS_A_VALUE
     return False
+
+
+# calls that get, set or delete an attribute of their first argument, or read its __dict__: None has none
+_ATTRIBUTE_CALLS = {"setattr", "delattr", "object.__setattr__", "object.__delattr__", "vars"}
+
+
+def _reaches_attributes(src: Snippet, call: ast.Call) -> bool:
+    """Does ``call`` reach into an attribute of its first argument (``setattr(v, "x", 1)``,
+    ``getattr(v, "x")`` without a default), which raises on None?"""
+    func = src.code(call.func)
+    return func in _ATTRIBUTE_CALLS or (func == "getattr" and len(call.args) == 2 and not call.keywords)
 
 
 def _may_be_none_after(op: ast.BoolOp, node: ast.expr) -> bool:

@@ -296,6 +296,8 @@ EXPECTED = {
     "nested_deref": ("violated", "scheduler.py:16", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a handler of AttributeError that raises again (or raises another error) lets the crash go on
     "except_reraise": ("violated", "scheduler.py:17", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `setattr(result.draft, "lens", v)` reaches into the draft as `result.draft.lens = v` does
+    "setattr_deref": ("violated", "scheduler.py:12", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
 }
 
 
