@@ -194,6 +194,8 @@ class ChainReads(_Collector):
         src = self.src
         parent = src.parent(node)
         element_index = None
+        if _is_cast_of(src, parent, node):
+            node, parent = parent, src.parent(parent)  # `v = typing.cast(T, root.a)`: v is root.a
         if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) and _may_be_none_after(parent, node):
             node, parent = parent, src.parent(parent)  # `v = root.a or other`: v is root.a's None when other is None
         elif isinstance(parent, ast.IfExp) and src.field(node) in ("body", "orelse"):
@@ -265,6 +267,12 @@ def _may_be_none_after(op: ast.BoolOp, node: ast.expr) -> bool:
     or a call is taken as a value)."""
     last = op.values[-1]
     return last is node or isinstance(last, (ast.Name, ast.Attribute))
+
+
+def _is_cast_of(src: Snippet, call: ast.AST, node: ast.expr) -> bool:
+    """Is ``call`` ``cast(T, node)`` (``typing.cast``), which returns ``node`` as it is?"""
+    return isinstance(call, ast.Call) and len(call.args) == 2 and call.args[1] is node and not call.keywords \
+        and src.code(call.func) in ("cast", "typing.cast", "typing_extensions.cast")
 
 
 def _element(node: ast.expr) -> ast.expr:

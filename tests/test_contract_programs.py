@@ -298,6 +298,8 @@ EXPECTED = {
     "except_reraise": ("violated", "scheduler.py:17", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `setattr(result.draft, "lens", v)` reaches into the draft as `result.draft.lens = v` does
     "setattr_deref": ("violated", "scheduler.py:12", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `draft = typing.cast(Draft, result.draft)` binds the field itself
+    "cast_alias": ("violated", "scheduler.py:15", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
 }
 
 
