@@ -53,7 +53,9 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
     # `alias.x = v` after `alias = holder.f` dereferences f as `alias.x` read would
     for w in f.writes:
         for field_name, origin in _bound_at(aliases, w.root, w.line) if w.root not in holders and w.attrs else []:
-            checked = _narrowed(w, w.root) or _exits_on_none(w, w.root)
+            # the conditions name a local bound once from a chain by that chain (aliases.py)
+            spelled_as = (w.root, f"{origin.root}.{field_name}")
+            checked = any(_narrowed(w, name) or _exits_on_none(w, name) for name in spelled_as)
             r = ChainRead(root=w.root, attrs=w.attrs[:1], line=w.line, col=0, shape=w.shape, conds=list(w.conds),
                           blocks=list(w.blocks), exits=list(w.exits), guards1=[], guards2=[], in_test=False,
                           called=False)
@@ -153,8 +155,36 @@ def _passed_to_dereferencing(analysis: Analysis, module: str, f: FunctionFacts, 
 def _exits_on_none(w, chain: str) -> bool:
     """Does an earlier early exit leave when ``chain`` is None (``if chain is None or ...: return``)?"""
     tight = chain.replace(" ", "")
-    return any(d.replace(" ", "").strip("()") in (f"{tight}isNone", f"not{tight}")
-               for e in w.exits for d in _disjuncts(e))
+    for e in w.exits:
+        for d in _disjuncts(e):
+            if d.replace(" ", "").strip("()") in (f"{tight}isNone", f"not{tight}"):
+                return True
+            inner = _unwrapped(d.strip())
+            if inner.startswith("not ") and _isinstance_test(inner[4:], tight):
+                return True
+    return False
+
+
+def _isinstance_test(text: str, tight: str) -> bool:
+    """Is the condition ``isinstance(chain, C)`` (``tight``: the chain without spaces), with
+    classes that do not take None (``type(None)``, ``NoneType`` or ``Optional`` among them would)?"""
+    t = _unwrapped(text.replace(" ", ""))
+    head = f"isinstance({tight},"
+    return t.startswith(head) and _unwrapped(t[len("isinstance"):]) != t[len("isinstance"):] \
+        and "None" not in t[len(head):]
+
+
+def _unwrapped(text: str) -> str:
+    """``text`` without the parentheses that wrap all of it."""
+    while text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(text):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and i < len(text) - 1:
+                return text
+        text = text[1:-1]
+    return text
 
 
 def _disjuncts(text: str) -> list[str]:
@@ -183,6 +213,8 @@ def _narrowed(r, chain: str, aliases: dict[str, str] | None = None) -> bool:
         if dot and aliases and head in aliases:
             t = f"{aliases[head]}.{rest}"
         if (positive and t in (f"{tight}isnotNone", tight)) or (not positive and t == f"{tight}isNone"):
+            return True
+        if positive and _isinstance_test(text, tight):
             return True
         # all(v is not None for v in (holder.f, ...)) and the like
         if ("all(" in t or "any(" in t) and tight in t and chain in all_not_none(text, positive):

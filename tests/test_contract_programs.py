@@ -300,6 +300,9 @@ EXPECTED = {
     "setattr_deref": ("violated", "scheduler.py:12", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # `draft = typing.cast(Draft, result.draft)` binds the field itself
     "cast_alias": ("violated", "scheduler.py:15", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a local bound from the field, written through under a None or isinstance test of it
+    "alias_checked_write": ("present", None, None, ""),
+    "isinstance_alias": ("present", None, None, ""),
 }
 
 
