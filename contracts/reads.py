@@ -14,7 +14,7 @@ from spectrace.contracts.holders import Holders
 from spectrace.contracts.kinds import GuardKind, ReadKind
 from spectrace.contracts.node_context import all_not_none
 from spectrace.contracts.records import FieldRead, read_id
-from spectrace.contracts.values import Chain
+from spectrace.contracts.values import AttrOf, BoolOp, CallValue, Chain, IfExp, LambdaValue, Name, TupleValue, Value
 from spectrace.sides import SCHEDULER
 
 
@@ -137,6 +137,13 @@ def _passed_to_dereferencing(analysis: Analysis, module: str, f: FunctionFacts, 
         values = [*call.args, *call.keywords.values()]
         if not any(isinstance(v, Chain) and (v.root, v.attrs) == (passed.root, passed.attrs) for v in values):
             continue
+        lam = _local_lambda(f, call)
+        if lam is not None:  # `keep = lambda d: d.lens` then `keep(result.f)`
+            params = [p for p, v in zip(lam.params, call.args)
+                      if isinstance(v, Chain) and (v.root, v.attrs) == (passed.root, passed.attrs)]
+            if any(_dereferences(lam.body, p) for p in params):
+                return True
+            continue
         for target in symbols.resolve_callee(module, f, call.callee):
             got = symbols.function_facts(target)
             if got is None:
@@ -150,6 +157,45 @@ def _passed_to_dereferencing(analysis: Analysis, module: str, f: FunctionFacts, 
                 if any(w.root == p and w.attrs and not (_narrowed(w, p) or _exits_on_none(w, p)) for w in g.writes):
                     return True
     return False
+
+
+def _local_lambda(f: FunctionFacts, call) -> LambdaValue | None:
+    """The lambda a bare name called in ``f`` holds: its binding before the call, when it is
+    bound once and to a lambda."""
+    if "." in call.callee:
+        return None
+    binds = [b for b in f.bindings if b.target == call.callee]
+    if len(binds) != 1 or binds[0].line > call.line or not isinstance(binds[0].value, LambdaValue):
+        return None
+    return binds[0].value
+
+
+def _dereferences(v: Value, name: str) -> bool:
+    """Does evaluating ``v`` reach into an attribute of the local ``name`` on every way through it
+    (``name.x``, ``name.m()``, ``setattr(name, ...)``; a conditional part only where both of its
+    sides do, the right side of ``and``/``or`` not at all)?"""
+    match v:
+        case Chain(root=root):
+            return root == name
+        case CallValue(callee=callee, args=args, keywords=keywords):
+            if callee.split(".")[0] == name and "." in callee:
+                return True
+            if callee in _REACHES_ATTRIBUTES and args and isinstance(args[0], Name) and args[0].name == name:
+                return callee != "getattr" or (len(args) == 2 and not keywords)
+            return any(_dereferences(a, name) for a in (*args, *keywords.values()))
+        case AttrOf(of=of):
+            return _dereferences(of, name)
+        case TupleValue(items=items):
+            return any(_dereferences(i, name) for i in items)
+        case IfExp(body=body, orelse=orelse):
+            return _dereferences(body, name) and _dereferences(orelse, name)
+        case BoolOp(left=left):
+            return _dereferences(left, name)
+    return False
+
+
+# calls that get, set or delete an attribute of their first argument, or read its __dict__
+_REACHES_ATTRIBUTES = {"setattr", "delattr", "getattr", "object.__setattr__", "object.__delattr__", "vars"}
 
 
 def _exits_on_none(w, chain: str) -> bool:

@@ -303,6 +303,8 @@ EXPECTED = {
     # a local bound from the field, written through under a None or isinstance test of it
     "alias_checked_write": ("present", None, None, ""),
     "isinstance_alias": ("present", None, None, ""),
+    # the field passed to a lambda of the consumer's method that dereferences its parameter
+    "lambda_deref": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
 }
 
 
