@@ -305,6 +305,8 @@ EXPECTED = {
     "isinstance_alias": ("present", None, None, ""),
     # the field passed to a lambda of the consumer's method that dereferences its parameter
     "lambda_deref": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a function nested in the consumer's method reading the result it closes over, called there
+    "closure_read": ("violated", "scheduler.py:15", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
 }
 
 
