@@ -307,6 +307,13 @@ EXPECTED = {
     "lambda_deref": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a function nested in the consumer's method reading the result it closes over, called there
     "closure_read": ("violated", "scheduler.py:15", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # the result's __dict__ changed by method: `update` writes each key it names, `pop("f")` leaves
+    # f at its default; a mapping from elsewhere may write any attribute: not decided
+    "dict_update": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `vars(result).update(draft=None)` sets it to None"),
+    "dict_update_other": ("present", None, None, ""),
+    "dict_update_computed": ("unknown", DEFAULT, "worker.py:9", "`vars(result).update(batch.changes)` at "
+                             "dict_update_computed/worker.py:8 writes an attribute whose name is computed"),
+    "dict_pop": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `result.__dict__.pop(\"draft\", None)` sets it to None"),
 }
 
 
