@@ -486,6 +486,11 @@ class ReturnPathFinder:
             return self._replaced(at, desc, walk)
         if external in ("typing.cast", "typing_extensions.cast") and len(desc.args) == 2:
             return self._value(at, desc.args[1], walk)  # no conversion: the value itself
+        copied = self._copy_of(at, desc)
+        if copied is not None:
+            # a copy holds the original's attributes as they are where it is made (later writes
+            # through either name are the other's no more)
+            return self._value(at, copied, walk)
         if not walk.owner:
             if cls_qn is not None:
                 fields = self._dataclass_fields(cls_qn)
@@ -566,6 +571,29 @@ class ReturnPathFinder:
                     for o in self._value(Place(mod2, rel2, f2, ret.line, ret.blocks), ret.value, inner):
                         out.append(o.but(via=[f"{f2.qualname}:{ret.line}"] + o.via, conds=own + o.conds))
         return out or [Outcome(None, unresolved=f"recursive call {callee}")]
+
+    def _copy_of(self, at: Place, value: Value) -> Value | None:
+        """What ``copy.copy(v)`` or ``copy.deepcopy(v)`` copies: ``v`` (None for another value)."""
+        if not (isinstance(value, CallValue) and len(value.args) == 1 and not value.keywords and not value.spread
+                and "(" not in value.callee):
+            return None
+        external = self._external(at.module, at.f, value.callee)
+        return value.args[0] if external in ("copy.copy", "copy.deepcopy") else None
+
+    def _same_object(self, at: Place, value: Value, name: str) -> bool:
+        """Does binding ``name`` to ``value`` keep its attributes as they are (``x = copy.copy(x)``,
+        ``x = cast(T, x)``, ``x = x``)? Then the value after it is the one before, path by path."""
+        for _ in range(4):
+            if is_name(value, name):
+                return True
+            inner = self._copy_of(at, value)
+            if inner is None and isinstance(value, CallValue) and len(value.args) == 2 and "(" not in value.callee \
+                    and self._external(at.module, at.f, value.callee) in ("typing.cast", "typing_extensions.cast"):
+                inner = value.args[1]
+            if inner is None:
+                return False
+            value = inner
+        return False
 
     def _kept_on_self(self, at: Place, value: Value) -> tuple[Place, Value] | None:
         """``self.a`` read where the function itself wrote ``self.a = v`` before, on every way
@@ -972,7 +1000,10 @@ class ReturnPathFinder:
             nxt = []
             for s in states:
                 taken = s if every else s.but(conds=s.conds + list(e.conds), branch=s.branch + list(e.conds))
-                after = self._event(at, taken, e, walk)
+                if isinstance(e, Binding) and self._same_object(at.moved(e.line, e.blocks), e.value, name):
+                    after = [taken]  # `x = copy.copy(x)`: this path's value, not every way x may be
+                else:
+                    after = self._event(at, taken, e, walk)
                 skipped = _undecided_with(f, e.line, line)
                 if skipped:
                     after = [_cut_short(o, e, skipped) for o in after]

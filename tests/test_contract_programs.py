@@ -314,6 +314,10 @@ EXPECTED = {
     "dict_update_computed": ("unknown", DEFAULT, "worker.py:9", "`vars(result).update(batch.changes)` at "
                              "dict_update_computed/worker.py:8 writes an attribute whose name is computed"),
     "dict_pop": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `result.__dict__.pop(\"draft\", None)` sets it to None"),
+    # `copy.copy(x)` / `copy.deepcopy(x)` has x's attributes where it is made; writes after it are
+    # on one object only
+    "copy_cleared": ("violated", DEFAULT, "worker.py:13", "worker.py:12 `result.draft = None` sets it to None"),
+    "copy_kept": ("present", None, None, ""),
 }
 
 
