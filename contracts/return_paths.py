@@ -329,7 +329,8 @@ class ReturnPathFinder:
         turns out, as return paths."""
         rel, out = start.rel, []
         kept: list[Outcome] = []
-        for o in self._value(start, ret.value, Walk(0, (runs,), self.want, owner=True)):
+        walk = Walk(0, (runs,), self.want, owner=True)
+        for o in self._finally_after(start, ret, walk, self._value(start, ret.value, walk)):
             if o.not_a_result or any(_same_value(o, k) and o.conds == k.conds and o.via == k.via for k in kept):
                 continue
             kept.append(o)
@@ -345,6 +346,22 @@ class ReturnPathFinder:
                 branch=C.render(o.branch),
             ))
         return out
+
+    def _finally_after(self, start: Place, ret: Return, walk: Walk, states: list[Outcome]) -> list[Outcome]:
+        """The returned local's ``states`` after the ``finally`` bodies of the tries the ``return``
+        stands in, innermost first: they run once its value is taken, so what they write through
+        the local is on the object returned (a name they bind again is not)."""
+        if not isinstance(ret.value, Name):
+            return states
+        f = start.f
+        finals = {b for fact in (*f.writes, *f.computed_writes, *f.calls) for b in fact.blocks if b.endswith("y")}
+        for i in range(len(ret.blocks) - 1, -1, -1):
+            m = _TRY_PART.match(ret.blocks[i])
+            final = f"{m.group(1)}y" if m else None
+            if final in finals:
+                at = start.moved(f.end_line + 1, [*ret.blocks[:i], final])
+                states = self._after(at, ret.value.name, walk, ret.line, states, [], [], within=final)
+        return states
 
     # ------------------------------------------------------------ values
 
@@ -968,13 +985,13 @@ class ReturnPathFinder:
         return out
 
     def _after(self, at: Place, name: str, walk: Walk, start: int, states: list[Outcome], binds: list,
-               nested: list, arm: list[str] | None = None) -> list[Outcome]:
+               nested: list, arm: list[str] | None = None, within: str | None = None) -> list[Outcome]:
         """``states`` of local ``name`` bound at ``start``, through the bindings, writes and calls
         between there and ``at`` (``arm``: the blocks of a binding in one arm of an if/match; what
-        the other arms do never runs after it)."""
+        the other arms do never runs after it; ``within``: only those inside that block)."""
         module, rel, f, line, want = at.module, at.rel, at.f, at.line, walk.want
         computed = [w for w in f.computed_writes if w.root == name and (not w.attrs or w.attrs[0] in want)
-                    and start < w.line < line]
+                    and start < w.line < line and (within is None or within in w.blocks)]
         if computed:  # which attribute it writes is not known: no path through it is decided
             w = computed[0]
             why = f"`{w.shape}` at {rel}:{w.line} writes an attribute whose name is computed"
@@ -995,6 +1012,8 @@ class ReturnPathFinder:
              for pw in self.passed.of_call(module, rel, f, c, name, wanted) if _concerns(pw, want)]
         if arm is not None:
             events = [e for e in events if not other_arm(e.blocks, arm)]
+        if within is not None:
+            events = [e for e in events if within in e.blocks]
         for e in sorted(events, key=lambda e: e.line):
             every = runs_before(e, line, at.blocks)
             nxt = []

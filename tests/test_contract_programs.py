@@ -318,6 +318,8 @@ EXPECTED = {
     # on one object only
     "copy_cleared": ("violated", DEFAULT, "worker.py:13", "worker.py:12 `result.draft = None` sets it to None"),
     "copy_kept": ("present", None, None, ""),
+    # a write in `finally` runs after the `return` took its value, on the object returned
+    "finally_clears": ("violated", DEFAULT, "worker.py:9", "worker.py:12 `result.draft = None` sets it to None"),
 }
 
 
