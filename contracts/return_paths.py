@@ -186,6 +186,32 @@ def _cut_short(state: "Outcome", e, why: str) -> "Outcome":
     return state.but(sets={p for p in state.sets if not _under(p, path)}, unknown={**state.unknown, path: why})
 
 
+def _capped(states: list["Outcome"], why: str) -> list["Outcome"]:
+    """At most ``MAX_FORKS`` outcomes: past that, the ones left out are one outcome not followed,
+    under the conditions all of them share (none is dropped silently)."""
+    if len(states) <= MAX_FORKS:
+        return states
+    rest = states[MAX_FORKS - 1:]
+    return states[:MAX_FORKS - 1] + [Outcome(None, unresolved=why, undecided=True, conds=_shared(o.conds for o in rest),
+                                             branch=_shared(o.branch for o in rest))]
+
+
+def _followed(states: list["Outcome"]) -> list["Outcome"]:
+    """The states whose attributes are known (not the one standing for forks past the cap)."""
+    return [s for s in states if s.sets is not None]
+
+
+def _shared(lists) -> list:
+    """The conditions that begin every one of ``lists`` (each is built by appending)."""
+    lists = [list(x) for x in lists]
+    out = []
+    for items in zip(*lists):
+        if any(x != items[0] for x in items):
+            break
+        out.append(items[0])
+    return out
+
+
 def _not_all(conds: list[Cond]) -> Cond:
     """The negation of a conjunction as one condition."""
     return Cond(C.render(conds), False)
@@ -479,7 +505,7 @@ class ReturnPathFinder:
                     continue
                 nxt.extend(self._assign(at, s, name, value, walk.wanting(walk.want[name]), site,
                                         not walk.owner or self._matters(name, self.owner_name)))
-            states = nxt[:MAX_FORKS]
+            states = _capped(nxt, f"more than {MAX_FORKS} ways `{desc.text}` replaces fields")
         return states
 
     def _call(self, at: Place, desc: CallValue, walk: Walk) -> list[Outcome]:
@@ -785,32 +811,32 @@ class ReturnPathFinder:
             if name not in passed and (spread is None or name in spread):
                 item = self._spread_item(at, desc, name)
                 if item is not None:  # `Cls(**fields)` with `fields = {"f": v, ...}`: v, where the dict is built
-                    nxt = []
-                    for s in states:
+                    nxt = [s for s in states if s.sets is None]  # past the forks followed: as it is
+                    for s in _followed(states):
                         nxt.extend(self._assign(item[0], s, name, item[1], walk.wanting(want[name]), site,
                                                 self._matters(name, cls_name)))
-                    states = nxt[:MAX_FORKS]
+                    states = _capped(nxt, f"more than {MAX_FORKS} ways {site} sets {cls_name}.{name}")
                     continue
                 # a key of the dict may give the field, with a value not followed
                 why = f"{site} may set {cls_name}.{name} through its ** arguments"
-                for s in states:
+                for s in _followed(states):
                     s.unknown[name] = why
                 continue
             if name not in passed:
                 fi = fields.get(name)
                 if fi is not None and fi.default_set:
-                    for s in states:
+                    for s in _followed(states):
                         s.sets.add(name)
                         s.unknown.update({p: f"the default of {cls_name}.{name}" for p in _want_paths(want[name], name + ".")})
                 elif self._matters(name, cls_name) or name in self.witnessed:
-                    for s in states:
+                    for s in _followed(states):
                         s.cleared[name] = f"{site} leaves {cls_name}.{name} at its default None"
                 continue
-            nxt = []
-            for s in states:
+            nxt = [s for s in states if s.sets is None]
+            for s in _followed(states):
                 nxt.extend(self._assign(at, s, name, passed[name], walk.wanting(want[name]), site,
                                         self._matters(name, cls_name)))
-            states = nxt[:MAX_FORKS]
+            states = _capped(nxt, f"more than {MAX_FORKS} ways {site} sets {cls_name}.{name}")
         return self._post_init(states, walk, cls_name, cls_qn)
 
     def _spread_keys(self, at: Place, desc: CallValue) -> set[str] | None:
@@ -891,15 +917,15 @@ class ReturnPathFinder:
                 continue
             conds = path_conditions(w)
             at = Place(module, rel, f, w.line, w.blocks)
-            nxt = []
-            for s in states:
+            nxt = [s for s in states if s.sets is None]
+            for s in _followed(states):
                 if conds:
                     skipped = _not_all(conds)
                     nxt.append(s.but(conds=s.conds + [skipped], branch=s.branch + [skipped]))
                 for o in self._assign(at, s, name, w.value, walk.wanting(walk.want[name]), f"{rel}:{w.line} `{w.shape}`",
                                       self._matters(name, cls_name), write_conds=w.conds):
                     nxt.append(o.but(conds=o.conds + conds, branch=o.branch + conds))
-            states = nxt[:MAX_FORKS]
+            states = _capped(nxt, f"more than {MAX_FORKS} ways __post_init__ of {cls_name} sets {name}")
         return states
 
     def _assign(self, at: Place, state: Outcome, name: str, value: Value, walk: Walk, site: str, matters: bool = True,
@@ -1035,8 +1061,9 @@ class ReturnPathFinder:
                     # under the negation of the event's own
                     skip = [_not_all(e.conds)] if e.conds and not apart_by_exceptions(e.blocks, at.blocks) else []
                     nxt.append(s.but(conds=s.conds + skip, branch=s.branch + skip))
-            if len(nxt) > MAX_FORKS:
-                return [s.but(sets=None, unresolved=f"more than {MAX_FORKS} branches assign {name}") for s in nxt[:1]]
+            if len(nxt) > MAX_FORKS:  # not followed, under what every branch shares
+                return [Outcome(None, unresolved=f"more than {MAX_FORKS} branches assign {name}", undecided=True,
+                                conds=_shared(o.conds for o in nxt), branch=_shared(o.branch for o in nxt))]
             states = nxt
         return states
 

@@ -320,6 +320,9 @@ EXPECTED = {
     "copy_kept": ("present", None, None, ""),
     # a write in `finally` runs after the `return` took its value, on the object returned
     "finally_clears": ("violated", DEFAULT, "worker.py:9", "worker.py:12 `result.draft = None` sets it to None"),
+    # more ways than are followed one by one: those past the cap are one way not followed
+    "forks_capped": ("unknown", DEFAULT, "worker.py:8", "more than 64 ways forks_capped/worker.py:8 "
+                     "`Result(tokens=[1], draft=self.make(batch))` sets Result.draft"),
 }
 
 
