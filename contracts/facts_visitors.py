@@ -194,6 +194,8 @@ class ChainReads(_Collector):
         src = self.src
         parent = src.parent(node)
         element_index = None
+        if _is_cast_of(src, parent, node):
+            node, parent = parent, src.parent(parent)  # `v = typing.cast(T, root.a)`: v is root.a
         if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) and _may_be_none_after(parent, node):
             node, parent = parent, src.parent(parent)  # `v = root.a or other`: v is root.a's None when other is None
         elif isinstance(parent, ast.IfExp) and src.field(node) in ("body", "orelse"):
@@ -242,8 +244,21 @@ def _is_operand(src: Snippet, node: ast.expr) -> bool:
     if isinstance(parent, ast.Starred):
         return True
     if isinstance(parent, ast.Call) and where == "args":
+        if parent.args and parent.args[0] is node and _reaches_attributes(src, parent):
+            return True
         return isinstance(parent.func, ast.Name) and parent.func.id in _NEEDS_A_VALUE
     return False
+
+
+# calls that get, set or delete an attribute of their first argument, or read its __dict__: None has none
+_ATTRIBUTE_CALLS = {"setattr", "delattr", "object.__setattr__", "object.__delattr__", "vars"}
+
+
+def _reaches_attributes(src: Snippet, call: ast.Call) -> bool:
+    """Does ``call`` reach into an attribute of its first argument (``setattr(v, "x", 1)``,
+    ``getattr(v, "x")`` without a default), which raises on None?"""
+    func = src.code(call.func)
+    return func in _ATTRIBUTE_CALLS or (func == "getattr" and len(call.args) == 2 and not call.keywords)
 
 
 def _may_be_none_after(op: ast.BoolOp, node: ast.expr) -> bool:
@@ -252,6 +267,12 @@ def _may_be_none_after(op: ast.BoolOp, node: ast.expr) -> bool:
     or a call is taken as a value)."""
     last = op.values[-1]
     return last is node or isinstance(last, (ast.Name, ast.Attribute))
+
+
+def _is_cast_of(src: Snippet, call: ast.AST, node: ast.expr) -> bool:
+    """Is ``call`` ``cast(T, node)`` (``typing.cast``), which returns ``node`` as it is?"""
+    return isinstance(call, ast.Call) and len(call.args) == 2 and call.args[1] is node and not call.keywords \
+        and src.code(call.func) in ("cast", "typing.cast", "typing_extensions.cast")
 
 
 def _element(node: ast.expr) -> ast.expr:
@@ -264,6 +285,8 @@ class CallSites(_Collector):
         if self.scope.current is None:
             return
         src = self.src
+        if _modelled_dict_use(src, node):
+            return  # `vars(x).update(...)`, `vars(x)["f"]`: what it does to x is in the facts already
         ctx = self.where.of(node)
         args = call_args(node)
         kws = {a.keyword: describe(src, a.value) for a in args if a.keyword is not None}
@@ -313,6 +336,13 @@ class Assignments(_Collector):
         ctx = self.where.of(node)
         for target in node.targets:
             ch = chain_of(target) if isinstance(target, ast.Attribute) else None
+            if isinstance(target, ast.Subscript) and (owner := _dict_of(target.value)) is not None:
+                # `del x.__dict__["f"]` as `del x.f`; another key: which attribute is not known
+                key = target.slice.value if self.src.is_simple_string(target.slice) else None
+                w = AttrWrite(owner[0], [*owner[1], *([key] if key else [])], NoneValue(f"del {self.src.code(target)}"),
+                              self.src.line(node), self.where.statement_shape(node, ctx) or self.src.code(node),
+                              ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit)
+                (self.scope.current.writes if key else self.scope.current.computed_writes).append(w)
             if ch is not None:
                 self.scope.current.writes.append(
                     AttrWrite(ch[0], ch[1], NoneValue(f"del {self.src.code(target)}"), self.src.line(node),
@@ -325,6 +355,10 @@ class Assignments(_Collector):
         ``object.__setattr__(x, "name", value)`` too, and ``delattr(x, "name")`` as ``del x.name``."""
         src = self.src
         func = src.code(node.func)
+        if self.scope.current is not None and isinstance(node.func, ast.Attribute) \
+                and (owner := _dict_of(node.func.value)) is not None:
+            self._instance_dict_call(node, node.func.attr, owner)
+            return
         if self.scope.current is None or func not in _SETATTRS:
             return
         args = call_args(node)
@@ -345,6 +379,37 @@ class Assignments(_Collector):
             self.scope.current.computed_writes.append(
                 AttrWrite(ch[0], list(ch[1]), value, src.line(node), shape,
                           ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit))
+
+    def _instance_dict_call(self, node: ast.Call, method: str, owner: tuple[str, list[str]]) -> None:
+        """``vars(x).update(f=v)``, ``x.__dict__.update({"f": v})``: writes of each key;
+        ``x.__dict__.pop("f")``: ``f`` reads its class's default again, as after ``del x.f``; any
+        other key, mapping or method that changes the dict (``clear``, ``setdefault``): an attribute
+        whose name is computed."""
+        if method in _DICT_READS:
+            return
+        src, facts = self.src, self.scope.current
+        ctx = self.where.of(node)
+        shape = self.where.statement_shape(node, ctx) or src.code(node)
+        writes: list[tuple[str | None, object]] = []  # (attribute or None: not known, value)
+        args = call_args(node)
+        if method == "update":
+            for a in args:
+                if a.keyword is not None:
+                    writes.append((a.keyword, describe(src, a.value)))
+                elif not a.star and isinstance(a.value, ast.Dict) and None not in a.value.keys:
+                    writes.extend((k.value if src.is_simple_string(k) else None, describe(src, v))
+                                  for k, v in zip(a.value.keys, a.value.values))
+                else:
+                    writes.append((None, Opaque(src.code(a.value)[:200])))
+        elif method == "pop" and args and not args[0].star and args[0].keyword is None:
+            key = args[0].value
+            writes.append((key.value if src.is_simple_string(key) else None, NoneValue(src.code(node)[:200])))
+        else:
+            writes.append((None, Opaque(src.code(node)[:200])))
+        for name, value in writes:
+            w = AttrWrite(owner[0], [*owner[1], *([name] if name else [])], value, src.line(node), shape,
+                          ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit, handlers=list(ctx.handlers))
+            (facts.writes if name else facts.computed_writes).append(w)
 
     def _literal_names(self, node: ast.AST, name: ast.expr) -> list[str]:
         src = self.src
@@ -395,8 +460,23 @@ class Assignments(_Collector):
                     self._record_target(_element(el), value, stmt, ctx, index=i)
 
 
+# methods of an instance's __dict__ that change no attribute
+_DICT_READS = frozenset({"get", "keys", "values", "items", "copy", "__contains__", "__getitem__", "__len__"})
+
 # setattr-like calls and their argument counts (delattr: no value, the attribute reads its default)
 _SETATTRS = {"setattr": 3, "object.__setattr__": 3, "delattr": 2, "object.__delattr__": 2}
+
+
+def _modelled_dict_use(src: Snippet, node: ast.Call) -> bool:
+    """Is ``node`` ``vars(x)`` whose dict is only subscripted or called a method of, which the
+    facts record as reads and writes of x's attributes (``Assignments``, ``ChainReads``)?"""
+    if _dict_of(node) is None:
+        return False
+    parent, where = src.parent(node), src.field(node)
+    if isinstance(parent, ast.Subscript) and where == "value":
+        return True
+    return isinstance(parent, ast.Attribute) and isinstance(src.parent(parent), ast.Call) \
+        and src.field(parent) == "func"
 
 
 def _dict_of(node: ast.expr):

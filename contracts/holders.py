@@ -74,6 +74,9 @@ class HolderFinder:
                 yield c, *method, [("self", "")]
                 continue
             here = {n for n in names if self._holds_at(module, f, n, c, names)}
+            closure = self._closure(module, f, c, here)
+            if closure is not None:  # a function nested in f, called there, reading the result it closes over
+                yield c, *closure
             pos = [i for i, a in enumerate(c.args) if is_name(a, here)]
             kws = [k for k, a in c.keywords.items() if is_name(a, here)]
             if not pos and not kws:
@@ -85,6 +88,22 @@ class HolderFinder:
                 rel2, g = got
                 params = [p for p in g.params if not (g.cls and p[0] in ("self", "cls"))]
                 yield c, rel2, g, [params[i] for i in pos if i < len(params)] + [p for p in params if p[0] in kws]
+
+    def _closure(self, module: str, f: FunctionFacts, call, names: set) -> tuple | None:
+        """(file, facts, [(name, None)]) for ``call`` of a function nested in ``f`` that uses one of
+        ``names`` without binding it: a free name, which holds there what it holds in ``f`` where the
+        call runs."""
+        if "." in call.callee or not names:
+            return None
+        got = self.symbols.indexed(f"{module}.{f.qualname}.<locals>.{call.callee}")
+        if got is None:
+            return None
+        rel, g = got
+        bound = {p for p, _ in g.params} | {b.target for b in g.bindings}
+        used = {x.root for x in (*g.reads, *g.writes)} | {c.callee.split(".")[0] for c in g.calls} | \
+            {a.name for c in g.calls for a in (*c.args, *c.keywords.values()) if isinstance(a, Name)}
+        free = sorted((names & used) - bound)
+        return (rel, g, [(n, None) for n in free]) if free else None
 
     def _holds_at(self, module: str, f: FunctionFacts, name: str, call, names: set) -> bool:
         """Does ``name`` still hold what ``names`` hold where ``call`` runs? Not when the last binding

@@ -168,6 +168,19 @@ def _handler_names(src: Snippet, h: ast.ExceptHandler) -> set[str]:
     return {src.code(h.type).split(".")[-1]}
 
 
+def _may_raise(h: ast.ExceptHandler) -> bool:
+    """Whether a handler's body has a ``raise`` of its own (a bare one, or another error ``from``
+    the caught one), outside the functions and classes it defines: what it caught may go on up."""
+    todo = list(h.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Raise):
+            return True
+        if not isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def _breaks_of(loop: ast.stmt) -> Iterable[ast.Break]:
     """The ``break`` statements that leave ``loop`` (not those of loops or functions inside it)."""
     todo = list(loop.body)
@@ -306,7 +319,8 @@ class ContextFinder:
                 if where == "body":
                     for h in cur.handlers:
                         names = _handler_names(src, h)
-                        if not names or names & _CATCHES_ATTRIBUTE:
+                        # a handler that raises again (or raises another error) lets the crash go on
+                        if (not names or names & _CATCHES_ATTRIBUTE) and not _may_raise(h):
                             handlers.append((f"except {', '.join(sorted(names)) or '(bare)'}", src.line(h)))
             elif isinstance(cur, ast.match_case) and where == "body":
                 # one case's body runs only when its pattern matches: a block of its own

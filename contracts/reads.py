@@ -14,7 +14,7 @@ from spectrace.contracts.holders import Holders
 from spectrace.contracts.kinds import GuardKind, ReadKind
 from spectrace.contracts.node_context import all_not_none
 from spectrace.contracts.records import FieldRead, read_id
-from spectrace.contracts.values import Chain
+from spectrace.contracts.values import AttrOf, BoolOp, CallValue, Chain, IfExp, LambdaValue, Name, TupleValue, Value
 from spectrace.sides import SCHEDULER
 
 
@@ -53,7 +53,9 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
     # `alias.x = v` after `alias = holder.f` dereferences f as `alias.x` read would
     for w in f.writes:
         for field_name, origin in _bound_at(aliases, w.root, w.line) if w.root not in holders and w.attrs else []:
-            checked = _narrowed(w, w.root) or _exits_on_none(w, w.root)
+            # the conditions name a local bound once from a chain by that chain (aliases.py)
+            spelled_as = (w.root, f"{origin.root}.{field_name}")
+            checked = any(_narrowed(w, name) or _exits_on_none(w, name) for name in spelled_as)
             r = ChainRead(root=w.root, attrs=w.attrs[:1], line=w.line, col=0, shape=w.shape, conds=list(w.conds),
                           blocks=list(w.blocks), exits=list(w.exits), guards1=[], guards2=[], in_test=False,
                           called=False)
@@ -135,6 +137,13 @@ def _passed_to_dereferencing(analysis: Analysis, module: str, f: FunctionFacts, 
         values = [*call.args, *call.keywords.values()]
         if not any(isinstance(v, Chain) and (v.root, v.attrs) == (passed.root, passed.attrs) for v in values):
             continue
+        lam = _local_lambda(f, call)
+        if lam is not None:  # `keep = lambda d: d.lens` then `keep(result.f)`
+            params = [p for p, v in zip(lam.params, call.args)
+                      if isinstance(v, Chain) and (v.root, v.attrs) == (passed.root, passed.attrs)]
+            if any(_dereferences(lam.body, p) for p in params):
+                return True
+            continue
         for target in symbols.resolve_callee(module, f, call.callee):
             got = symbols.function_facts(target)
             if got is None:
@@ -150,11 +159,78 @@ def _passed_to_dereferencing(analysis: Analysis, module: str, f: FunctionFacts, 
     return False
 
 
+def _local_lambda(f: FunctionFacts, call) -> LambdaValue | None:
+    """The lambda a bare name called in ``f`` holds: its binding before the call, when it is
+    bound once and to a lambda."""
+    if "." in call.callee:
+        return None
+    binds = [b for b in f.bindings if b.target == call.callee]
+    if len(binds) != 1 or binds[0].line > call.line or not isinstance(binds[0].value, LambdaValue):
+        return None
+    return binds[0].value
+
+
+def _dereferences(v: Value, name: str) -> bool:
+    """Does evaluating ``v`` reach into an attribute of the local ``name`` on every way through it
+    (``name.x``, ``name.m()``, ``setattr(name, ...)``; a conditional part only where both of its
+    sides do, the right side of ``and``/``or`` not at all)?"""
+    match v:
+        case Chain(root=root):
+            return root == name
+        case CallValue(callee=callee, args=args, keywords=keywords):
+            if callee.split(".")[0] == name and "." in callee:
+                return True
+            if callee in _REACHES_ATTRIBUTES and args and isinstance(args[0], Name) and args[0].name == name:
+                return callee != "getattr" or (len(args) == 2 and not keywords)
+            return any(_dereferences(a, name) for a in (*args, *keywords.values()))
+        case AttrOf(of=of):
+            return _dereferences(of, name)
+        case TupleValue(items=items):
+            return any(_dereferences(i, name) for i in items)
+        case IfExp(body=body, orelse=orelse):
+            return _dereferences(body, name) and _dereferences(orelse, name)
+        case BoolOp(left=left):
+            return _dereferences(left, name)
+    return False
+
+
+# calls that get, set or delete an attribute of their first argument, or read its __dict__
+_REACHES_ATTRIBUTES = {"setattr", "delattr", "getattr", "object.__setattr__", "object.__delattr__", "vars"}
+
+
 def _exits_on_none(w, chain: str) -> bool:
     """Does an earlier early exit leave when ``chain`` is None (``if chain is None or ...: return``)?"""
     tight = chain.replace(" ", "")
-    return any(d.replace(" ", "").strip("()") in (f"{tight}isNone", f"not{tight}")
-               for e in w.exits for d in _disjuncts(e))
+    for e in w.exits:
+        for d in _disjuncts(e):
+            if d.replace(" ", "").strip("()") in (f"{tight}isNone", f"not{tight}"):
+                return True
+            inner = _unwrapped(d.strip())
+            if inner.startswith("not ") and _isinstance_test(inner[4:], tight):
+                return True
+    return False
+
+
+def _isinstance_test(text: str, tight: str) -> bool:
+    """Is the condition ``isinstance(chain, C)`` (``tight``: the chain without spaces), with
+    classes that do not take None (``type(None)``, ``NoneType`` or ``Optional`` among them would)?"""
+    t = _unwrapped(text.replace(" ", ""))
+    head = f"isinstance({tight},"
+    return t.startswith(head) and _unwrapped(t[len("isinstance"):]) != t[len("isinstance"):] \
+        and "None" not in t[len(head):]
+
+
+def _unwrapped(text: str) -> str:
+    """``text`` without the parentheses that wrap all of it."""
+    while text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(text):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and i < len(text) - 1:
+                return text
+        text = text[1:-1]
+    return text
 
 
 def _disjuncts(text: str) -> list[str]:
@@ -183,6 +259,8 @@ def _narrowed(r, chain: str, aliases: dict[str, str] | None = None) -> bool:
         if dot and aliases and head in aliases:
             t = f"{aliases[head]}.{rest}"
         if (positive and t in (f"{tight}isnotNone", tight)) or (not positive and t == f"{tight}isNone"):
+            return True
+        if positive and _isinstance_test(text, tight):
             return True
         # all(v is not None for v in (holder.f, ...)) and the like
         if ("all(" in t or "any(" in t) and tight in t and chain in all_not_none(text, positive):

@@ -186,6 +186,32 @@ def _cut_short(state: "Outcome", e, why: str) -> "Outcome":
     return state.but(sets={p for p in state.sets if not _under(p, path)}, unknown={**state.unknown, path: why})
 
 
+def _capped(states: list["Outcome"], why: str) -> list["Outcome"]:
+    """At most ``MAX_FORKS`` outcomes: past that, the ones left out are one outcome not followed,
+    under the conditions all of them share (none is dropped silently)."""
+    if len(states) <= MAX_FORKS:
+        return states
+    rest = states[MAX_FORKS - 1:]
+    return states[:MAX_FORKS - 1] + [Outcome(None, unresolved=why, undecided=True, conds=_shared(o.conds for o in rest),
+                                             branch=_shared(o.branch for o in rest))]
+
+
+def _followed(states: list["Outcome"]) -> list["Outcome"]:
+    """The states whose attributes are known (not the one standing for forks past the cap)."""
+    return [s for s in states if s.sets is not None]
+
+
+def _shared(lists) -> list:
+    """The conditions that begin every one of ``lists`` (each is built by appending)."""
+    lists = [list(x) for x in lists]
+    out = []
+    for items in zip(*lists):
+        if any(x != items[0] for x in items):
+            break
+        out.append(items[0])
+    return out
+
+
 def _not_all(conds: list[Cond]) -> Cond:
     """The negation of a conjunction as one condition."""
     return Cond(C.render(conds), False)
@@ -329,7 +355,8 @@ class ReturnPathFinder:
         turns out, as return paths."""
         rel, out = start.rel, []
         kept: list[Outcome] = []
-        for o in self._value(start, ret.value, Walk(0, (runs,), self.want, owner=True)):
+        walk = Walk(0, (runs,), self.want, owner=True)
+        for o in self._finally_after(start, ret, walk, self._value(start, ret.value, walk)):
             if o.not_a_result or any(_same_value(o, k) and o.conds == k.conds and o.via == k.via for k in kept):
                 continue
             kept.append(o)
@@ -345,6 +372,22 @@ class ReturnPathFinder:
                 branch=C.render(o.branch),
             ))
         return out
+
+    def _finally_after(self, start: Place, ret: Return, walk: Walk, states: list[Outcome]) -> list[Outcome]:
+        """The returned local's ``states`` after the ``finally`` bodies of the tries the ``return``
+        stands in, innermost first: they run once its value is taken, so what they write through
+        the local is on the object returned (a name they bind again is not)."""
+        if not isinstance(ret.value, Name):
+            return states
+        f = start.f
+        finals = {b for fact in (*f.writes, *f.computed_writes, *f.calls) for b in fact.blocks if b.endswith("y")}
+        for i in range(len(ret.blocks) - 1, -1, -1):
+            m = _TRY_PART.match(ret.blocks[i])
+            final = f"{m.group(1)}y" if m else None
+            if final in finals:
+                at = start.moved(f.end_line + 1, [*ret.blocks[:i], final])
+                states = self._after(at, ret.value.name, walk, ret.line, states, [], [], within=final)
+        return states
 
     # ------------------------------------------------------------ values
 
@@ -462,7 +505,7 @@ class ReturnPathFinder:
                     continue
                 nxt.extend(self._assign(at, s, name, value, walk.wanting(walk.want[name]), site,
                                         not walk.owner or self._matters(name, self.owner_name)))
-            states = nxt[:MAX_FORKS]
+            states = _capped(nxt, f"more than {MAX_FORKS} ways `{desc.text}` replaces fields")
         return states
 
     def _call(self, at: Place, desc: CallValue, walk: Walk) -> list[Outcome]:
@@ -486,6 +529,11 @@ class ReturnPathFinder:
             return self._replaced(at, desc, walk)
         if external in ("typing.cast", "typing_extensions.cast") and len(desc.args) == 2:
             return self._value(at, desc.args[1], walk)  # no conversion: the value itself
+        copied = self._copy_of(at, desc)
+        if copied is not None:
+            # a copy holds the original's attributes as they are where it is made (later writes
+            # through either name are the other's no more)
+            return self._value(at, copied, walk)
         if not walk.owner:
             if cls_qn is not None:
                 fields = self._dataclass_fields(cls_qn)
@@ -566,6 +614,29 @@ class ReturnPathFinder:
                     for o in self._value(Place(mod2, rel2, f2, ret.line, ret.blocks), ret.value, inner):
                         out.append(o.but(via=[f"{f2.qualname}:{ret.line}"] + o.via, conds=own + o.conds))
         return out or [Outcome(None, unresolved=f"recursive call {callee}")]
+
+    def _copy_of(self, at: Place, value: Value) -> Value | None:
+        """What ``copy.copy(v)`` or ``copy.deepcopy(v)`` copies: ``v`` (None for another value)."""
+        if not (isinstance(value, CallValue) and len(value.args) == 1 and not value.keywords and not value.spread
+                and "(" not in value.callee):
+            return None
+        external = self._external(at.module, at.f, value.callee)
+        return value.args[0] if external in ("copy.copy", "copy.deepcopy") else None
+
+    def _same_object(self, at: Place, value: Value, name: str) -> bool:
+        """Does binding ``name`` to ``value`` keep its attributes as they are (``x = copy.copy(x)``,
+        ``x = cast(T, x)``, ``x = x``)? Then the value after it is the one before, path by path."""
+        for _ in range(4):
+            if is_name(value, name):
+                return True
+            inner = self._copy_of(at, value)
+            if inner is None and isinstance(value, CallValue) and len(value.args) == 2 and "(" not in value.callee \
+                    and self._external(at.module, at.f, value.callee) in ("typing.cast", "typing_extensions.cast"):
+                inner = value.args[1]
+            if inner is None:
+                return False
+            value = inner
+        return False
 
     def _kept_on_self(self, at: Place, value: Value) -> tuple[Place, Value] | None:
         """``self.a`` read where the function itself wrote ``self.a = v`` before, on every way
@@ -740,32 +811,32 @@ class ReturnPathFinder:
             if name not in passed and (spread is None or name in spread):
                 item = self._spread_item(at, desc, name)
                 if item is not None:  # `Cls(**fields)` with `fields = {"f": v, ...}`: v, where the dict is built
-                    nxt = []
-                    for s in states:
+                    nxt = [s for s in states if s.sets is None]  # past the forks followed: as it is
+                    for s in _followed(states):
                         nxt.extend(self._assign(item[0], s, name, item[1], walk.wanting(want[name]), site,
                                                 self._matters(name, cls_name)))
-                    states = nxt[:MAX_FORKS]
+                    states = _capped(nxt, f"more than {MAX_FORKS} ways {site} sets {cls_name}.{name}")
                     continue
                 # a key of the dict may give the field, with a value not followed
                 why = f"{site} may set {cls_name}.{name} through its ** arguments"
-                for s in states:
+                for s in _followed(states):
                     s.unknown[name] = why
                 continue
             if name not in passed:
                 fi = fields.get(name)
                 if fi is not None and fi.default_set:
-                    for s in states:
+                    for s in _followed(states):
                         s.sets.add(name)
                         s.unknown.update({p: f"the default of {cls_name}.{name}" for p in _want_paths(want[name], name + ".")})
                 elif self._matters(name, cls_name) or name in self.witnessed:
-                    for s in states:
+                    for s in _followed(states):
                         s.cleared[name] = f"{site} leaves {cls_name}.{name} at its default None"
                 continue
-            nxt = []
-            for s in states:
+            nxt = [s for s in states if s.sets is None]
+            for s in _followed(states):
                 nxt.extend(self._assign(at, s, name, passed[name], walk.wanting(want[name]), site,
                                         self._matters(name, cls_name)))
-            states = nxt[:MAX_FORKS]
+            states = _capped(nxt, f"more than {MAX_FORKS} ways {site} sets {cls_name}.{name}")
         return self._post_init(states, walk, cls_name, cls_qn)
 
     def _spread_keys(self, at: Place, desc: CallValue) -> set[str] | None:
@@ -846,15 +917,15 @@ class ReturnPathFinder:
                 continue
             conds = path_conditions(w)
             at = Place(module, rel, f, w.line, w.blocks)
-            nxt = []
-            for s in states:
+            nxt = [s for s in states if s.sets is None]
+            for s in _followed(states):
                 if conds:
                     skipped = _not_all(conds)
                     nxt.append(s.but(conds=s.conds + [skipped], branch=s.branch + [skipped]))
                 for o in self._assign(at, s, name, w.value, walk.wanting(walk.want[name]), f"{rel}:{w.line} `{w.shape}`",
                                       self._matters(name, cls_name), write_conds=w.conds):
                     nxt.append(o.but(conds=o.conds + conds, branch=o.branch + conds))
-            states = nxt[:MAX_FORKS]
+            states = _capped(nxt, f"more than {MAX_FORKS} ways __post_init__ of {cls_name} sets {name}")
         return states
 
     def _assign(self, at: Place, state: Outcome, name: str, value: Value, walk: Walk, site: str, matters: bool = True,
@@ -940,13 +1011,13 @@ class ReturnPathFinder:
         return out
 
     def _after(self, at: Place, name: str, walk: Walk, start: int, states: list[Outcome], binds: list,
-               nested: list, arm: list[str] | None = None) -> list[Outcome]:
+               nested: list, arm: list[str] | None = None, within: str | None = None) -> list[Outcome]:
         """``states`` of local ``name`` bound at ``start``, through the bindings, writes and calls
         between there and ``at`` (``arm``: the blocks of a binding in one arm of an if/match; what
-        the other arms do never runs after it)."""
+        the other arms do never runs after it; ``within``: only those inside that block)."""
         module, rel, f, line, want = at.module, at.rel, at.f, at.line, walk.want
         computed = [w for w in f.computed_writes if w.root == name and (not w.attrs or w.attrs[0] in want)
-                    and start < w.line < line]
+                    and start < w.line < line and (within is None or within in w.blocks)]
         if computed:  # which attribute it writes is not known: no path through it is decided
             w = computed[0]
             why = f"`{w.shape}` at {rel}:{w.line} writes an attribute whose name is computed"
@@ -967,12 +1038,17 @@ class ReturnPathFinder:
              for pw in self.passed.of_call(module, rel, f, c, name, wanted) if _concerns(pw, want)]
         if arm is not None:
             events = [e for e in events if not other_arm(e.blocks, arm)]
+        if within is not None:
+            events = [e for e in events if within in e.blocks]
         for e in sorted(events, key=lambda e: e.line):
             every = runs_before(e, line, at.blocks)
             nxt = []
             for s in states:
                 taken = s if every else s.but(conds=s.conds + list(e.conds), branch=s.branch + list(e.conds))
-                after = self._event(at, taken, e, walk)
+                if isinstance(e, Binding) and self._same_object(at.moved(e.line, e.blocks), e.value, name):
+                    after = [taken]  # `x = copy.copy(x)`: this path's value, not every way x may be
+                else:
+                    after = self._event(at, taken, e, walk)
                 skipped = _undecided_with(f, e.line, line)
                 if skipped:
                     after = [_cut_short(o, e, skipped) for o in after]
@@ -985,8 +1061,9 @@ class ReturnPathFinder:
                     # under the negation of the event's own
                     skip = [_not_all(e.conds)] if e.conds and not apart_by_exceptions(e.blocks, at.blocks) else []
                     nxt.append(s.but(conds=s.conds + skip, branch=s.branch + skip))
-            if len(nxt) > MAX_FORKS:
-                return [s.but(sets=None, unresolved=f"more than {MAX_FORKS} branches assign {name}") for s in nxt[:1]]
+            if len(nxt) > MAX_FORKS:  # not followed, under what every branch shares
+                return [Outcome(None, unresolved=f"more than {MAX_FORKS} branches assign {name}", undecided=True,
+                                conds=_shared(o.conds for o in nxt), branch=_shared(o.branch for o in nxt))]
             states = nxt
         return states
 

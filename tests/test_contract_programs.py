@@ -294,6 +294,35 @@ EXPECTED = {
     "predicate_other": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a function nested in the consumer's method that dereferences its parameter, called with the draft
     "nested_deref": ("violated", "scheduler.py:16", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a handler of AttributeError that raises again (or raises another error) lets the crash go on
+    "except_reraise": ("violated", "scheduler.py:17", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `setattr(result.draft, "lens", v)` reaches into the draft as `result.draft.lens = v` does
+    "setattr_deref": ("violated", "scheduler.py:12", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # `draft = typing.cast(Draft, result.draft)` binds the field itself
+    "cast_alias": ("violated", "scheduler.py:15", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a local bound from the field, written through under a None or isinstance test of it
+    "alias_checked_write": ("present", None, None, ""),
+    "isinstance_alias": ("present", None, None, ""),
+    # the field passed to a lambda of the consumer's method that dereferences its parameter
+    "lambda_deref": ("violated", "scheduler.py:13", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a function nested in the consumer's method reading the result it closes over, called there
+    "closure_read": ("violated", "scheduler.py:15", "worker.py:9", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # the result's __dict__ changed by method: `update` writes each key it names, `pop("f")` leaves
+    # f at its default; a mapping from elsewhere may write any attribute: not decided
+    "dict_update": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `vars(result).update(draft=None)` sets it to None"),
+    "dict_update_other": ("present", None, None, ""),
+    "dict_update_computed": ("unknown", DEFAULT, "worker.py:9", "`vars(result).update(batch.changes)` at "
+                             "dict_update_computed/worker.py:8 writes an attribute whose name is computed"),
+    "dict_pop": ("violated", DEFAULT, "worker.py:10", "worker.py:9 `result.__dict__.pop(\"draft\", None)` sets it to None"),
+    # `copy.copy(x)` / `copy.deepcopy(x)` has x's attributes where it is made; writes after it are
+    # on one object only
+    "copy_cleared": ("violated", DEFAULT, "worker.py:13", "worker.py:12 `result.draft = None` sets it to None"),
+    "copy_kept": ("present", None, None, ""),
+    # a write in `finally` runs after the `return` took its value, on the object returned
+    "finally_clears": ("violated", DEFAULT, "worker.py:9", "worker.py:12 `result.draft = None` sets it to None"),
+    # more ways than are followed one by one: those past the cap are one way not followed
+    "forks_capped": ("unknown", DEFAULT, "worker.py:8", "more than 64 ways forks_capped/worker.py:8 "
+                     "`Result(tokens=[1], draft=self.make(batch))` sets Result.draft"),
 }
 
 

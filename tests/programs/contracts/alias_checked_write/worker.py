@@ -1,0 +1,1 @@
+../_idle_worker.py
