@@ -30,18 +30,37 @@ class Alias:
     line: int  # of the binding
 
 
-def _bound_names(fn: ast.AST) -> tuple[dict[str, int], set[str]]:
-    """How often each name is bound in ``fn`` (nested scopes counted too, which only ever
-    disqualifies), and the names declared ``global``/``nonlocal`` anywhere inside."""
-    counts: dict[str, int] = {}
-    declared: set[str] = set()
+@dataclass
+class _Bindings:
+    """What one walk over a function finds: how often each name is bound (nested scopes counted
+    too, which only ever disqualifies), the names declared ``global``/``nonlocal`` anywhere inside,
+    the attribute chains assigned or deleted (``batch.forward_mode = ...``), and the plain
+    ``name = root.a.b`` assignments, in the walk's order."""
+    counts: dict[str, int]
+    declared: set[str]
+    written: list[str]
+    candidates: list[ast.Assign]
+
+
+def _bindings(fn: ast.AST) -> _Bindings:
+    found = _Bindings({}, set(), [], [])
+    counts = found.counts
 
     def bind(name: str) -> None:
         counts[name] = counts.get(name, 0) + 1
 
     for node in ast.walk(fn):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            bind(node.id)
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                bind(node.id)
+        elif isinstance(node, ast.Attribute):
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                ch = chain_of(node)
+                if ch:
+                    found.written.append(".".join([ch[0], *ch[1]]))
+        elif isinstance(node, ast.Assign):
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Attribute):
+                found.candidates.append(node)
         elif isinstance(node, ast.arg):
             bind(node.arg)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -54,31 +73,17 @@ def _bound_names(fn: ast.AST) -> tuple[dict[str, int], set[str]]:
         elif isinstance(node, ast.MatchMapping) and node.rest:
             bind(node.rest)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            declared.update(node.names)
+            found.declared.update(node.names)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not fn:
             bind(node.name)
-    return counts, declared
-
-
-def _written_chains(fn: ast.AST) -> list[str]:
-    """The attribute chains ``fn`` assigns or deletes (``batch.forward_mode = ...``)."""
-    out = []
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            ch = chain_of(node)
-            if ch:
-                out.append(".".join([ch[0], *ch[1]]))
-    return out
+    return found
 
 
 def local_aliases(src: Snippet, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Alias]:
-    counts, declared = _bound_names(fn)
-    written = _written_chains(fn)
+    b = _bindings(fn)
+    counts, declared, written = b.counts, b.declared, b.written
     found: dict[str, Alias] = {}
-    for node in ast.walk(fn):
-        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.Attribute)):
-            continue
+    for node in b.candidates:
         name = node.targets[0].id
         base = node.value
         while isinstance(base, ast.Attribute):

@@ -244,6 +244,8 @@ class ContextFinder:
     def __init__(self, src: Snippet):
         self.src = src
         self._aliases: dict[int, dict[str, Alias]] = {}  # per function node
+        self._befores: dict[tuple[int, int], tuple] = {}  # (block, index) -> it, the exits and asserts before
+        self._texts: dict[tuple[int, int], tuple] = {}  # (test, function) -> them, the test's text with the aliases' chains
 
     def aliases(self, fn: ast.AST | None) -> dict[str, Alias]:
         if fn is None:
@@ -279,13 +281,9 @@ class ContextFinder:
                     if statement is None and not isinstance(child, COMPOUND):
                         statement = src.line_group(block, index)
                     # statements before `child` in this block: early exits and asserts
-                    for group in src.groups_before(block, index):
-                        stmt = group[0]
-                        if isinstance(stmt, ast.If) and exits(src, stmt.body) and not stmt.orelse:
-                            exits_before.append((stmt.test, src.line(stmt)))
-                        for small in group:
-                            if isinstance(small, ast.Assert):
-                                asserts_before.append((small.test, src.line(stmt)))
+                    exits_here, asserts_here = self._before(block, index)
+                    exits_before.extend(exits_here)
+                    asserts_before.extend(asserts_here)
             if cur is None or isinstance(cur, FUNCTIONS):
                 break
             where = src.field(child)
@@ -344,16 +342,40 @@ class ContextFinder:
             child, cur = cur, src.parent(cur)
         cond_nodes.reverse()
         blocks.reverse()
-        aliases = self.aliases(cur)  # `mode = batch.forward_mode`: the condition tests the chain
-        conds = []
+        conds = []  # (`mode = batch.forward_mode` in the function: the condition tests the chain)
         for t, pos in cond_nodes:  # `if a and b` contributes a, b; `else` of `a or b`: not a, not b
             parts = split_and(t) if pos else split_or(t)
-            conds.extend(Cond(with_aliases(src, p, aliases), pos) for p in parts)
+            conds.extend(Cond(self._with_aliases(p, cur), pos) for p in parts)
         conds.extend(reversed(case_conds))
         loop_exit = self._loop_exit(node, blocks, enclosing) if loops and enclosing else None
         return Context(conds=conds, cond_nodes=cond_nodes, blocks=blocks, statement=statement, in_test=in_test,
                        handlers=handlers, exits_before=exits_before, asserts_before=asserts_before,
-                       exits=[with_aliases(src, t, aliases) for t, _ in exits_before], loop_exit=loop_exit)
+                       exits=[self._with_aliases(t, cur) for t, _ in exits_before], loop_exit=loop_exit)
+
+    def _before(self, block: list, index: int) -> tuple[list, list]:
+        """The early exits (``if test: <exit>``) and asserts of the statement lines of ``block``
+        before ``block[index]``'s, as (test, line) each: asked for every node under that statement."""
+        key = (id(block), index)
+        if key not in self._befores:  # (the memo holds the block, so that no other takes its id)
+            src = self.src
+            exits_here, asserts_here = [], []
+            for group in src.groups_before(block, index):
+                stmt = group[0]
+                if isinstance(stmt, ast.If) and exits(src, stmt.body) and not stmt.orelse:
+                    exits_here.append((stmt.test, src.line(stmt)))
+                for small in group:
+                    if isinstance(small, ast.Assert):
+                        asserts_here.append((small.test, src.line(stmt)))
+            self._befores[key] = (block, exits_here, asserts_here)
+        return self._befores[key][1:]
+
+    def _with_aliases(self, node: ast.expr, fn: ast.AST | None) -> str:
+        """``with_aliases`` of a test with the aliases of the function ``fn`` it is in, once per
+        test: every node under it asks."""
+        key = (id(node), id(fn))
+        if key not in self._texts:  # (the memo holds the nodes, so that no other takes their ids)
+            self._texts[key] = (node, fn, with_aliases(self.src, node, self.aliases(fn)))
+        return self._texts[key][2]
 
     def _loop_exit(self, node: ast.AST, blocks: list[str], enclosing: list[ast.stmt]) -> LoopExit | None:
         """The outermost of the loops around ``node`` that it has run before leaving: a loop whose
