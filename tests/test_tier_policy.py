@@ -193,3 +193,47 @@ def test_a_bucket_the_batch_passes_too_fast_to_time_runs_the_best_its_neighbours
     steps = sum(r.steps for r in tail)
     assert sum(r.tier_steps[7] for r in tail) / steps > 0.8
     assert sum(r.oracle_s for r in tail) / sum(r.policy_s for r in tail) > 0.9
+
+
+def sweep_run(concurrency: int, output_len: int = 128, spread: float = 0.9, tokens_per_step: int = 8) -> list:
+    """The phases of one run of a GPU sweep: `concurrency` requests at once, output lengths spread
+    evenly from (1 - spread) to (1 + spread) x output_len, every draft accepted; a phase is one step of
+    `tokens_per_step` tokens per running request."""
+    lengths = [round(output_len * (1 - spread + 2 * spread * i / (concurrency - 1))) for i in range(concurrency)]
+    phases, done = [], 0
+    while running := sum(1 for length in lengths if length > done):
+        phases.append((running * tokens_per_step, running, 1.0))
+        done += tokens_per_step
+    return phases
+
+
+def test_a_sweep_that_ran_each_concurrency_once_runs_it_again_near_the_best_fixed_tier():
+    """C = 16, 64 and 128 once each (each a batch shrinking through every bucket below it), then
+    again, as `spectrace bench` runs its untimed and timed passes. Tier 7 is timed only where the
+    batch stays long (64, 128); a bucket passed through fast takes its time from its own times of
+    the other tiers, scaled as they scale in the nearest bucket that timed tier 7, not from a larger
+    bucket's raw time (there 2-3x its own), so the second pass runs 7 steps there too."""
+    concurrencies = (16, 64, 128)
+    runs = [sweep_run(c) for c in concurrencies] * 2
+    s = scenario([phase for run in runs for phase in run], seed=7)
+    second_pass = {}
+    for spec in ("tiers", "fixed:7"):
+        results, start = replay(spec, s), sum(len(run) for run in runs[:3])
+        for c, run in zip(concurrencies, runs[3:]):
+            second_pass[spec, c] = sum(r.policy_s for r in results[start:start + len(run)])
+            start += len(run)
+    for c in concurrencies:
+        assert second_pass["fixed:7", c] / second_pass["tiers", c] > 0.9, c
+
+
+def test_a_window_left_behind_in_a_bucket_passed_through_fast_is_not_resumed_on_its_next_visit():
+    """A batch that passes a bucket in fewer steps than a window leaves the rest of that window
+    behind; the next visit plans afresh instead of finishing a window planned for another moment."""
+    clock = [0.0]
+    controller = policy.TierController((0, 1, 3, 7), clock=lambda: clock[0])
+    for bs in (4, 4, 2, 2, 4):  # bucket 4 for 2 steps, bucket 2, back to bucket 4
+        controller.decide(bs)
+        clock[0] += 0.01
+    bucket = controller.buckets[4]
+    assert bucket.passing
+    assert bucket.steps_left == policy.WINDOW - 1  # the visit's first decision planned a new window

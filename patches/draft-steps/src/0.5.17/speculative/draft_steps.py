@@ -32,8 +32,11 @@ The rule, per batch-size bucket (powers of two), as the core's for two modes:
   good, and the others follow once it wins.
 - A bucket whose last visit was shorter than a window (a batch that shrinks or grows
   fast passes through it) is too short-lived to time its tiers: it runs the best by
-  its neighbours, step times its own or else a larger bucket's (an upper bound),
-  acceptance its own or else the nearest bucket's (the batch keeps its requests).
+  its neighbours, acceptance its own or else the nearest bucket's (the batch keeps
+  its requests), step times its own; a tier it never timed takes a tier it did,
+  scaled as the two scale in the nearest bucket that timed both (times grow alike
+  with the batch), else a larger bucket's (an upper bound). The rest of a window
+  such a visit leaves is dropped, not resumed on the next visit.
 - At batch size 1 the acceptance is that of the one request running: while the
   plain step is the best, a request other than the one last drafted for starts
   afresh (its first window measures its own drafts).
@@ -182,17 +185,17 @@ class TierController:
         current, steps = self.visit
         if bucket != current:
             if current is not None:
-                self.buckets[current].passing = steps < WINDOW
+                left = self.buckets[current]
+                left.passing = steps < WINDOW
+                if left.passing:  # the rest of its window would run on a later visit
+                    left.steps_left = 0
             steps = 0
         self.visit = (bucket, steps + 1)
 
     def _nearest_rates(self, bucket: int) -> Optional[list]:
         """The acceptance of the nearest bucket that has one; on a tie, the larger."""
 
-        def distance(size):
-            return abs(size.bit_length() - bucket.bit_length()), -size
-
-        for size in sorted(self.buckets, key=distance):
+        for size in sorted(self.buckets, key=lambda size: self._distance(size, bucket)):
             rates = self.buckets[size].rates()
             if rates is not None:
                 return rates
@@ -202,11 +205,33 @@ class TierController:
         """The best tier of a bucket too short-lived to time its own; None without
         any measurement to go by."""
         rates = state.rates() or self._nearest_rates(bucket)
-        times = {tier: self.cost(tier, bucket) for tier in self.tiers}
+        times = {tier: self._estimate(tier, bucket, state) for tier in self.tiers}
         known = [tier for tier in self.tiers if times[tier] is not None]
         if rates is None or not known:
             return None
         return max(known, key=lambda tier: accept_length(rates, tier) / times[tier])
+
+    def _estimate(self, tier: int, bucket: int, state: Bucket) -> Optional[float]:
+        """A tier's step time in a bucket: its own; else a tier the bucket timed,
+        scaled by the two tiers' ratio in the nearest bucket that timed both (their
+        times grow alike with the batch); else a larger bucket's (an upper bound)."""
+        if state.time(tier) is not None:
+            return self.cost(tier, bucket)
+        own = [t for t in self.tiers if state.time(t) is not None]
+        for size in sorted(self.buckets, key=lambda size: self._distance(size, bucket)):
+            other = self.buckets[size]
+            if other.time(tier) is None:
+                continue
+            shared = [t for t in own if other.time(t) is not None]
+            if shared:
+                near = min(shared, key=lambda t: abs(t - tier))
+                return state.time(near) * other.time(tier) / other.time(near)
+        return self.cost(tier, bucket)
+
+    @staticmethod
+    def _distance(size: int, bucket: int) -> tuple:
+        """How far two buckets are apart; on a tie the larger comes first."""
+        return abs(size.bit_length() - bucket.bit_length()), -size
 
     def on_prefill(self) -> None:
         # the next steps' time includes the prefill
