@@ -33,7 +33,7 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 33  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 34  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -135,6 +135,15 @@ class Return:
 
 
 @dataclass
+class Assertion:
+    """``assert test`` (or ``if not test: raise``): what follows it on its block runs only where
+    ``test`` held."""
+    test: str
+    line: int
+    blocks: list[str]
+
+
+@dataclass
 class CallSite:
     callee: str  # normalised text of the called expression
     keywords: dict[str, Value]
@@ -204,6 +213,7 @@ class FunctionFacts:
     undecided_withs: list = field(default_factory=list)
     is_async: bool = False  # `async def`: a call of it is a coroutine, its returns what `await` of that gives
     splits: list[Split] = field(default_factory=list)
+    asserts: list[Assertion] = field(default_factory=list)
 
 
 # ------------------------------------------------------------ function selection

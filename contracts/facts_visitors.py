@@ -20,6 +20,7 @@ from spectrace.contracts.expr_values import call_args, chain_of, describe
 from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import ItemOf, NoneValue, Opaque
 from spectrace.contracts.facts import (
+    Assertion,
     AttrWrite,
     Binding,
     CallSite,
@@ -31,7 +32,7 @@ from spectrace.contracts.facts import (
     Split,
     WithManager,
 )
-from spectrace.contracts.node_context import Context, ContextFinder, suppresses, tested_names
+from spectrace.contracts.node_context import Context, ContextFinder, exits, suppresses, tested_names
 from spectrace.contracts.snippet import FUNCTIONS, DottedName, Snippet
 from spectrace.errors import SpectraceError
 
@@ -563,6 +564,9 @@ class TestedNames(_Collector):
 
     def visit_If(self, node: ast.If) -> None:
         self._note(node.test)
+        if self.scope.current is not None and not node.orelse and exits(self.src, node.body):
+            # the code after `if test: raise` on its block runs where `test` failed, as after an assert
+            self._holds(node, f"not ({self.src.code(node.test)})")
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self._note(node.test)
@@ -577,6 +581,13 @@ class TestedNames(_Collector):
 
     def visit_Assert(self, node: ast.Assert) -> None:
         self._note(node.test)
+        if self.scope.current is not None:
+            self._holds(node, self.src.code(node.test))
+
+    def _holds(self, node: ast.stmt, test: str) -> None:
+        blocks = self.where.of(node).blocks
+        # its last line: a statement of its own body (`if test: return ...`) comes before it ends
+        self.scope.current.asserts.append(Assertion(test, self.src.end_line(node), blocks))
 
 
 # ------------------------------------------------------------------ the walk

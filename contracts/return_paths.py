@@ -230,6 +230,8 @@ def _known_not_none(name: str, conds) -> bool:
     (``if name is not None:``, ``if name:``, or the else of ``if name is None:``)."""
     for text, positive in conds or ():
         t = " ".join(text.split())
+        if t.startswith("not (") and t.endswith(")"):  # `not (a is None)`: `a is None`, negated
+            t, positive = t[5:-1], not positive
         walrus = re.match(rf"\(\s*{re.escape(name)}\s*:=.*\)(\s+is not None|\s+is None)?$", t)
         if walrus:  # `(name := value) is not None` tests name as `name is not None` would
             t = name + (walrus.group(1) or "")
@@ -972,6 +974,36 @@ class ReturnPathFinder:
         return out
 
     def _name(self, at: Place, name: str, walk: Walk) -> list[Outcome]:
+        """The value a local holds ``at`` a place, as ``_bound_value`` finds it, less the ways that
+        an ``assert`` or an early exit (``if name is None: raise``) since its binding rules out: a
+        None there, or a field of it left None."""
+        outcomes = self._bound_value(at, name, walk)
+        f = at.f
+        if not f.asserts or name in f.rebound_inside:
+            return outcomes
+        last = max((b.line for b in f.bindings if b.target == name and b.line < at.line), default=f.line)
+        held = self._held_at(at, last)
+        # a field's test also needs the object untouched since: no write through it, no call
+        touched = [w.line for w in f.writes if w.root == name] + [c.line for c in f.calls]
+        fields_held = [c for c, line in held if not any(line < t < at.line for t in touched)]
+        held = [c for c, _ in held]
+        kept = []
+        for o in outcomes:
+            if o.not_a_result and _known_not_none(name, held):
+                continue
+            if any(_known_not_none(f"{name}.{p}", fields_held) for p in o.cleared):
+                continue
+            kept.append(o)
+        return kept
+
+    @staticmethod
+    def _held_at(at: Place, since: int) -> list[tuple[Cond, int]]:
+        """The asserts, and the tests of early exits (``if test: raise``: ``not test`` holds after
+        it), that every way to the statement ``at`` passed after line ``since``, each with its line."""
+        return [(Cond(a.test, True), a.line) for a in at.f.asserts
+                if since < a.line < at.line and runs_before(a, at.line, at.blocks)]
+
+    def _bound_value(self, at: Place, name: str, walk: Walk) -> list[Outcome]:
         """The value a local holds ``at`` a place: its last dominating binding (a parameter without
         one: its argument at the call being followed), then every later binding and attribute write
         before it, its own or a helper's it is passed to; one not on every path forks (taken under

@@ -32,6 +32,20 @@ EXPECTED = {
     "try_under_if": ("violated", DEFAULT, "worker.py:14", "worker.py:9 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a handler that re-raises: the code after the statement follows the body only
     "try_reraise": ("present", None, None, ""),
+    # an `assert` and an early exit (`if draft is None: raise`, `continue` in a loop) on the way to
+    # the return rule out the ways they fail, for a local and for a field of one; not for a
+    # statement inside the exit's own body, a value bound or written again after the test (or passed
+    # to a call), an assert under its own `if`, or one inside a try whose handler goes on
+    "assert_narrows": ("present", None, None, ""),
+    "exit_narrows": ("present", None, None, ""),
+    "assert_narrows_field": ("present", None, None, ""),
+    "exit_in_loop_narrows": ("present", None, None, ""),
+    "exit_body_not_narrowed": ("violated", DEFAULT, "worker.py:9", "`Result(tokens=[1], draft=draft)` leaves it None"),
+    "assert_then_rebound": ("violated", DEFAULT, "worker.py:10", "`Result(tokens=[1], draft=draft)` leaves it None"),
+    "assert_in_branch": ("violated", DEFAULT, "worker.py:10", "`Result(tokens=[1], draft=draft)` leaves it None"),
+    "assert_in_try": ("violated", DEFAULT, "worker.py:12", "`Result(tokens=[1], draft=draft)` leaves it None"),
+    "assert_field_then_write": ("violated", DEFAULT, "worker.py:11", "worker.py:10 `result.draft = None` sets it to None"),
+    "assert_field_then_call": ("violated", DEFAULT, "worker.py:10", "worker.py:14 `result.draft = None` sets it to None"),
     # a `return` in `finally` is a return path of its own
     "try_finally": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `Result(tokens=[])` leaves Result.draft at its default None"),
     # ... and one that always runs cancels the body's returns
