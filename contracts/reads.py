@@ -45,7 +45,9 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
         deref = len(r.attrs) > 1 or r.operand or _stored_then_dereferenced(f, r) or \
             (side == SCHEDULER and f.cls != analysis.owner_name and _passed_to_dereferencing(analysis, module, f, r))
         # `if h.f.x is not None: h.f.x.to(...)`: `x` is checked, only `f` must be set
-        asked = path[:1] if len(path) == 2 and _narrowed(r, ".".join([r.root, *path]), spelled) else None
+        chain = ".".join([r.root, *path])
+        # ... and `if h.f.x is not None:` itself, a test of `x` that reaches into `f`
+        asked = path[:1] if len(path) == 2 and (_narrowed(r, chain, spelled) or r.in_test and chain in tested) else None
         out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, guards,
                               "getattr" if r.via_getattr else "direct", deref=deref, holder=holders.why[r.root],
                               asked=asked))
@@ -66,8 +68,10 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
     for r in f.reads:
         for field_name, origin in _bound_at(aliases, r.root, r.line) if r.root not in holders and r.attrs else []:
             path = [field_name] + ([r.attrs[0]] if not (len(r.attrs) == 1 and r.called) else [])
-            # `if info.x is not None: ... info.x`: the alias itself is dereferenced, `x` is checked
-            asked = [field_name] if r.guards2 and len(r.attrs) == 1 and not r.called else path
+            # `if info.x is not None: ... info.x`: the alias itself is dereferenced, `x` is checked,
+            # in the test as below it
+            checked = r.guards2 or r.in_test and f"{r.root}.{r.attrs[0]}" in tested
+            asked = [field_name] if checked and len(r.attrs) == 1 and not r.called else path
             out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, list(r.guards1),
                                   f"alias {r.root}", deref=True, holder=holders.why[origin.root], asked=asked,
                                   root=origin.root))
@@ -293,7 +297,9 @@ def _make_read(analysis: Analysis, rel: str, module: str, side: str, f: Function
         chain = f"{root or r.root}.{field_name}"
         if not guards and inline.conds != list(r.conds) and _narrowed(inline, chain, aliases):
             guards = [Guard(GuardKind.NOT_NONE_CHECK, chain, r.line)]
-    if r.in_test:
+    # a test of the field is a check; a test of what lies below it (`if result.f.x:`) reaches into it
+    checks = r.in_test and not deref
+    if checks:
         kind = ReadKind.CHECK
     elif guards:
         kind = ReadKind.GUARDED
@@ -310,7 +316,7 @@ def _make_read(analysis: Analysis, rel: str, module: str, side: str, f: Function
         consumer=f.qualname,
         module=module,
         side=side,
-        guarded=bool(guards) or r.in_test,
+        guarded=bool(guards) or checks,
         guards=guards,
         path_condition=C.render(r.conds),
         conditions=[list(c) for c in r.conds],
