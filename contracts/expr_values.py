@@ -11,17 +11,33 @@ from spectrace.contracts.values import AttrOf, BoolOp, CallValue, Chain, IfExp, 
 
 
 def chain_of(node: ast.AST) -> tuple[str, list[str]] | None:
-    """``a.b.c`` -> ("a", ["b", "c"]); None for anything that is not Name(.attr)*."""
+    """``a.b.c`` -> ("a", ["b", "c"]); None for anything that is not Name(.attr)* (a walrus or a
+    literal getattr on the way read as the chain they spell)."""
     if isinstance(node, DottedName):
         return node.root, list(node.attrs)
     attrs: list[str] = []
-    while isinstance(node, ast.Attribute):
-        attrs.append(node.attr)
-        node = node.value
+    while True:
+        if isinstance(node, ast.Attribute):
+            attrs.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.NamedExpr):  # `(d := a.b).c` reads a.b.c
+            node = node.value
+        elif _literal_getattr(node):  # `getattr(a, "b").c` reads a.b.c
+            attrs.append(node.args[1].value)
+            node = node.args[0]
+        else:
+            break
     if isinstance(node, ast.Name):
         return node.id, list(reversed(attrs))
     name = singleton_name(node)
     return (name, list(reversed(attrs))) if name else None
+
+
+def _literal_getattr(node: ast.AST) -> bool:
+    """``getattr(x, "name")``: no default, so it is ``x.name`` (one with a default may give it)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+        and len(node.args) == 2 and not node.keywords and isinstance(node.args[1], ast.Constant) \
+        and isinstance(node.args[1].value, str) and node.args[1].value.isidentifier()
 
 
 def is_none(node: ast.AST | None) -> bool:

@@ -34,6 +34,8 @@ EXPECTED = {
     "try_reraise": ("present", None, None, ""),
     # a test of what lies below the field (`if result.draft.lens:`) reaches into the field: no check of it
     "test_below_field": ("violated", "scheduler.py:25", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # ... as does an attribute of `getattr(result, "draft")` without a default
+    "getattr_below_field": ("violated", "scheduler.py:25", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # an `assert` and an early exit (`if draft is None: raise`, `continue` in a loop) on the way to
     # the return rule out the ways they fail, for a local and for a field of one; not for a
     # statement inside the exit's own body, a value bound or written again after the test (or passed
