@@ -37,7 +37,7 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
         path = r.attrs[:2]
         if len(r.attrs) == 2 and r.called:
             path = r.attrs[:1]
-        guards = list(r.guards2)
+        guards = _still_holding(f, r.root, r.guards2, r.line)
         for v in r.bound_to:
             aliases.setdefault(v, []).append((field_name, r))
             if v in tested:
@@ -72,10 +72,19 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
             # in the test as below it
             checked = r.guards2 or r.in_test and f"{r.root}.{r.attrs[0]}" in tested
             asked = [field_name] if checked and len(r.attrs) == 1 and not r.called else path
-            out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, list(r.guards1),
+            out.append(_make_read(analysis, rel, module, side, f, r, field_name, path,
+                                  _still_holding(f, r.root, r.guards1, r.line),
                                   f"alias {r.root}", deref=True, holder=holders.why[origin.root], asked=asked,
                                   root=origin.root))
     return out
+
+
+def _still_holding(f: FunctionFacts, root: str, guards: list[Guard], line: int) -> list[Guard]:
+    """The guards of a read through ``root`` that test the value it holds at the read: a test
+    before ``root`` was bound again (`result = self.worker.forward(batch)` under the test) was
+    of another object."""
+    rebound = [b.line for b in f.bindings if b.target == root and b.line < line]
+    return [g for g in guards if not any(g.line < at for at in rebound)]
 
 
 def _field_property(analysis: Analysis, name: str) -> str | None:
