@@ -215,7 +215,8 @@ def satisfiable_under_modes(formulas: Iterable[Formula], predicates: dict[str, f
         return True
 
     kept = [a for a in names if a in grouped] + [a for a in names if a not in grouped][:MAX_ATOMS]
-    return _search(whole, sorted(kept, key=names.index), {}, 0, consistent)
+    order = sorted(kept, key=names.index)
+    return _search(_searched(whole, set(order)), order, {}, 0, consistent)
 
 
 class Solver:
@@ -279,44 +280,96 @@ def satisfiable(*formulas: Formula) -> bool:
     # monotone in it): only atoms written twice or more can make a contradiction
     names = sorted((a for a, n in counts.items() if n > 1), key=lambda a: (-counts[a], a))
     # beyond MAX_ATOMS the rarest are left free too: an over-approximation
-    return _search(whole, names[:MAX_ATOMS], {}, 0)
+    return _search(_searched(whole, set(names[:MAX_ATOMS])), names[:MAX_ATOMS], {}, 0)
 
 
-def _search(whole: Formula, names: list[str], env: dict, i: int, consistent=None) -> bool:
-    """Assign ``names`` from the ``i``-th one by one, dropping a branch as soon as the formula is
-    false whatever the rest are, or ``consistent`` says the values assigned cannot be together;
-    atoms outside ``names`` and ``env`` satisfy whatever asks for them (an over-approximation)."""
-    value = _partial(whole, env)
-    if value is not None or i == len(names):
-        return value is not False
+def _search(f: Formula | bool, names: list[str], env: dict, i: int, consistent=None) -> bool:
+    """Assign ``names`` from the ``i``-th one by one, ``f`` being what is left of the formula under
+    ``env`` (``_simplified``: it shrinks as atoms get values, so each step looks at less of it),
+    dropping a branch as soon as it is false whatever the rest are, or ``consistent`` says the
+    values assigned cannot be together; atoms outside ``names`` and ``env`` satisfy whatever asks
+    for them (an over-approximation)."""
+    if f is True or f is False or i == len(names):
+        return f is not False
     name = names[i]
     for choice in (True, False):
         env[name] = choice
-        found = (consistent is None or consistent(env)) and _search(whole, names, env, i + 1, consistent)
+        g = _simplified(f, {name: choice})
+        found = (consistent is None or consistent(env)) and _search(g, names, env, i + 1, consistent)
         del env[name]
         if found:
             return True
+        if g is f and consistent is None:
+            return False  # the atom is gone from what is left: its other value finds the same
     return False
 
 
-def _partial(f: Formula, env: dict) -> bool | None:
-    """The formula's value under a partial assignment; None while it depends on unassigned atoms."""
+# stands for a part of a formula with no atom the search assigns: its value stays unknown whatever
+# the search assigns, as that of one such atom does, so the whole part is that one atom
+_FREE = Atom("\0free")
+
+
+def _searched(f: Formula, names: set) -> Formula | bool:
+    """The formula the search starts from: its constant parts decided and each part with no atom of
+    ``names`` made ``_FREE`` (the search then looks at a few atoms, not at each free one)."""
+    if _FREE.key in names:
+        return _simplified(f, {})
     kind = type(f)
     if kind is Atom:
-        return env.get(f.key)
+        return f if f.key in names else _FREE
     if kind is Not:
-        v = _partial(f.operand, env)
-        return None if v is None else not v
+        g = _searched(f.operand, names)
+        if g is True or g is False:
+            return not g
+        return _FREE if g is _FREE else Not(g)
     is_or = kind is Or
-    undecided = False
-    for g in f.parts:
-        # (an atom's value looked up here: most parts are atoms, and a call costs more than the lookup)
-        v = env.get(g.key) if type(g) is Atom else _partial(g, env)
-        if v is None:
-            undecided = True
-        elif v is is_or:
-            return v
-    return None if undecided else not is_or
+    kept = []
+    free = False
+    for part in f.parts:
+        g = _searched(part, names)
+        if g is True or g is False:
+            if g is is_or:
+                return g
+        elif g is not _FREE:
+            kept.append(g)
+        elif not free:  # two unknown parts of an and (or an or) are as one
+            free = True
+            kept.append(g)
+    if not kept:
+        return not is_or
+    return kept[0] if len(kept) == 1 else kind(tuple(kept))
+
+
+def _simplified(f: Formula, env: dict) -> Formula | bool:
+    """What is left of the formula under a partial assignment: True or False once its value no
+    longer depends on the unassigned atoms, else the formula with the decided parts dropped
+    (``f`` itself where nothing changed)."""
+    kind = type(f)
+    if kind is Atom:
+        v = env.get(f.key)
+        return f if v is None else v
+    if kind is Not:
+        g = _simplified(f.operand, env)
+        if g is True or g is False:
+            return not g
+        return f if g is f.operand else Not(g)
+    is_or = kind is Or
+    kept = []
+    changed = False
+    for part in f.parts:
+        g = _simplified(part, env)
+        if g is True or g is False:
+            if g is is_or:
+                return g
+            changed = True
+        else:
+            kept.append(g)
+            changed = changed or g is not part
+    if not kept:
+        return not is_or
+    if not changed:
+        return f
+    return kept[0] if len(kept) == 1 else kind(tuple(kept))
 
 
 def implication(when: str, implies: str) -> Formula:

@@ -90,76 +90,80 @@ def extract(source: SglangSource, roles: Roles | None = None, project: Project |
     # the functions of the files in scope whatever the workers turn out to be are parsed in the
     # background while the index answers who the workers are
     with symbols.facts.parsing_ahead(scope_files(symbols, owner, [], roles.scope_packages), mentions):
-        # workers and sides
-        selection = WorkerSelection(a)
-        a.scheduler_qn = scheduler_class(symbols, roles)
-        if a.scheduler_qn is None:
-            a.notes.append(f"no {roles.consumer} class found: the worker side falls back to the worker packages")
-            targets = []
-        else:
-            targets = selection.targets()
-        a.worker_modules = {qn.rsplit(".", 1)[0] for t in targets for qn in symbols.mro(t)}
+        # and the index reads the modules it has not parsed from their outlines, parsing a function's
+        # body when it is first asked for, while a second process parses the modules they import
+        # (``Project.parsing_ahead``); it ends before the caches are written, so these are kept
+        with symbols.project.parsing_ahead():
+            # workers and sides
+            selection = WorkerSelection(a)
+            a.scheduler_qn = scheduler_class(symbols, roles)
+            if a.scheduler_qn is None:
+                a.notes.append(f"no {roles.consumer} class found: the worker side falls back to the worker packages")
+                targets = []
+            else:
+                targets = selection.targets()
+            a.worker_modules = {qn.rsplit(".", 1)[0] for t in targets for qn in symbols.mro(t)}
 
-        # scope and facts
-        files = scope_files(symbols, owner, targets + ([a.scheduler_qn] if a.scheduler_qn else []), roles.scope_packages)
-        wanted = {rel: [s for s in symbols.facts.spans(rel) if mentions.search(s.text)] for rel in files}
-        scanned = symbols.facts.facts_many({rel: spans for rel, spans in wanted.items() if spans})
-        a.complements = complements_in([s for rel in files for s in symbols.facts.spans(rel)])
-        enum_files = sorted({rel for name in roles.mode_enums for qn in symbols.find_class(name)
-                             if (rel := symbols.file_of_module(qn.rsplit(".", 1)[0])) and rel not in files})
-        a.predicates = predicates_in([s for rel in [*files, *enum_files] for s in symbols.facts.spans(rel)])
-        for rel, flist in scanned.items():
-            scanned[rel] = symbols.add(rel, flist)
+            # scope and facts
+            files = scope_files(symbols, owner, targets + ([a.scheduler_qn] if a.scheduler_qn else []), roles.scope_packages)
+            wanted = {rel: [s for s in symbols.facts.spans(rel) if mentions.search(s.text)] for rel in files}
+            scanned = symbols.facts.facts_many({rel: spans for rel, spans in wanted.items() if spans})
+            a.complements = complements_in([s for rel in files for s in symbols.facts.spans(rel)])
+            enum_files = sorted({rel for name in roles.mode_enums for qn in symbols.find_class(name)
+                                 if (rel := symbols.file_of_module(qn.rsplit(".", 1)[0])) and rel not in files})
+            a.predicates = predicates_in([s for rel in [*files, *enum_files] for s in symbols.facts.spans(rel)])
+            for rel, flist in scanned.items():
+                scanned[rel] = symbols.add(rel, flist)
 
-        # reads and producers
-        holder_finder = HolderFinder(a, scanned)
-        consumer_side = [(symbols.module_of_file(rel), rel, f) for rel, flist in sorted(scanned.items())
-                         if a.side_of(symbols.module_of_file(rel)) == SCHEDULER for f in flist]
-        holder_finder.find_relays(consumer_side)
-        consumer_side += _relay_callers(a, holder_finder, files, wanted, scanned)
-        holder_finder.propagate(consumer_side)
-        reads, found_producers, scheduler_writes, worker_calls = [], [], set(), set()
-        undeclared = UndeclaredFinder(a)
-        for rel, flist in sorted(scanned.items()):
-            module = symbols.module_of_file(rel)
-            side = a.side_of(module)
-            for f in flist:
-                holders = holder_finder.of(module, f)
-                worker_calls |= {c for c in holders.calls if c.startswith(f"self.{roles.worker_attr}.")}
-                reads.extend(field_reads(a, rel, module, side, f, holders))
-                undeclared.scan(rel, side, f, holders)
-                found_producers.extend(producers_in(a, rel, module, side, f, holders))
-                if side == SCHEDULER:
-                    scheduler_writes |= fields_set_on_results(a, f, holders)
-        for r in reads:
-            for inbound in holder_finder.inbound.get((r.module, r.consumer), {}).values():
-                if r.holder == inbound.why:
-                    r.caller, r.caller_site, r.call_condition = inbound.caller, inbound.site, C.render(inbound.conds)
-        dedupe_ids(reads)
-        dedupe_ids(found_producers)
+            # reads and producers
+            holder_finder = HolderFinder(a, scanned)
+            consumer_side = [(symbols.module_of_file(rel), rel, f) for rel, flist in sorted(scanned.items())
+                             if a.side_of(symbols.module_of_file(rel)) == SCHEDULER for f in flist]
+            holder_finder.find_relays(consumer_side)
+            consumer_side += _relay_callers(a, holder_finder, files, wanted, scanned)
+            holder_finder.propagate(consumer_side)
+            reads, found_producers, scheduler_writes, worker_calls = [], [], set(), set()
+            undeclared = UndeclaredFinder(a)
+            for rel, flist in sorted(scanned.items()):
+                module = symbols.module_of_file(rel)
+                side = a.side_of(module)
+                for f in flist:
+                    holders = holder_finder.of(module, f)
+                    worker_calls |= {c for c in holders.calls if c.startswith(f"self.{roles.worker_attr}.")}
+                    reads.extend(field_reads(a, rel, module, side, f, holders))
+                    undeclared.scan(rel, side, f, holders)
+                    found_producers.extend(producers_in(a, rel, module, side, f, holders))
+                    if side == SCHEDULER:
+                        scheduler_writes |= fields_set_on_results(a, f, holders)
+            for r in reads:
+                for inbound in holder_finder.inbound.get((r.module, r.consumer), {}).values():
+                    if r.holder == inbound.why:
+                        r.caller, r.caller_site, r.call_condition = inbound.caller, inbound.site, C.render(inbound.conds)
+            dedupe_ids(reads)
+            dedupe_ids(found_producers)
 
-        # worker return paths and violations
-        methods = sorted({c.split(".")[2] for c in worker_calls}) or [roles.worker_method]
-        conditions = selection.conditions(targets)
-        violation_finder = ViolationFinder(a, holder_finder, applicable(load_assumptions() if assumptions is None else assumptions,
-                                                                        source.version))
-        checked = violation_finder.checked(reads, scheduler_writes)
-        paths = worker_return_paths(a, targets, methods, deep_wants(checked), {r.field for r in checked},
-                                    witnessed=violation_finder.witnessed(checked))
-        Constructions(symbols).conditioned(paths)
-        violations = violation_finder.find(reads, paths, conditions, scheduler_writes)
-        producer_paths = named_producer_paths(a, dict(producers or {}))
-        for xid, left_out in sorted(violation_finder.excluded.items()):
-            sites = sorted({f"{r.file}:{r.line}" for r in left_out})
-            a.notes.append(f"reads left out of the workers' obligations by {xid} (contracts/catalog/assumptions.toml): "
-                           + ", ".join(sites))
-        if violation_finder.assumptions_used:
-            a.notes.append("assumptions used to rule out violations: " + ", ".join(sorted(violation_finder.assumptions_used))
-                           + " (contracts/catalog/assumptions.toml)")
-        if scheduler_writes:
-            a.notes.append("fields the scheduler side sets itself on a result (checked against workers only where "
-                           "a read is reached without the write): "
-                           + ", ".join(sorted(scheduler_writes)))
+            # worker return paths and violations
+            methods = sorted({c.split(".")[2] for c in worker_calls}) or [roles.worker_method]
+            conditions = selection.conditions(targets)
+            violation_finder = ViolationFinder(a, holder_finder, applicable(load_assumptions() if assumptions is None else assumptions,
+                                                                            source.version))
+            checked = violation_finder.checked(reads, scheduler_writes)
+            paths = worker_return_paths(a, targets, methods, deep_wants(checked), {r.field for r in checked},
+                                        witnessed=violation_finder.witnessed(checked))
+            Constructions(symbols).conditioned(paths)
+            violations = violation_finder.find(reads, paths, conditions, scheduler_writes)
+            producer_paths = named_producer_paths(a, dict(producers or {}))
+            for xid, left_out in sorted(violation_finder.excluded.items()):
+                sites = sorted({f"{r.file}:{r.line}" for r in left_out})
+                a.notes.append(f"reads left out of the workers' obligations by {xid} (contracts/catalog/assumptions.toml): "
+                               + ", ".join(sites))
+            if violation_finder.assumptions_used:
+                a.notes.append("assumptions used to rule out violations: " + ", ".join(sorted(violation_finder.assumptions_used))
+                               + " (contracts/catalog/assumptions.toml)")
+            if scheduler_writes:
+                a.notes.append("fields the scheduler side sets itself on a result (checked against workers only where "
+                               "a read is reached without the write): "
+                               + ", ".join(sorted(scheduler_writes)))
         _save_caches(symbols)
     _fail_on_unparsed(symbols)
     extraction = Extraction(

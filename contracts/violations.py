@@ -140,6 +140,7 @@ class ViolationFinder:
         self.excluded: dict[str, list[FieldRead]] = {}  # exclusion id -> the reads it left out
         self.entries: dict[str, EntryCondition] = {}  # consumer -> the condition it is entered under
         self._premises = {a for x in self.assumptions for a in C.atoms(C.parse_receiver_free(x["when"]))}
+        self._implications = tuple(C.implication(x["when"], x["implies"]) for x in self.assumptions)
         self.origins = RelayOrigins(holders)
         self.enums = EnumMembers(self.symbols)
         self.solver = C.Solver(analysis.predicates, self.enums)
@@ -170,6 +171,8 @@ class ViolationFinder:
         checked = self.checked(reads, scheduler_writes)
         contexts = self._context_map
         expanders: dict = {}
+        self._path_formulas: dict = {}
+        self._selections: dict = {}
         for r in checked:
             expand = expanders.setdefault((r.module, r.consumer), self._expander(r.module, r.consumer))
             local = [Cond(*c) for c in r.conditions] + [Cond(e, False) for e in r.early_exits]
@@ -189,6 +192,7 @@ class ViolationFinder:
                 read_f = C.with_complements(C.all_of(C.conjunction(renamed, expand),
                                                      C.conjunction([Cond(*c) for c in extra], outer), ctx.entry,
                                                      C.Not(self._relay_sets(relays, r.field, scheduler_writes))), comp)
+                definitions = None  # of read_f's atoms, when first asked for
                 for p in paths:
                     missing, why = _obligation(r, p)
                     if missing is None and why is None:
@@ -197,18 +201,14 @@ class ViolationFinder:
                         continue  # the call runs only when the result's field is None, which this path sets
                     if (set(r.tested_set) | tested_set | ctx.tested) & set(p.cleared):
                         continue  # the read runs only when the result's field is set, which this path leaves None
-                    p_conds = [Cond(*c) for c in p.conditions]
-                    alternatives = [p_conds]
-                    if worker_calls is not None:
-                        alternatives = self._decided_by_calls(p, worker_calls, p_conds)
-                        if not alternatives:
-                            continue  # the worker calls' constant arguments rule this return out
-                    p_f = C.with_complements(C.Or(tuple(C.conjunction(alt) for alt in alternatives)), comp)
-                    for alt in selection.get(p.worker, [[]]):
-                        sel_f = C.with_complements(C.conjunction(alt), comp)
+                    p_f = self._path_formula(p, worker_calls)
+                    if p_f is None:
+                        continue  # the worker calls' constant arguments rule this return out
+                    for alt, sel_f in self._selection_formulas(selection, p.worker):
                         if not self.solver.satisfiable(read_f, sel_f, p_f):
                             continue
-                        definitions = self._definitions(read_f)
+                        if definitions is None:
+                            definitions = self._definitions(read_f)
                         # with what the enum's predicates say of each other (conditions.satisfiable_under_modes)
                         if not self.solver.satisfiable_under_modes((read_f, sel_f, p_f, *definitions)):
                             continue
@@ -346,6 +346,27 @@ class ViolationFinder:
             each.append(C.Or(tuple(C.conjunction(alt, expand) for alt in alternatives)))
         return C.all_of(*each)
 
+    def _path_formula(self, p: ReturnPath, worker_calls: list | None) -> C.Formula | None:
+        """The return path's condition as the worker calls that may make it decide it, complements
+        written; None where those calls rule the path out. The same for every read and context that
+        meets the path with the same calls: made once for each (the calls kept, so their ids stay theirs)."""
+        key = (id(p), None if worker_calls is None else tuple(id(x) for wc in worker_calls for x in wc))
+        if key not in self._path_formulas:
+            conds = [Cond(*c) for c in p.conditions]
+            alternatives = [conds] if worker_calls is None else self._decided_by_calls(p, worker_calls, conds)
+            formula = (C.with_complements(C.Or(tuple(C.conjunction(alt) for alt in alternatives)), self.analysis.complements)
+                       if alternatives else None)
+            self._path_formulas[key] = (p, worker_calls, formula)
+        return self._path_formulas[key][2]
+
+    def _selection_formulas(self, selection: dict, worker: str) -> list[tuple[list, C.Formula]]:
+        """Each selection alternative of the worker with its formula (complements written), made once."""
+        if worker not in self._selections:
+            comp = self.analysis.complements
+            self._selections[worker] = [(alt, C.with_complements(C.conjunction(alt), comp))
+                                        for alt in selection.get(worker, [[]])]
+        return self._selections[worker]
+
     def _decided_by_calls(self, p: ReturnPath, worker_calls: list, conds: list) -> list[list]:
         """``conds`` of a return path as each worker call that may make it decides them (the calls
         of another method of the worker decide nothing); the calls that rule it out left out."""
@@ -443,9 +464,9 @@ class ViolationFinder:
         return bool(defined & self._premises) and self._contradicted(defined, read_f, sel_f, p_f, *definitions)
 
     def _contradicted(self, spoken: set, *formulas) -> bool:
-        if not any(C.atoms(C.parse_receiver_free(x["when"])) & spoken for x in self.assumptions):
+        if not spoken & self._premises:  # no assumption speaks of them
             return False
-        if not self.solver.satisfiable(*formulas, *[C.implication(x["when"], x["implies"]) for x in self.assumptions]):
+        if not self.solver.satisfiable(*formulas, *self._implications):
             self.assumptions_used.update(x["id"] for x in self.assumptions)
             return True
         return False
