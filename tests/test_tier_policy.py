@@ -237,3 +237,24 @@ def test_a_window_left_behind_in_a_bucket_passed_through_fast_is_not_resumed_on_
     bucket = controller.buckets[4]
     assert bucket.passing
     assert bucket.steps_left == policy.WINDOW - 1  # the visit's first decision planned a new window
+
+
+def test_the_gpu_trace_fixture_prints_each_decision_and_plan(capsys, monkeypatch):
+    """tests/gpu/tiers_trace: the fixture that traces the tier policy inside an engine, applied to
+    the policy module itself (the engine runs the same code from the patched tree)."""
+    monkeypatch.setattr(sys, "_tiers_trace_boot_ran", True, raising=False)  # no import hook here
+    fixture = tier_replay.load_module(ROOT / "tests/gpu/tiers_trace/sitecustomize.py", "tiers_trace_fixture")
+    traced = tier_replay.load_module(ROOT / "patches/draft-steps/src/0.5.17/speculative/draft_steps.py", "draft_steps_traced")
+    fixture._patch(traced)
+    fixture._patch(traced)  # once only
+    clock = [0.0]
+    controller = traced.TierController((0, 1, 3), clock=lambda: clock[0])
+    tiers = []
+    for _ in range(3):
+        tiers.append(controller.decide(4))
+        clock[0] += 0.005
+    lines = capsys.readouterr().err.splitlines()
+    steps = [line for line in lines if line.startswith("[tiers] step")]
+    plans = [line for line in lines if line.startswith("[tiers] plan")]
+    assert [int(line.split("tier=")[1].split()[0]) for line in steps] == tiers
+    assert len(plans) == 1 and "bucket=4" in plans[0] and f"-> {tiers[0]}" in plans[0]
