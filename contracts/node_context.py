@@ -93,6 +93,9 @@ def all_not_none(text: str, positive: bool) -> list[str]:
     return [".".join([c[0], *c[1]]) for c in chains if c and asserts_present(src, test, positive, ".".join([c[0], *c[1]]))]
 
 
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
 def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -> GuardKind | None:
     """Does ``test`` (taken as true when ``positive``, else as false) imply ``prefix`` is not None?
 
@@ -307,6 +310,10 @@ class ContextFinder:
                     cond_nodes.append((cur.test, False))
                 else:
                     in_test = True
+            elif isinstance(cur, _COMPREHENSIONS) and where in ("elt", "key", "value"):
+                # the element is evaluated only for the items every filter lets through
+                for generator in cur.generators:
+                    cond_nodes.extend((test, True) for test in generator.ifs)
             elif isinstance(cur, ast.BoolOp):
                 i = next(k for k, v in enumerate(cur.values) if v is child)
                 if i:

@@ -39,6 +39,10 @@ EXPECTED = {
     # a test of the field guards the read only while the name holds the object tested: bound again
     # under the test, it holds another
     "guard_then_rebound": ("violated", "scheduler.py:27", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a comprehension's element runs only for the items its filters let through: `if d` guards `d.lens`
+    # over `[result.draft]`, a filter on something else does not
+    "comp_filter": ("present", None, None, ""),
+    "comp_filter_other": ("violated", "scheduler.py:25", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # an `assert` and an early exit (`if draft is None: raise`, `continue` in a loop) on the way to
     # the return rule out the ways they fail, for a local and for a field of one; not for a
     # statement inside the exit's own body, a value bound or written again after the test (or passed
