@@ -486,6 +486,15 @@ class ViolationFinder:
         held_by: dict = {}
         for r in reads:
             held_by.setdefault((r.module, r.consumer), set()).add(r.holder)
+        # a function that calls the worker and passes the result to one that reads it receives it
+        # too, reads of its own or none (relays and loops that only hand it on: hand_on_receivers)
+        passing = set()
+        for r in reads:
+            if r.caller and r.caller_site:
+                key = (self.symbols.module_of_file(r.caller_site.rsplit(":", 1)[0]), r.caller)
+                if key not in held_by:
+                    passing.add(key)
+                    held_by[key] = set()
         if self.analysis.roles.hand_on_receivers:
             for caller in self._hand_on_receivers():
                 held_by.setdefault(caller, set())
@@ -498,6 +507,8 @@ class ViolationFinder:
             # a function that reads the worker's result: where it comes from, direct first
             held = sorted((not why.startswith(prefix), why) for why in {holders.why[h] for h in holders.from_worker}
                           if why in held_by[(module, consumer)] or not held_by[(module, consumer)])
+            if (module, consumer) in passing:
+                held = [h for h in held if h[1].startswith(prefix)]  # it calls the worker itself
             if held:
                 direct[(module, consumer)] = _how(held[0][1], prefix)
                 receivers.append((module, consumer, got[1], holders.from_worker))

@@ -43,6 +43,9 @@ EXPECTED = {
     # over `[result.draft]`, a filter on something else does not
     "comp_filter": ("present", None, None, ""),
     "comp_filter_other": ("violated", "scheduler.py:25", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # a function that calls the worker and hands the result to a helper that reads it receives it,
+    # reads of its own or none: the helper's read is an obligation
+    "helper_reads_only": ("violated", "scheduler.py:28", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # an `assert` and an early exit (`if draft is None: raise`, `continue` in a loop) on the way to
     # the return rule out the ways they fail, for a local and for a field of one; not for a
     # statement inside the exit's own body, a value bound or written again after the test (or passed
