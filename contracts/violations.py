@@ -486,6 +486,9 @@ class ViolationFinder:
         held_by: dict = {}
         for r in reads:
             held_by.setdefault((r.module, r.consumer), set()).add(r.holder)
+        if self.analysis.roles.hand_on_receivers:
+            for caller in self._hand_on_receivers():
+                held_by.setdefault(caller, set())
         # a function that calls the worker and passes the result to one that reads it receives it
         # too, reads of its own or none (relays and loops that only hand it on: hand_on_receivers)
         passing = set()
@@ -495,9 +498,6 @@ class ViolationFinder:
                 if key not in held_by:
                     passing.add(key)
                     held_by[key] = set()
-        if self.analysis.roles.hand_on_receivers:
-            for caller in self._hand_on_receivers():
-                held_by.setdefault(caller, set())
         receivers, direct = [], {}
         for module, consumer in sorted(held_by):
             got = self.symbols.indexed(f"{module}.{consumer}")
