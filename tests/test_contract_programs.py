@@ -33,19 +33,19 @@ EXPECTED = {
     # a handler that re-raises: the code after the statement follows the body only
     "try_reraise": ("present", None, None, ""),
     # a test of what lies below the field (`if result.draft.lens:`) reaches into the field: no check of it
-    "test_below_field": ("violated", "scheduler.py:25", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "test_below_field": ("violated", "scheduler.py:12", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # ... as does an attribute of `getattr(result, "draft")` without a default
-    "getattr_below_field": ("violated", "scheduler.py:25", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "getattr_below_field": ("violated", "scheduler.py:12", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a test of the field guards the read only while the name holds the object tested: bound again
     # under the test, it holds another
-    "guard_then_rebound": ("violated", "scheduler.py:27", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "guard_then_rebound": ("violated", "scheduler.py:14", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a comprehension's element runs only for the items its filters let through: `if d` guards `d.lens`
     # over `[result.draft]`, a filter on something else does not
     "comp_filter": ("present", None, None, ""),
-    "comp_filter_other": ("violated", "scheduler.py:25", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "comp_filter_other": ("violated", "scheduler.py:12", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a function that calls the worker and hands the result to a helper that reads it receives it,
     # reads of its own or none: the helper's read is an obligation
-    "helper_reads_only": ("violated", "scheduler.py:28", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "helper_reads_only": ("violated", "scheduler.py:15", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # an `assert` and an early exit (`if draft is None: raise`, `continue` in a loop) on the way to
     # the return rule out the ways they fail, for a local and for a field of one; not for a
     # statement inside the exit's own body, a value bound or written again after the test (or passed

@@ -1,19 +1,6 @@
 """`getattr(result, "draft").lens` without a default is `result.draft.lens`: it reaches into the draft."""
-from dataclasses import dataclass
-from typing import Optional
-
+from .results import Draft, Result  # noqa: F401 (the worker imports them from here)
 from .worker import DraftWorker
-
-
-@dataclass
-class Draft:
-    lens: list
-
-
-@dataclass
-class Result:
-    tokens: list
-    draft: Optional[Draft] = None
 
 
 class Scheduler:

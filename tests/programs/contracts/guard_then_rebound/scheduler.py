@@ -1,19 +1,6 @@
 """A test of the draft, then the result bound again under it: the test was of the other result."""
-from dataclasses import dataclass
-from typing import Optional
-
+from .results import Draft, Result  # noqa: F401 (the worker imports them from here)
 from .worker import DraftWorker
-
-
-@dataclass
-class Draft:
-    lens: list
-
-
-@dataclass
-class Result:
-    tokens: list
-    draft: Optional[Draft] = None
 
 
 class Scheduler:

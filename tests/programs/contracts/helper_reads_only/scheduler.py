@@ -1,19 +1,6 @@
 """The scheduler hands the worker's result to a helper that reads the draft and reads nothing itself."""
-from dataclasses import dataclass
-from typing import Optional
-
+from .results import Draft, Result  # noqa: F401 (the worker imports them from here)
 from .worker import DraftWorker
-
-
-@dataclass
-class Draft:
-    lens: list
-
-
-@dataclass
-class Result:
-    tokens: list
-    draft: Optional[Draft] = None
 
 
 class Scheduler:

@@ -1,19 +1,6 @@
 """`if result.draft.lens:` tests the draft's lens: it reaches into the draft, which must be set."""
-from dataclasses import dataclass
-from typing import Optional
-
+from .results import Draft, Result  # noqa: F401 (the worker imports them from here)
 from .worker import DraftWorker
-
-
-@dataclass
-class Draft:
-    lens: list
-
-
-@dataclass
-class Result:
-    tokens: list
-    draft: Optional[Draft] = None
 
 
 class Scheduler:
