@@ -983,6 +983,8 @@ class ReturnPathFinder:
             return outcomes
         last = max((b.line for b in f.bindings if b.target == name and b.line < at.line), default=f.line)
         held = self._held_at(at, last)
+        if not held:
+            return outcomes
         # a field's test also needs the object untouched since: no write through it, no call
         touched = [w.line for w in f.writes if w.root == name] + [c.line for c in f.calls]
         fields_held = [c for c, line in held if not any(line < t < at.line for t in touched)]
