@@ -163,11 +163,16 @@ def load_upstream_params(version: str):
     from spectrace.source import fetch_version
 
     path = fetch_version(version, offline=True).root / "sglang/srt/speculative/adaptive_spec_params.py"
-    if "sglang.srt.utils" not in sys.modules:
-        for name in ("sglang", "sglang.srt", "sglang.srt.utils"):
-            sys.modules.setdefault(name, types.ModuleType(name))
+    names = [name for name in ("sglang", "sglang.srt", "sglang.srt.utils") if name not in sys.modules]
+    for name in names:  # only while it imports: a stand-in left behind breaks find_spec("sglang")
+        sys.modules[name] = types.ModuleType(name)
+    if "sglang.srt.utils" in names:
         sys.modules["sglang.srt.utils"].log_info_on_rank0 = lambda logger, message: None
-    return load_module(path, f"upstream_adaptive_{version.replace('.', '_')}")
+    try:
+        return load_module(path, f"upstream_adaptive_{version.replace('.', '_')}")
+    finally:
+        for name in names:
+            del sys.modules[name]
 
 
 @dataclasses.dataclass
@@ -215,6 +220,9 @@ def simulate_tiers(spec: str, scenario: TierScenario, version: str = "0.5.17") -
             now[0] += scenario.step_ms(tier, phase.bs) * noise / 1e3
             tier_steps[tier] += 1
             steps += 1
+        if report is not None:  # the batch empties: the last step's verify, with no launch after it
+            policy.observe(*report)
+            report = None
         results.append(TierPhaseResult(phase, steps, tier_steps, now[0] - start, tier_oracle_s(scenario, phase)))
     return results
 
