@@ -69,7 +69,7 @@ def _added_lines(version: str) -> list[str]:
 def test_the_core_does_not_grow(version):
     """The core's size as written plainly (docs/patch-design-0.5.17.md, "Size"): a change that adds
     lines raises this bound on purpose, with the page's figures."""
-    assert 300 < len(_added_lines(version)) <= 570
+    assert 300 < len(_added_lines(version)) <= 575
 
 
 @pytest.mark.xfail(strict=True, reason="the 450-line goal is open: docs/patch-design-0.5.17.md, Size")

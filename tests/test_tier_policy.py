@@ -112,7 +112,7 @@ def test_fewer_steps_when_acceptance_falls_under_the_same_load():
 
 def test_a_report_counts_for_the_tier_that_produced_it():
     """The overlap scheduler processes a step's verify after the next decision: the rejections that
-    acceptance counts are those of the tier decided before the last."""
+    acceptance counts are those of the tier launched first."""
     clock = iter(range(10**6))
     controller = policy.TierController((0, 1, 7), clock=lambda: next(clock) * 0.01)
     assert controller.decide(4) == 1  # acceptance first, at the cheapest verify
@@ -120,6 +120,32 @@ def test_a_report_counts_for_the_tier_that_produced_it():
     controller.observe([1, 1, 1, 1])  # the first step's: every request took its one draft
     state = controller.buckets[4]
     assert state.rates() == [1.0]  # one draft position, accepted by all four
+
+
+def test_the_last_report_before_the_batch_empties_counts_for_its_own_tier():
+    """After a tier switch the last step has no later launch: its report answers the last
+    decision, not the one before it (whose deeper positions it never drafted)."""
+    clock = iter(range(10**6))
+    controller = policy.TierController((0, 1, 3), clock=lambda: next(clock) * 0.01)
+    pair, alone = controller.buckets[2], controller.buckets[1]
+    pair.tier, pair.steps_left = 3, policy.WINDOW
+    alone.tier, alone.steps_left = 1, policy.WINDOW
+    assert controller.decide(2) == 3
+    assert controller.decide(1) == 1  # one request ended
+    controller.observe([3, 3])  # the 3-step verify of both
+    controller.observe([1])  # the last request's 1-step verify: nothing launched after it
+    assert pair.rates() == [1.0, 1.0, 1.0]
+    assert alone.rates() == [1.0]  # not a 3-step verify rejected at draft 2
+
+
+def test_a_report_without_a_verify_step_awaiting_it_tells_nothing():
+    clock = iter(range(10**6))
+    controller = policy.TierController((0, 1, 3), clock=lambda: next(clock) * 0.01)
+    state = controller.buckets[4]
+    state.tier, state.steps_left = 0, policy.WINDOW  # plain steps report nothing
+    controller.decide(4)
+    controller.observe([0, 0, 0, 0])
+    assert state.rates() is None
 
 
 def test_an_output_that_needs_the_verify_path_gets_a_drafting_tier():

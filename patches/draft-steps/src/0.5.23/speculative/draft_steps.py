@@ -149,6 +149,10 @@ class TierController:
         self.clock = clock
         self.buckets = collections.defaultdict(Bucket)
         self.history = collections.deque(maxlen=3)  # the last Decisions
+        # the verify steps launched and not yet reported, oldest first: (tier, batch
+        # size); two at most, as the overlap scheduler launches a step before it
+        # processes the previous one's result
+        self.verifying = collections.deque(maxlen=2)
         self.visit = (None, 0)  # the bucket of the last decision, steps since it came
 
     def cost(self, tier: int, bucket: int) -> Optional[float]:
@@ -179,6 +183,8 @@ class TierController:
         if needs_verify and tier == 0:  # the verify-shaped output path
             tier = min(t for t in self.tiers if t > 0)
         self.history.append(Decision(tier, bucket, now))
+        if tier > 0 and bs > 0:
+            self.verifying.append((tier, bs))
         return tier
 
     def _count_visit(self, bucket: int) -> None:
@@ -250,14 +256,12 @@ class TierController:
             self.buckets[bucket].times[last.tier].append(now - last.time)
 
     def observe(self, num_correct_drafts_per_req) -> None:
-        """Each request's accepted drafts of a verify step: the one decided before
-        the last decision, as the overlap scheduler processes a step's result after
-        it launches the next."""
-        if not self.history:
-            return
-        steps = self.history[-2 if len(self.history) > 1 else -1].tier
+        """Each request's accepted drafts of a verify step: the oldest one launched and
+        not yet reported. Not the one decided before the last: after the last step
+        before the batch empties no step is launched."""
         requests = len(num_correct_drafts_per_req)
-        if requests == 0 or steps == 0:
+        steps = self._reported(requests)
+        if requests == 0 or steps is None:
             return
         # at position i: the requests that accepted at least i drafts, at least i + 1
         at_least = [0] * (steps + 2)
@@ -269,6 +273,15 @@ class TierController:
         for position in range(steps):
             if at_least[position] > 0:  # a position no request reached tells nothing
                 positions[position].append((at_least[position], at_least[position + 1]))
+
+    def _reported(self, requests: int) -> Optional[int]:
+        """The tier of the verify step that a report of this many requests answers;
+        None when none launched at that batch size waits for one."""
+        while self.verifying:
+            tier, bs = self.verifying.popleft()
+            if bs == requests:
+                return tier
+        return None
 
     def _worth_timing(self, state: Bucket) -> tuple:
         """The tiers that can give more tokens than a smaller one: past a draft

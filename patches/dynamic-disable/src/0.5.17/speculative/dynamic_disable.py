@@ -305,9 +305,13 @@ class SpecDisableRuntime:
         usage = worker._additional_graph_memory_usage
         usage["decode"] = usage.get("decode", 0.0) + used
 
+    @staticmethod
+    def needs_verify(batch) -> bool:  # an output that only the verify path gives
+        needs = batch.forward_mode.is_idle() or batch.return_logprob
+        return needs or batch.has_grammar or batch.return_hidden_states
+
     def speculate(self, batch) -> bool:
-        needs_verify = batch.forward_mode.is_idle() or batch.return_logprob
-        needs_verify = needs_verify or batch.has_grammar or batch.return_hidden_states
+        needs_verify = self.needs_verify(batch)
         if self.worker.adaptive_controller is not None:  # it chose the tier
             return self.worker.speculative_num_steps > 0 or needs_verify
         rid = batch.reqs[0].rid if len(batch.reqs) == 1 else None
