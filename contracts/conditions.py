@@ -24,6 +24,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterable, Union
 
+from spectrace.contracts.expr_values import is_none, none_on_the_right
+
 
 @dataclass(frozen=True)
 class Atom:
@@ -64,9 +66,9 @@ class _DropReceivers(ast.NodeTransformer):
 
 def _atom_key(node: ast.expr, drop_receivers: bool = True) -> str:
     """Receiver-free text of an atom (``drop_receivers=False``: the text is receiver-free already)."""
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.comparators[0], ast.Constant) \
-            and node.comparators[0].value is None and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
-        return f"{_atom_key(node.left, drop_receivers)} is None"
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
+            and is_none(none_on_the_right(node)[1]):
+        return f"{_atom_key(none_on_the_right(node)[0], drop_receivers)} is None"
     if not drop_receivers:
         return ast.unparse(node)
     import copy
@@ -113,7 +115,7 @@ def _convert(node: ast.expr, expand, depth: int, drop_receivers: bool = True) ->
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return Not(_convert(node.operand, expand, depth, drop_receivers))
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.IsNot) \
-            and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+            and is_none(none_on_the_right(node)[1]):
         return Not(Atom(_atom_key(node, drop_receivers)))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
             and len(node.args) in (2, 3) and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):

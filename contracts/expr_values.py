@@ -44,6 +44,15 @@ def is_none(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
+def none_on_the_right(test: ast.Compare) -> tuple[ast.expr, ast.expr]:
+    """The two sides of a one-operator comparison, None second (`None is not x` tests x as
+    `x is not None` does)."""
+    left, right = test.left, test.comparators[0]
+    if is_none(left) and not is_none(right):
+        return right, left
+    return left, right
+
+
 @dataclass
 class Arg:
     keyword: str | None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from spectrace.contracts.aliases import Alias, local_aliases, with_aliases
-from spectrace.contracts.expr_values import call_args, chain_of, is_none
+from spectrace.contracts.expr_values import call_args, chain_of, is_none, none_on_the_right
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.facts import Cond, Guard, LoopExit
 from spectrace.contracts.kinds import GuardKind
@@ -57,6 +57,50 @@ def split_or(node: ast.expr) -> list[ast.expr]:
 def _is_prefix(node: ast.expr, prefix: str) -> bool:
     ch = chain_of(node)
     return ch is not None and ".".join([ch[0], *ch[1]]) == prefix
+
+
+def _is_type_of(node: ast.expr, prefix: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" \
+        and len(node.args) == 1 and not node.keywords and _is_prefix(node.args[0], prefix)
+
+
+def _is_none_type(node: ast.expr) -> bool:
+    return is_none(node) or (isinstance(node, ast.Name) and node.id == "NoneType") \
+        or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type"
+            and len(node.args) == 1 and is_none(node.args[0]))
+
+
+def _chain_text(node: ast.expr) -> str | None:
+    ch = chain_of(node)
+    return ".".join([ch[0], *ch[1]]) if ch else None
+
+
+def _stored(stmt: ast.stmt) -> set[str]:
+    """What a statement binds or writes, nested statements included: names, and attribute chains
+    (``self.draft``)."""
+    out = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            text = _chain_text(node)
+            if text:
+                out.add(text)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.alias):
+            out.add((node.asname or node.name).split(".")[0])
+    return out
+
+
+def _tested(test: ast.expr) -> set[str]:
+    """The names and attribute chains a test reads, and every chain's prefixes."""
+    out = set()
+    for node in ast.walk(test):
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            text = _chain_text(node)
+            if text:
+                parts = text.split(".")
+                out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return out
 
 
 def _is_not(node: ast.expr) -> bool:
@@ -119,14 +163,18 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
             return GuardKind.TRUTHINESS
     if isinstance(test, ast.Compare) and len(test.comparators) == 1:
         op = test.ops[0]
-        rhs_none = is_none(test.comparators[0])
-        if rhs_none and _is_prefix(test.left, prefix):
+        left, right = none_on_the_right(test)
+        rhs_none = is_none(right)
+        if rhs_none and _is_prefix(left, prefix):
             if isinstance(op, ast.IsNot) and positive:
                 return GuardKind.NOT_NONE_CHECK
             if isinstance(op, ast.Is) and not positive:
                 return GuardKind.NOT_NONE_CHECK
-        if isinstance(op, ast.NotEq) and rhs_none and positive and _is_prefix(test.left, prefix):
+        if isinstance(op, ast.NotEq) and rhs_none and positive and _is_prefix(left, prefix):
             return GuardKind.NOT_NONE_CHECK
+        # type(x) is C (or ==) for a class C other than None's: x is an instance of C
+        if positive and isinstance(op, (ast.Is, ast.Eq)) and _is_type_of(left, prefix) and not _is_none_type(right):
+            return GuardKind.ISINSTANCE
     # all(v is not None for v in (a, b)) true, or any(v is None for v in (a, b)) false: each of a, b
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("all", "any") \
             and positive == (test.func.id == "all") and len(test.args) == 1 and isinstance(test.args[0], ast.GeneratorExp):
@@ -138,11 +186,13 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
     if positive and isinstance(test, ast.Call):
         fn = src.code(test.func)
         args = call_args(test)
-        if fn == "hasattr" and len(args) >= 2:
+        if fn == "hasattr" and len(args) >= 2 and src.is_simple_string(args[1].value):
             root, _, attr = prefix.rpartition(".")
-            if src.code(args[0].value) == root and src.is_simple_string(args[1].value):
-                if args[1].value.value == attr:
-                    return GuardKind.HASATTR
+            if src.code(args[0].value) == root and args[1].value.value == attr:
+                return GuardKind.HASATTR
+            # hasattr(x, "name") for a name None has not: x is not None
+            if _is_prefix(args[0].value, prefix) and not hasattr(None, args[1].value.value):
+                return GuardKind.HASATTR
         if fn == "isinstance" and args and _is_prefix(args[0].value, prefix):
             return GuardKind.ISINSTANCE
     return None
@@ -157,8 +207,9 @@ def tested_names(test: ast.expr) -> Iterable[str]:
         if ch:
             yield ".".join([ch[0], *ch[1]])
         if isinstance(p, ast.Compare) and len(p.comparators) == 1:
-            if is_none(p.comparators[0]):
-                ch = chain_of(p.left)
+            left, right = none_on_the_right(p)
+            if is_none(right):
+                ch = chain_of(left)
                 if ch:
                     yield ".".join([ch[0], *ch[1]])
 
@@ -248,6 +299,7 @@ class ContextFinder:
         self.src = src
         self._aliases: dict[int, dict[str, Alias]] = {}  # per function node
         self._befores: dict[tuple[int, int], tuple] = {}  # (block, index) -> it, the exits and asserts before
+        self._bound: dict[int, tuple] = {}  # block -> it, the names bound before each of its statements
         self._texts: dict[tuple[int, int], tuple] = {}  # (test, function) -> them, the test's text with the aliases' chains
 
     def aliases(self, fn: ast.AST | None) -> dict[str, Alias]:
@@ -276,10 +328,12 @@ class ContextFinder:
         handlers: list[tuple[str, int]] = []
         exits_before: list[tuple[ast.expr, int]] = []
         asserts_before: list[tuple[ast.expr, int]] = []
+        rebound: set[str] = set()  # names and chains bound again between the tests walked up to and the node
         child, cur = node, src.parent(node)
         while True:
             if isinstance(child, ast.stmt):
                 block, index = src.block_of(child)
+                rebound |= self._bound_before(block, index)
                 if not src.is_suite(block):
                     if statement is None and not isinstance(child, COMPOUND):
                         statement = src.line_group(block, index)
@@ -292,7 +346,15 @@ class ContextFinder:
             where = src.field(child)
             if isinstance(cur, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)) and where == "body":
                 enclosing.append(cur)
-            if isinstance(cur, (ast.If, ast.While)):
+            if isinstance(cur, (ast.If, ast.While)) and where != "test" and rebound & _tested(cur.test):
+                # a test of a value bound again before the node tells nothing of the value there;
+                # the parts of `a and b` (an else: of `a or b`) that test others still hold
+                positive = where == "body"
+                parts = split_and(cur.test) if positive else split_or(cur.test)
+                if len(parts) > 1:
+                    cond_nodes.extend((p, positive) for p in reversed(parts) if not rebound & _tested(p))
+                blocks.append(f"{src.line(cur)}{'b' if positive else 'e'}")
+            elif isinstance(cur, (ast.If, ast.While)):
                 if where == "test":
                     in_test = True
                     if statement is None:
@@ -358,6 +420,18 @@ class ContextFinder:
         return Context(conds=conds, cond_nodes=cond_nodes, blocks=blocks, statement=statement, in_test=in_test,
                        handlers=handlers, exits_before=exits_before, asserts_before=asserts_before,
                        exits=[self._with_aliases(t, cur) for t, _ in exits_before], loop_exit=loop_exit)
+
+    def _bound_before(self, block: list, index: int) -> set[str]:
+        """The names and attribute chains that the statements of ``block`` before ``block[index]``
+        bind or write."""
+        key = id(block)
+        if key not in self._bound:  # (the memo holds the block, so that no other takes its id)
+            cumulative, names = [], set()
+            for stmt in block:
+                cumulative.append(frozenset(names))
+                names |= _stored(stmt)
+            self._bound[key] = (block, cumulative)
+        return self._bound[key][1][index]
 
     def _before(self, block: list, index: int) -> tuple[list, list]:
         """The early exits (``if test: <exit>``) and asserts of the statement lines of ``block``

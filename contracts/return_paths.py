@@ -14,6 +14,7 @@ producers (``producer-sets`` contracts), which may track extra attribute names.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,7 @@ from spectrace.contracts.arguments import (Argument, PassedWrite, PassedWrites, 
 from spectrace.contracts.dataclasses_scan import find_dataclass
 from spectrace.contracts.decorators import Undecided, Wrapper, wrapper_of
 from spectrace.contracts.blocks import apart_by_exceptions
+from spectrace.contracts.expr_values import none_on_the_right
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions, runs_before
 from spectrace.contracts.records import ProducerFunction, ReturnPath
 from spectrace.contracts.spread_keys import spread_item, spread_keys
@@ -225,6 +227,21 @@ def _prefixed(prefix: str, paths) -> set[str]:
     return {f"{prefix}.{p}" for p in paths}
 
 
+@functools.lru_cache(maxsize=4096)
+def _none_second(text: str) -> str:
+    """A comparison with None written None first (`None is not x`) as `x is not None`."""
+    if not text.startswith("None "):
+        return text
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return text
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return text
+    left, right = none_on_the_right(node)
+    return ast.unparse(ast.Compare(left=left, ops=node.ops, comparators=[right]))
+
+
 def _known_not_none(name: str, conds) -> bool:
     """Whether the conditions a statement runs under say local ``name`` is not None
     (``if name is not None:``, ``if name:``, or the else of ``if name is None:``)."""
@@ -235,7 +252,7 @@ def _known_not_none(name: str, conds) -> bool:
         walrus = re.match(rf"\(\s*{re.escape(name)}\s*:=.*\)(\s+is not None|\s+is None)?$", t)
         if walrus:  # `(name := value) is not None` tests name as `name is not None` would
             t = name + (walrus.group(1) or "")
-        t = t.strip("()")
+        t = _none_second(t.strip("()"))
         if positive and t in (f"{name} is not None", name):
             return True
         if not positive and t in (f"{name} is None", f"not {name}"):

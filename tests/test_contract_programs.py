@@ -19,6 +19,14 @@ DEFAULT = "scheduler.py:25"  # `batch.lens = result.draft.lens` in Scheduler.run
 # program -> (status of its contract, the scheduler's read and the worker's return that breaks it
 # as "file:line", or None where it holds; what the violation says the return leaves None)
 EXPECTED = {
+    # `None is not x` tests x as `x is not None` does; `hasattr(x, "lens")` is false for None, which
+    # has no `lens`; `type(x) is Draft` holds for a Draft only
+    "guard_none_first": ("present", None, None, ""),
+    "guard_hasattr_below": ("present", None, None, ""),
+    "guard_type_is": ("present", None, None, ""),
+    "exit_none_first": ("present", None, None, ""),
+    # a test of a local tells nothing of the value it holds once bound again under the test
+    "guard_rebound_write": ("violated", DEFAULT, "worker.py:12", "worker.py:11 `result.draft = draft` leaves it None"),
     # a write inside `try` does not reach the `except` path that returns early
     "try_except": ("violated", DEFAULT, "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a loop left only through its breaks (an `else` that raises, `while True`) has run what
