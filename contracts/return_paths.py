@@ -227,6 +227,16 @@ def _prefixed(prefix: str, paths) -> set[str]:
     return {f"{prefix}.{p}" for p in paths}
 
 
+def _conds_at(at: Place) -> list[Cond]:
+    """The conditions of the blocks around the statement at ``at``, from its return, binding or
+    write: a local tested against None there cannot be None in it (a test of a local bound again
+    inside the block is none of them; an early exit before it is an assertion, `_name`)."""
+    for fact in (*at.f.returns, *at.f.bindings, *at.f.writes):
+        if fact.line == at.line:
+            return fact.conds
+    return []
+
+
 @functools.lru_cache(maxsize=4096)
 def _none_second(text: str) -> str:
     """A comparison with None written None first (`None is not x`) as `x is not None`."""
@@ -854,7 +864,7 @@ class ReturnPathFinder:
             nxt = [s for s in states if s.sets is None]
             for s in _followed(states):
                 nxt.extend(self._assign(at, s, name, passed[name], walk.wanting(want[name]), site,
-                                        self._matters(name, cls_name)))
+                                        self._matters(name, cls_name), write_conds=_conds_at(at)))
             states = _capped(nxt, f"more than {MAX_FORKS} ways {site} sets {cls_name}.{name}")
         return self._post_init(states, walk, cls_name, cls_qn)
 

@@ -27,6 +27,9 @@ EXPECTED = {
     "exit_none_first": ("present", None, None, ""),
     # a test of a local tells nothing of the value it holds once bound again under the test
     "guard_rebound_write": ("violated", DEFAULT, "worker.py:12", "worker.py:11 `result.draft = draft` leaves it None"),
+    # a result built with a local under the local's own None test has it set, unless bound again there
+    "construct_under_guard": ("present", None, None, ""),
+    "construct_under_guard_rebound": ("violated", DEFAULT, "worker.py:10", "`Result(tokens=[1], draft=draft)` leaves it None"),
     # a write inside `try` does not reach the `except` path that returns early
     "try_except": ("violated", DEFAULT, "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a loop left only through its breaks (an `else` that raises, `while True`) has run what
