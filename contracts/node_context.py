@@ -91,16 +91,22 @@ def _stored(stmt: ast.stmt) -> set[str]:
     return out
 
 
-def _tested(test: ast.expr) -> set[str]:
-    """The names and attribute chains a test reads, and every chain's prefixes."""
-    out = set()
-    for node in ast.walk(test):
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            text = _chain_text(node)
-            if text:
-                parts = text.split(".")
-                out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
-    return out
+def _stale(test: ast.expr, rebound: set[str]) -> bool:
+    """Whether ``test`` may no longer hold once ``rebound`` are bound or written: it reads a name
+    bound again, or tests a chain written again for None or truth (`self.draft is not None`
+    before `self.draft = None`). Other tests through a written chain keep holding: a field the
+    code writes is mostly not the one it tested (`batch.forward_mode = DECODE` under `if not
+    batch.forward_mode.is_extend()`)."""
+    if not rebound:
+        return False
+    names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+    if names & rebound:
+        return True
+    for chain in tested_names(test):
+        parts = chain.split(".")
+        if any(".".join(parts[:i]) in rebound for i in range(2, len(parts) + 1)):
+            return True
+    return False
 
 
 def _is_not(node: ast.expr) -> bool:
@@ -346,13 +352,13 @@ class ContextFinder:
             where = src.field(child)
             if isinstance(cur, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)) and where == "body":
                 enclosing.append(cur)
-            if isinstance(cur, (ast.If, ast.While)) and where != "test" and rebound & _tested(cur.test):
+            if isinstance(cur, (ast.If, ast.While)) and where != "test" and _stale(cur.test, rebound):
                 # a test of a value bound again before the node tells nothing of the value there;
                 # the parts of `a and b` (an else: of `a or b`) that test others still hold
                 positive = where == "body"
                 parts = split_and(cur.test) if positive else split_or(cur.test)
                 if len(parts) > 1:
-                    cond_nodes.extend((p, positive) for p in reversed(parts) if not rebound & _tested(p))
+                    cond_nodes.extend((p, positive) for p in reversed(parts) if not _stale(p, rebound))
                 blocks.append(f"{src.line(cur)}{'b' if positive else 'e'}")
             elif isinstance(cur, (ast.If, ast.While)):
                 if where == "test":

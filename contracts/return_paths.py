@@ -386,7 +386,10 @@ class ReturnPathFinder:
         kept: list[Outcome] = []
         walk = Walk(0, (runs,), self.want, owner=True)
         for o in self._finally_after(start, ret, walk, self._value(start, ret.value, walk)):
-            if o.not_a_result or any(_same_value(o, k) and o.conds == k.conds and o.via == k.via for k in kept):
+            if o.not_a_result:  # None itself: every field read through it dereferences None
+                why = f"{rel}:{ret.line} `{ret.shape}` returns None, no {self.owner_name}"
+                o = o.but(sets=set(), not_a_result=False, cleared={name: why for name in self.want})
+            if any(_same_value(o, k) and o.conds == k.conds and o.via == k.via for k in kept):
                 continue
             kept.append(o)
             conds = own + o.conds

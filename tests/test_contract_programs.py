@@ -27,6 +27,8 @@ EXPECTED = {
     "exit_none_first": ("present", None, None, ""),
     # a test of a local tells nothing of the value it holds once bound again under the test
     "guard_rebound_write": ("violated", DEFAULT, "worker.py:12", "worker.py:11 `result.draft = draft` leaves it None"),
+    # a return of None is no result at all: a field read through it dereferences None
+    "return_none": ("violated", DEFAULT, "worker.py:8", "worker.py:8 `return None` returns None, no Result"),
     # a result built with a local under the local's own None test has it set, unless bound again there
     "construct_under_guard": ("present", None, None, ""),
     "construct_under_guard_rebound": ("violated", DEFAULT, "worker.py:10", "`Result(tokens=[1], draft=draft)` leaves it None"),
