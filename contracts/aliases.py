@@ -20,7 +20,7 @@ import ast
 from dataclasses import dataclass
 
 from spectrace.contracts.expr_values import chain_of
-from spectrace.contracts.snippet import Snippet, normalise
+from spectrace.contracts.snippet import NoneTest, Snippet, normalise
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,8 @@ def local_aliases(src: Snippet, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> d
 
 def with_aliases(src: Snippet, node: ast.expr, aliases: dict[str, Alias]) -> str:
     """``src.code(node)`` with each load of an alias written as its chain."""
+    if isinstance(node, NoneTest):  # no text of its own: its subject's, spelled as the test
+        return node.spelled(with_aliases(src, node.left, aliases))
     text = src.code(node)
     if not aliases:
         return text

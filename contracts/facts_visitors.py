@@ -32,7 +32,7 @@ from spectrace.contracts.facts import (
     Split,
     WithManager,
 )
-from spectrace.contracts.node_context import Context, ContextFinder, exits, suppresses, tested_names
+from spectrace.contracts.node_context import Context, ContextFinder, exits, none_exit, suppresses, tested_names
 from spectrace.contracts.snippet import FUNCTIONS, DottedName, Snippet
 from spectrace.errors import SpectraceError
 
@@ -567,6 +567,12 @@ class TestedNames(_Collector):
         if self.scope.current is not None and not node.orelse and exits(self.src, node.body):
             # the code after `if test: raise` on its block runs where `test` failed, as after an assert
             self._holds(node, f"not ({self.src.code(node.test)})")
+
+    def visit_Match(self, node: ast.Match) -> None:
+        test = none_exit(self.src, node) if self.scope.current is not None else None
+        if test is not None:  # `case None: raise`: the code after it runs where the subject is not None
+            self._note(test)
+            self._holds(node, f"not ({self.src.code(test)})")
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self._note(node.test)

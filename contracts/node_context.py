@@ -259,6 +259,51 @@ def exits(src: Snippet, block: list[ast.stmt]) -> bool:
     return any(isinstance(s, _EXIT_STMTS) for s in src.line_group(block, len(block) - 1))
 
 
+def none_exit(src: Snippet, stmt: ast.Match) -> ast.expr | None:
+    """``subject is None`` (``Snippet.none_test``) for ``match subject:`` whose ``case None:`` (or
+    ``case None | ...:``, no guard) exits, no case before it taking None on to the code after the
+    statement (each exits too, or has a pattern None never matches): that code runs where the test
+    failed, as after ``if subject is None: return``. None for any other match."""
+    for case in stmt.cases:
+        leaves = exits(src, case.body)
+        if leaves and case.guard is None and _matches_none(case.pattern):
+            return src.none_test(stmt.subject)
+        if not leaves and _may_match_none(case.pattern):
+            return None
+    return None
+
+
+def _matches_none(p: ast.pattern) -> bool:
+    """Does the pattern match None whatever else it asks (``None``, ``None | x``, ``(None) as d``)?"""
+    if isinstance(p, ast.MatchSingleton):
+        return p.value is None
+    if isinstance(p, ast.MatchOr):
+        return any(_matches_none(q) for q in p.patterns)
+    if isinstance(p, ast.MatchAs):
+        return p.pattern is None or _matches_none(p.pattern)
+    return False
+
+
+def _may_match_none(p: ast.pattern) -> bool:
+    """Can the pattern match None? Not a literal other than None, a sequence, a mapping, nor a
+    class pattern (``isinstance(None, C)``) unless of ``object`` or ``NoneType``; a dotted value
+    (``Mode.A``) compares with ``==``, which its class may define to take None."""
+    if isinstance(p, ast.MatchSingleton):
+        return p.value is None
+    if isinstance(p, ast.MatchValue):
+        return not isinstance(p.value, ast.Constant)
+    if isinstance(p, (ast.MatchSequence, ast.MatchMapping)):
+        return False
+    if isinstance(p, ast.MatchClass):
+        cls = p.cls.attr if isinstance(p.cls, ast.Attribute) else getattr(p.cls, "id", "")
+        return cls in ("object", "NoneType")
+    if isinstance(p, ast.MatchOr):
+        return any(_may_match_none(q) for q in p.patterns)
+    if isinstance(p, ast.MatchAs):
+        return p.pattern is None or _may_match_none(p.pattern)
+    return True
+
+
 def suppresses(src: Snippet, node: ast.With | ast.AsyncWith) -> bool:
     """Whether a with statement enters ``contextlib.suppress(...)`` (any other context manager is
     taken not to swallow what its body raises)."""
@@ -434,8 +479,9 @@ class ContextFinder:
         return self._bound[key][1][index]
 
     def _before(self, block: list, index: int) -> tuple[list, list]:
-        """The early exits (``if test: <exit>``) and asserts of the statement lines of ``block``
-        before ``block[index]``'s, as (test, line) each: asked for every node under that statement."""
+        """The early exits (``if test: <exit>``, a match's ``case None: <exit>``) and asserts of the
+        statement lines of ``block`` before ``block[index]``'s, as (test, line) each: asked for every
+        node under that statement."""
         key = (id(block), index)
         if key not in self._befores:  # (the memo holds the block, so that no other takes its id)
             src = self.src
@@ -444,6 +490,8 @@ class ContextFinder:
                 stmt = group[0]
                 if isinstance(stmt, ast.If) and exits(src, stmt.body) and not stmt.orelse:
                     exits_here.append((stmt.test, src.line(stmt)))
+                elif isinstance(stmt, ast.Match) and (test := none_exit(src, stmt)) is not None:
+                    exits_here.append((test, src.line(stmt)))  # `case None: return`
                 for small in group:
                     if isinstance(small, ast.Assert):
                         asserts_here.append((small.test, src.line(stmt)))

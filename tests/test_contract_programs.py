@@ -71,6 +71,15 @@ EXPECTED = {
     "assert_in_try": ("violated", DEFAULT, "worker.py:12", "`Result(tokens=[1], draft=draft)` leaves it None"),
     "assert_field_then_write": ("violated", DEFAULT, "worker.py:11", "worker.py:10 `result.draft = None` sets it to None"),
     "assert_field_then_call": ("violated", DEFAULT, "worker.py:10", "worker.py:14 `result.draft = None` sets it to None"),
+    # ... and a `match` whose `case None:` (or `case None | ...:`) exits, no case before it taking
+    # None on without exiting (a guarded capture does): the code after it runs with the subject set,
+    # in the scheduler as in the worker; a `case None:` that goes on narrows nothing
+    "match_none_exit": ("present", None, None, ""),
+    "match_none_or_exit": ("present", None, None, ""),
+    "match_none_raises": ("present", None, None, ""),
+    "match_none_stays": ("violated", "scheduler.py:15", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "match_none_after_capture": ("violated", "scheduler.py:17", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "match_none_worker_stays": ("violated", DEFAULT, "worker.py:11", "`Result(tokens=[1], draft=draft)` leaves it None"),
     # a `return` in `finally` is a return path of its own
     "try_finally": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `Result(tokens=[])` leaves Result.draft at its default None"),
     # ... and one that always runs cancels the body's returns
