@@ -289,15 +289,29 @@ class CallSites(_Collector):
         if _modelled_dict_use(src, node):
             return  # `vars(x).update(...)`, `vars(x)["f"]`: what it does to x is in the facts already
         ctx = self.where.of(node)
-        args = call_args(node)
+        func, args = node.func, call_args(node)
+        if _partial_applied(src, func):
+            # `functools.partial(f, a, k=v)(b)` is the call `f(a, b, k=v)` (its own keywords after the partial's)
+            inner = call_args(func)
+            func, args = inner[0].value, [*inner[1:], *args]
         kws = {a.keyword: describe(src, a.value) for a in args if a.keyword is not None}
         spread = [a.star + a.value.id for a in args if a.star and isinstance(a.value, ast.Name)]
         spread += [a.star + "?" for a in args if a.star and not isinstance(a.value, ast.Name)]
         self.scope.current.calls.append(
-            CallSite(src.code(node.func), kws, sum(1 for a in args if a.keyword is None), src.line(node),
+            CallSite(src.code(func), kws, sum(1 for a in args if a.keyword is None), src.line(node),
                      ctx.conds, ctx.blocks, [describe(src, a.value) for a in args if a.keyword is None and not a.star],
                      spread, ctx.exits)
         )
+
+
+def _partial_applied(src: Snippet, func: ast.expr) -> bool:
+    """Is the called expression ``functools.partial(f, ...)`` of a function spelled by name or
+    chain, called where it is made?"""
+    if not (isinstance(func, ast.Call) and src.code(func.func) in ("partial", "functools.partial")):
+        return False
+    args = call_args(func)
+    return bool(args) and args[0].keyword is None and not args[0].star \
+        and isinstance(args[0].value, (ast.Name, ast.Attribute)) and chain_of(args[0].value) is not None
 
 
 class Assignments(_Collector):

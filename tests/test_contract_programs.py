@@ -57,6 +57,11 @@ EXPECTED = {
     # a function that calls the worker and hands the result to a helper that reads it receives it,
     # reads of its own or none: the helper's read is an obligation
     "helper_reads_only": ("violated", "scheduler.py:15", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # ... also through `functools.partial(self._use, result)`, called where it is made or bound and
+    # called later: the helper's parameter is the result (a test of it there guards the read)
+    "partial_call_read": ("violated", "scheduler.py:17", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "partial_bound_read": ("violated", "scheduler.py:18", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "partial_bound_guarded": ("present", None, None, ""),
     # an `assert` and an early exit (`if draft is None: raise`, `continue` in a loop) on the way to
     # the return rule out the ways they fail, for a local and for a field of one; not for a
     # statement inside the exit's own body, a value bound or written again after the test (or passed
