@@ -302,6 +302,27 @@ class CallSites(_Collector):
                      ctx.conds, ctx.blocks, [describe(src, a.value) for a in args if a.keyword is None and not a.star],
                      spread, ctx.exits)
         )
+        mapped = _mapped(node)
+        if mapped is not None and not isinstance(mapped[0], ast.Lambda):
+            # `map(self._lens, [a, b])` calls `self._lens(a)` and `self._lens(b)` (a lambda's
+            # parameters are bindings: Assignments)
+            fn, calls = mapped
+            for items in calls:
+                self.scope.current.calls.append(
+                    CallSite(src.code(fn), {}, len(items), src.line(node), ctx.conds, ctx.blocks,
+                             [describe(src, i) for i in items], [], ctx.exits))
+
+
+def _mapped(node: ast.Call) -> tuple[ast.expr, list[list[ast.expr]]] | None:
+    """``map(fn, [a, b], (c, d))`` over displays without a starred item: ``fn`` and the arguments
+    of each call of it, ``[[a, c], [b, d]]`` (as many as the shortest display has items)."""
+    if not (isinstance(node.func, ast.Name) and node.func.id == "map" and len(node.args) >= 2 and not node.keywords):
+        return None
+    fn, *displays = node.args
+    if isinstance(fn, ast.Starred) or not all(isinstance(d, (ast.List, ast.Tuple)) and
+                                              not any(isinstance(e, ast.Starred) for e in d.elts) for d in displays):
+        return None
+    return fn, [list(items) for items in zip(*(d.elts for d in displays))]
 
 
 def _partial_applied(src: Snippet, func: ast.expr) -> bool:
@@ -315,6 +336,24 @@ def _partial_applied(src: Snippet, func: ast.expr) -> bool:
 
 
 class Assignments(_Collector):
+    def _mapped_parameters(self, node: ast.Call) -> None:
+        """``map(lambda r: ..., [a, b])`` binds ``r`` to ``a`` and to ``b`` where the call runs (the
+        lambda's reads are the function's, as the body of any lambda in it)."""
+        mapped = _mapped(node)
+        if mapped is None or not isinstance(mapped[0], ast.Lambda):
+            return
+        fn, calls = mapped
+        a = fn.args
+        params = [*a.posonlyargs, *a.args]
+        if a.vararg or a.kwonlyargs or a.kwarg or fn.args.defaults:
+            return  # which parameter takes which item: not followed
+        ctx = self.where.of(node)
+        for items in calls:
+            for p, item in zip(params, items):
+                self.scope.current.bindings.append(Binding(p.arg, describe(self.src, item), self.src.line(node),
+                                                           ctx.conds, ctx.blocks, exits=ctx.exits,
+                                                           loop_exit=ctx.loop_exit))
+
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         """``(name := value)``: a binding where the expression is evaluated."""
         if self.scope.current is None or not isinstance(node.target, ast.Name):
@@ -367,9 +406,12 @@ class Assignments(_Collector):
     def visit_Call(self, node: ast.Call) -> None:
         """``setattr(x.y, "name", value)``, and ``setattr(x, name, value)`` in a loop over a literal
         tuple or list of names: a write of each name, as ``x.y.name = value`` would be;
-        ``object.__setattr__(x, "name", value)`` too, and ``delattr(x, "name")`` as ``del x.name``."""
+        ``object.__setattr__(x, "name", value)`` too, and ``delattr(x, "name")`` as ``del x.name``;
+        a lambda's parameters bound by ``map``."""
         src = self.src
         func = src.code(node.func)
+        if self.scope.current is not None:
+            self._mapped_parameters(node)
         if self.scope.current is not None and isinstance(node.func, ast.Attribute) \
                 and (owner := _dict_of(node.func.value)) is not None:
             self._instance_dict_call(node, node.func.attr, owner)

@@ -62,6 +62,11 @@ EXPECTED = {
     "partial_call_read": ("violated", "scheduler.py:17", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "partial_bound_read": ("violated", "scheduler.py:18", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "partial_bound_guarded": ("present", None, None, ""),
+    # ... and through `map(fn, [result])` over a list or tuple display: a lambda's parameter, or the
+    # helper's, holds each item
+    "map_lambda_read": ("violated", "scheduler.py:12", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "map_method_read": ("violated", "scheduler.py:15", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "map_lambda_guarded": ("present", None, None, ""),
     # an `assert` and an early exit (`if draft is None: raise`, `continue` in a loop) on the way to
     # the return rule out the ways they fail, for a local and for a field of one; not for a
     # statement inside the exit's own body, a value bound or written again after the test (or passed
