@@ -117,12 +117,26 @@ class ChainReads(_Collector):
         parent = src.parent(node)
         if isinstance(parent, ast.Attribute) and src.field(node) == "value":
             return  # only the outermost attribute of a chain is a read record
-        ch = chain_of(node)
+        ch = chain_of(node) or self._item_chain(node)
         if ch is None or self._is_store_target(node) or isinstance(getattr(node, "ctx", None), ast.Del):
             return  # stores and `del` are Assignments' job
         self._record(node, ch[0], ch[1], called=isinstance(parent, ast.Call) and src.field(node) == "func")
 
     visit_DottedName = visit_Attribute
+
+    def _item_chain(self, node: ast.AST) -> tuple[str, list[str]] | None:
+        """``held["k"].a.b`` (or ``held.get("k").a.b``) of a local dict given "k": a chain rooted at
+        the item as written, which the display or store giving it binds (``Assignments``)."""
+        attrs = []
+        while isinstance(node, ast.Attribute):
+            attrs.append(node.attr)
+            node = node.value
+        item = self.where.dict_item(node) if attrs and isinstance(node, (ast.Subscript, ast.Call)) else None
+        if item is None:
+            return None
+        if item.unsure:
+            self.scope.current.unsure_roots[item.spelled] = item.unsure
+        return item.spelled, attrs[::-1]
 
     def visit_Call(self, node: ast.Call) -> None:
         if self.scope.current is None:
@@ -369,6 +383,20 @@ class Assignments(_Collector):
         ctx = self.where.of(node)
         for t in node.targets:
             self._record_target(t, node.value, node, ctx)
+        # a local dict's display (`held = {"k": v}`) or store (`held["k"] = v`) binds each lookup of
+        # the item, as written, to the value (dict_items)
+        given: dict[tuple[str, str], ast.expr] = {}
+        if isinstance(node.value, ast.Dict) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            given = {(node.targets[0].id, k.value): v for k, v in zip(node.value.keys, node.value.values)
+                     if k is not None and self.src.is_simple_string(k)}
+        for t in node.targets:
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and self.src.is_simple_string(t.slice):
+                given[(t.value.id, t.slice.value)] = node.value
+        if given:
+            items = self.where.dict_items_around(node).values()
+            for text, name, key in sorted({(i.spelled, i.name, i.key) for i in items if (i.name, i.key) in given}):
+                self.scope.current.bindings.append(Binding(text, describe(self.src, given[(name, key)]), self.src.line(node),
+                                                           ctx.conds, ctx.blocks, exits=ctx.exits, loop_exit=ctx.loop_exit))
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if self.scope.current is None:

@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from spectrace.contracts.aliases import Alias, local_aliases, with_aliases
+from spectrace.contracts.aliases import Alias, DictItem, dict_items, local_aliases, with_aliases
 from spectrace.contracts.expr_values import call_args, chain_of, is_none, none_on_the_right
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.facts import Cond, Guard, LoopExit
@@ -54,9 +54,11 @@ def split_or(node: ast.expr) -> list[ast.expr]:
     return [node]
 
 
-def _is_prefix(node: ast.expr, prefix: str) -> bool:
+def _is_prefix(node: ast.expr, prefix: str, src: Snippet | None = None) -> bool:
     ch = chain_of(node)
-    return ch is not None and ".".join([ch[0], *ch[1]]) == prefix
+    if ch is None:  # a chain through a local dict's item is rooted at the item as written (dict_items)
+        return src is not None and isinstance(node, ast.Attribute) and src.code(node) == prefix
+    return ".".join([ch[0], *ch[1]]) == prefix
 
 
 def _is_type_of(node: ast.expr, prefix: str) -> bool:
@@ -154,7 +156,7 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
             if kind:
                 return kind
         return None
-    if positive and _is_prefix(test, prefix):
+    if positive and _is_prefix(test, prefix, src):
         return GuardKind.TRUTHINESS
     # a chain deeper than the prefix being truthy/not None also implies the prefix exists
     if positive:
@@ -165,12 +167,12 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
         op = test.ops[0]
         left, right = none_on_the_right(test)
         rhs_none = is_none(right)
-        if rhs_none and _is_prefix(left, prefix):
+        if rhs_none and _is_prefix(left, prefix, src):
             if isinstance(op, ast.IsNot) and positive:
                 return GuardKind.NOT_NONE_CHECK
             if isinstance(op, ast.Is) and not positive:
                 return GuardKind.NOT_NONE_CHECK
-        if isinstance(op, ast.NotEq) and rhs_none and positive and _is_prefix(left, prefix):
+        if isinstance(op, ast.NotEq) and rhs_none and positive and _is_prefix(left, prefix, src):
             return GuardKind.NOT_NONE_CHECK
         # type(x) is C (or ==) for a class C other than None's: x is an instance of C
         if positive and isinstance(op, (ast.Is, ast.Eq)) and _is_type_of(left, prefix) and not _is_none_type(right):
@@ -181,7 +183,7 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
         gen = test.args[0]
         comp = gen.generators[0] if len(gen.generators) == 1 else None
         if comp is not None and not comp.ifs and isinstance(comp.target, ast.Name) \
-                and isinstance(comp.iter, (ast.Tuple, ast.List)) and any(_is_prefix(e, prefix) for e in comp.iter.elts):
+                and isinstance(comp.iter, (ast.Tuple, ast.List)) and any(_is_prefix(e, prefix, src) for e in comp.iter.elts):
             return asserts_present(src, gen.elt, positive, comp.target.id)
     if positive and isinstance(test, ast.Call):
         fn = src.code(test.func)
@@ -191,9 +193,9 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
             if src.code(args[0].value) == root and args[1].value.value == attr:
                 return GuardKind.HASATTR
             # hasattr(x, "name") for a name None has not: x is not None
-            if _is_prefix(args[0].value, prefix) and not hasattr(None, args[1].value.value):
+            if _is_prefix(args[0].value, prefix, src) and not hasattr(None, args[1].value.value):
                 return GuardKind.HASATTR
-        if fn == "isinstance" and args and _is_prefix(args[0].value, prefix):
+        if fn == "isinstance" and args and _is_prefix(args[0].value, prefix, src):
             return GuardKind.ISINSTANCE
     return None
 
@@ -346,6 +348,7 @@ class ContextFinder:
         self._befores: dict[tuple[int, int], tuple] = {}  # (block, index) -> it, the exits and asserts before
         self._bound: dict[int, tuple] = {}  # block -> it, the names bound before each of its statements
         self._texts: dict[tuple[int, int], tuple] = {}  # (test, function) -> them, the test's text with the aliases' chains
+        self._dicts: dict[int, tuple] = {}  # per function node: it, its local dicts' lookups
 
     def aliases(self, fn: ast.AST | None) -> dict[str, Alias]:
         if fn is None:
@@ -353,6 +356,21 @@ class ContextFinder:
         if id(fn) not in self._aliases:
             self._aliases[id(fn)] = local_aliases(self.src, fn)
         return self._aliases[id(fn)]
+
+    def dict_item(self, node: ast.AST) -> DictItem | None:
+        """The item of a local dict that ``node`` looks up (``dict_items``), else None."""
+        return self.dict_items_around(node).get(id(node))
+
+    def dict_items_around(self, node: ast.AST) -> dict[int, DictItem]:
+        """The local dicts' lookups of the function ``node`` is in, once per function."""
+        fn = self.src.parent(node)
+        while fn is not None and not isinstance(fn, FUNCTIONS):
+            fn = self.src.parent(fn)
+        if fn is None:
+            return {}
+        if id(fn) not in self._dicts:  # (the memo holds the function, so that no other takes its id)
+            self._dicts[id(fn)] = (fn, dict_items(self.src, fn))
+        return self._dicts[id(fn)][1]
 
     def line(self, node: ast.AST) -> int:
         return self.src.line(node)

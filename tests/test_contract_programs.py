@@ -67,6 +67,16 @@ EXPECTED = {
     "map_lambda_read": ("violated", "scheduler.py:12", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "map_method_read": ("violated", "scheduler.py:15", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "map_lambda_guarded": ("present", None, None, ""),
+    # ... and through an item of a local dict display that nothing changes (`held["r"]`,
+    # `held.get("r")`), a test of the item guarding it; a dict handed on, or given the item by a
+    # store, may hold anything there: not decided
+    "dict_held": ("violated", "scheduler.py:13", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "dict_held_get": ("violated", "scheduler.py:13", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "dict_held_guarded": ("present", None, None, ""),
+    "dict_held_changed": ("unknown", "scheduler.py:14", "worker.py:11", "`held[\"r\"]` may be another value than one given it "
+                          "(`self.refresh(held)` at line 13 may change what held holds)"),
+    "dict_held_stored": ("unknown", "scheduler.py:14", "worker.py:11", "`held[\"r\"]` may be another value than one given it "
+                         "(`held[\"r\"]` at line 13 may change what held holds)"),
     # an `assert` and an early exit (`if draft is None: raise`, `continue` in a loop) on the way to
     # the return rule out the ways they fail, for a local and for a field of one; not for a
     # statement inside the exit's own body, a value bound or written again after the test (or passed
