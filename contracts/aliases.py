@@ -83,6 +83,11 @@ def _bindings(fn: ast.AST) -> _Bindings:
     return found
 
 
+def binding_counts(fn: ast.AST) -> dict[str, int]:
+    """How often each name is bound in ``fn``, nested scopes counted too."""
+    return _bindings(fn).counts
+
+
 def local_aliases(src: Snippet, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Alias]:
     b = _bindings(fn)
     counts, declared, written = b.counts, b.declared, b.written

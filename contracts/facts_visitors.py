@@ -131,7 +131,9 @@ class ChainReads(_Collector):
         while isinstance(node, ast.Attribute):
             attrs.append(node.attr)
             node = node.value
-        item = self.where.dict_item(node) if attrs and isinstance(node, (ast.Subscript, ast.Call)) else None
+        looked_up = node.value if isinstance(node, ast.Subscript) else \
+            node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+        item = self.where.dict_item(node) if attrs and isinstance(looked_up, ast.Name) else None
         if item is None:
             return None
         if item.unsure:
@@ -361,6 +363,10 @@ class Assignments(_Collector):
         params = [*a.posonlyargs, *a.args]
         if a.vararg or a.kwonlyargs or a.kwarg or fn.args.defaults:
             return  # which parameter takes which item: not followed
+        # a parameter named as a local of the function would rebind that local here: not followed
+        counts = self.where.binding_counts(node)
+        if any(counts.get(p.arg, 0) > 1 for p in params):
+            return
         ctx = self.where.of(node)
         for items in calls:
             for p, item in zip(params, items):

@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from spectrace.contracts.aliases import Alias, DictItem, dict_items, local_aliases, with_aliases
+from spectrace.contracts.aliases import Alias, DictItem, binding_counts, dict_items, local_aliases, with_aliases
 from spectrace.contracts.expr_values import call_args, chain_of, is_none, none_on_the_right
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.facts import Cond, Guard, LoopExit
@@ -349,6 +349,7 @@ class ContextFinder:
         self._bound: dict[int, tuple] = {}  # block -> it, the names bound before each of its statements
         self._texts: dict[tuple[int, int], tuple] = {}  # (test, function) -> them, the test's text with the aliases' chains
         self._dicts: dict[int, tuple] = {}  # per function node: it, its local dicts' lookups
+        self._counts: dict[int, tuple] = {}  # per function node: it, how often each name is bound in it
 
     def aliases(self, fn: ast.AST | None) -> dict[str, Alias]:
         if fn is None:
@@ -363,14 +364,27 @@ class ContextFinder:
 
     def dict_items_around(self, node: ast.AST) -> dict[int, DictItem]:
         """The local dicts' lookups of the function ``node`` is in, once per function."""
-        fn = self.src.parent(node)
-        while fn is not None and not isinstance(fn, FUNCTIONS):
-            fn = self.src.parent(fn)
+        fn = self._function_of(node)
         if fn is None:
             return {}
         if id(fn) not in self._dicts:  # (the memo holds the function, so that no other takes its id)
             self._dicts[id(fn)] = (fn, dict_items(self.src, fn))
         return self._dicts[id(fn)][1]
+
+    def binding_counts(self, node: ast.AST) -> dict[str, int]:
+        """How often each name is bound in the function ``node`` is in (``aliases``' count)."""
+        fn = self._function_of(node)
+        if fn is None:
+            return {}
+        if id(fn) not in self._counts:
+            self._counts[id(fn)] = (fn, binding_counts(fn))
+        return self._counts[id(fn)][1]
+
+    def _function_of(self, node: ast.AST) -> ast.AST | None:
+        fn = self.src.parent(node)
+        while fn is not None and not isinstance(fn, FUNCTIONS):
+            fn = self.src.parent(fn)
+        return fn
 
     def line(self, node: ast.AST) -> int:
         return self.src.line(node)
