@@ -150,8 +150,13 @@ def dict_items(src: Snippet, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict
     change what it holds: its lookups are unsure, naming the first such use."""
     given: dict[str, set[str]] = {}  # name -> the keys its displays and stores give
     displays: dict[str, list[ast.Assign]] = {}
+    read_through: set[str] = set()  # the names a chain is read through a lookup of (`held["k"].x`)
     for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and len(node.targets) == 1 \
+        if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Subscript, ast.Call)):
+            name, _ = _lookup_base(node.value)
+            if name:
+                read_through.add(name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             displays.setdefault(name, []).append(node)
@@ -161,7 +166,7 @@ def dict_items(src: Snippet, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict
             for t in node.targets:
                 if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and src.is_simple_string(t.slice):
                     given.setdefault(t.value.id, set()).add(t.slice.value)
-    given = {name: keys for name, keys in given.items() if keys}
+    given = {name: keys for name, keys in given.items() if keys and name in read_through}
     if not given:
         return {}
     b = _bindings(fn)
@@ -190,6 +195,20 @@ def dict_items(src: Snippet, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict
         out[k] = DictItem(text, name, key, f"`{text}` may be another value than one given it ({spoiled[name]})"
                           if name in spoiled else "")
     return out
+
+
+def _lookup_base(node: ast.expr) -> tuple[str | None, ast.expr | None]:
+    """The name and key node of ``name[key]`` or ``name.get(key)`` (a string literal key), else None."""
+    if isinstance(node, ast.Subscript):
+        base, key = node.value, node.slice
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+            and len(node.args) == 1:
+        base, key = node.func.value, node.args[0]
+    else:
+        return None, None
+    if isinstance(base, ast.Name) and isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return base.id, key
+    return None, None
 
 
 def _lookup(src: Snippet, name: ast.Name) -> tuple[ast.expr | None, str | None]:

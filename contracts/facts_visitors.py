@@ -131,9 +131,15 @@ class ChainReads(_Collector):
         while isinstance(node, ast.Attribute):
             attrs.append(node.attr)
             node = node.value
-        looked_up = node.value if isinstance(node, ast.Subscript) else \
-            node.func.value if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
-        item = self.where.dict_item(node) if attrs and isinstance(looked_up, ast.Name) else None
+        # (a lookup of a literal string on a name, before the function's dicts are looked for)
+        if isinstance(node, ast.Subscript):
+            looked_up, key = node.value, node.slice
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) == 1:
+            looked_up, key = node.func.value, node.args[0]
+        else:
+            return None
+        literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
+        item = self.where.dict_item(node) if attrs and literal and isinstance(looked_up, ast.Name) else None
         if item is None:
             return None
         if item.unsure:
