@@ -12,6 +12,10 @@ assignment), and nothing in the function assigns or deletes an attribute along t
 runs after the one binding (otherwise Python raises UnboundLocalError), so the local holds the
 chain's value; the chain is then read as a condition atom like any written directly, which the
 conditions take as one value over the function (conditions.py).
+
+The items of a local dict given literal keys (``held = {"r": result}``, ``held["r"] = result``) are
+looked up as written (``held["r"]``, ``held.get("r")``), a root of the chains read through them that
+the display or store binds (``dict_items``); unless the dict is sealed, such a root is unsure.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import ast
 from dataclasses import dataclass
 
 from spectrace.contracts.expr_values import chain_of
-from spectrace.contracts.snippet import Snippet, normalise
+from spectrace.contracts.snippet import NoneTest, Snippet, normalise
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,11 @@ def _bindings(fn: ast.AST) -> _Bindings:
     return found
 
 
+def binding_counts(fn: ast.AST) -> dict[str, int]:
+    """How often each name is bound in ``fn``, nested scopes counted too."""
+    return _bindings(fn).counts
+
+
 def local_aliases(src: Snippet, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Alias]:
     b = _bindings(fn)
     counts, declared, written = b.counts, b.declared, b.written
@@ -102,6 +111,8 @@ def local_aliases(src: Snippet, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> d
 
 def with_aliases(src: Snippet, node: ast.expr, aliases: dict[str, Alias]) -> str:
     """``src.code(node)`` with each load of an alias written as its chain."""
+    if isinstance(node, NoneTest):  # no text of its own: its subject's, spelled as the test
+        return node.spelled(with_aliases(src, node.left, aliases))
     text = src.code(node)
     if not aliases:
         return text
@@ -114,3 +125,101 @@ def with_aliases(src: Snippet, node: ast.expr, aliases: dict[str, Alias]) -> str
         a, b = src.span(n)
         whole = whole[:a - start] + aliases[n.id].chain + whole[b - start:]
     return normalise(whole)
+
+
+@dataclass(frozen=True)
+class DictItem:
+    """``held["k"]`` or ``held.get("k")`` of a local dict given that key as a literal (a display
+    ``held = {"k": v}`` or a store ``held["k"] = v``): spelled as written, the root of the chains
+    read through it, bound where the item is given (``dict_items``)."""
+    spelled: str
+    name: str
+    key: str
+    # why the item may be another value than one it was given where it is looked up ("" for a
+    # sealed dict: its one display gives it, and nothing uses the dict but lookups of its keys)
+    unsure: str = ""
+
+
+def dict_items(src: Snippet, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, DictItem]:
+    """The item lookups of the local dicts of ``fn`` given literal keys, {id(lookup node): item}.
+
+    A dict is sealed when ``held = {"k": v, ...}`` is the name's one binding (counted as for an
+    alias, nested scopes too), with literal keys and no ``**``, and every use of the name anywhere
+    in the function is ``held["k"]`` (a load) or ``held.get("k")`` of one of its keys. Any other
+    (another binding, a store or ``del`` of an item, a method, the dict handed on or iterated) may
+    change what it holds: its lookups are unsure, naming the first such use."""
+    given: dict[str, set[str]] = {}  # name -> the keys its displays and stores give
+    displays: dict[str, list[ast.Assign]] = {}
+    read_through: set[str] = set()  # the names a chain is read through a lookup of (`held["k"].x`)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Subscript, ast.Call)):
+            name, _ = _lookup_base(node.value)
+            if name:
+                read_through.add(name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            displays.setdefault(name, []).append(node)
+            given.setdefault(name, set()).update(k.value for k in node.value.keys
+                                                 if k is not None and src.is_simple_string(k))
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and src.is_simple_string(t.slice):
+                    given.setdefault(t.value.id, set()).add(t.slice.value)
+    given = {name: keys for name, keys in given.items() if keys and name in read_through}
+    if not given:
+        return {}
+    b = _bindings(fn)
+    spoiled: dict[str, str] = {}
+    for name in given:
+        shown = displays.get(name, [])
+        if len(shown) != 1 or b.counts.get(name) != 1 or name in b.declared:
+            spoiled[name] = f"{name} is bound more than once or by other than one dict display"
+        elif any(k is None or not src.is_simple_string(k) for k in shown[0].value.keys):
+            spoiled[name] = f"`{src.code(shown[0].value)[:80]}` gives {name} keys that are no literal"
+    found: dict[int, tuple[ast.expr, str, str]] = {}
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Name) and node.id in given):
+            continue
+        lookup, key = _lookup(src, node)
+        if lookup is not None and key in given[node.id]:
+            found[id(lookup)] = (lookup, node.id, key)
+        elif isinstance(node.ctx, ast.Load) and node.id not in spoiled:
+            use = src.parent(node)
+            while not hasattr(use, "lineno"):  # a comprehension's or a with item's part: its expression
+                use = src.parent(use)
+            spoiled[node.id] = f"`{src.code(use)[:80]}` at line {src.line(use)} may change what {node.id} holds"
+    out = {}
+    for k, (lookup, name, key) in found.items():
+        text = src.code(lookup)
+        out[k] = DictItem(text, name, key, f"`{text}` may be another value than one given it ({spoiled[name]})"
+                          if name in spoiled else "")
+    return out
+
+
+def _lookup_base(node: ast.expr) -> tuple[str | None, ast.expr | None]:
+    """The name and key node of ``name[key]`` or ``name.get(key)`` (a string literal key), else None."""
+    if isinstance(node, ast.Subscript):
+        base, key = node.value, node.slice
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+            and len(node.args) == 1:
+        base, key = node.func.value, node.args[0]
+    else:
+        return None, None
+    if isinstance(base, ast.Name) and isinstance(key, ast.Constant) and isinstance(key.value, str):
+        return base.id, key
+    return None, None
+
+
+def _lookup(src: Snippet, name: ast.Name) -> tuple[ast.expr | None, str | None]:
+    """The lookup ``name["k"]`` (a load) or ``name.get("k")`` that ``name`` is the object of, and its key."""
+    parent, where = src.parent(name), src.field(name)
+    if isinstance(parent, ast.Subscript) and where == "value" and isinstance(parent.ctx, ast.Load) \
+            and src.is_simple_string(parent.slice):
+        return parent, parent.slice.value
+    if isinstance(parent, ast.Attribute) and parent.attr == "get" and isinstance(parent.ctx, ast.Load):
+        call = src.parent(parent)
+        if isinstance(call, ast.Call) and src.field(parent) == "func" and len(call.args) == 1 and not call.keywords \
+                and src.is_simple_string(call.args[0]):
+            return call, call.args[0].value
+    return None, None

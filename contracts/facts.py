@@ -33,7 +33,7 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 38  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 44  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 
@@ -214,6 +214,9 @@ class FunctionFacts:
     is_async: bool = False  # `async def`: a call of it is a coroutine, its returns what `await` of that gives
     splits: list[Split] = field(default_factory=list)
     asserts: list[Assertion] = field(default_factory=list)
+    # the items of local dicts read through (``held["k"].x``) that may hold another value than one
+    # given them where they are looked up: {the lookup as written: why}
+    unsure_roots: dict = field(default_factory=dict)
 
 
 # ------------------------------------------------------------ function selection

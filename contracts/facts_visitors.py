@@ -32,7 +32,7 @@ from spectrace.contracts.facts import (
     Split,
     WithManager,
 )
-from spectrace.contracts.node_context import Context, ContextFinder, exits, suppresses, tested_names
+from spectrace.contracts.node_context import Context, ContextFinder, exits, none_exit, suppresses, tested_names
 from spectrace.contracts.snippet import FUNCTIONS, DottedName, Snippet
 from spectrace.errors import SpectraceError
 
@@ -117,12 +117,34 @@ class ChainReads(_Collector):
         parent = src.parent(node)
         if isinstance(parent, ast.Attribute) and src.field(node) == "value":
             return  # only the outermost attribute of a chain is a read record
-        ch = chain_of(node)
+        ch = chain_of(node) or self._item_chain(node)
         if ch is None or self._is_store_target(node) or isinstance(getattr(node, "ctx", None), ast.Del):
             return  # stores and `del` are Assignments' job
         self._record(node, ch[0], ch[1], called=isinstance(parent, ast.Call) and src.field(node) == "func")
 
     visit_DottedName = visit_Attribute
+
+    def _item_chain(self, node: ast.AST) -> tuple[str, list[str]] | None:
+        """``held["k"].a.b`` (or ``held.get("k").a.b``) of a local dict given "k": a chain rooted at
+        the item as written, which the display or store giving it binds (``Assignments``)."""
+        attrs = []
+        while isinstance(node, ast.Attribute):
+            attrs.append(node.attr)
+            node = node.value
+        # (a lookup of a literal string on a name, before the function's dicts are looked for)
+        if isinstance(node, ast.Subscript):
+            looked_up, key = node.value, node.slice
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) == 1:
+            looked_up, key = node.func.value, node.args[0]
+        else:
+            return None
+        literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
+        item = self.where.dict_item(node) if attrs and literal and isinstance(looked_up, ast.Name) else None
+        if item is None:
+            return None
+        if item.unsure:
+            self.scope.current.unsure_roots[item.spelled] = item.unsure
+        return item.spelled, attrs[::-1]
 
     def visit_Call(self, node: ast.Call) -> None:
         if self.scope.current is None:
@@ -289,18 +311,75 @@ class CallSites(_Collector):
         if _modelled_dict_use(src, node):
             return  # `vars(x).update(...)`, `vars(x)["f"]`: what it does to x is in the facts already
         ctx = self.where.of(node)
-        args = call_args(node)
+        func, args = node.func, call_args(node)
+        if _partial_applied(src, func):
+            # `functools.partial(f, a, k=v)(b)` is the call `f(a, b, k=v)` (its own keywords after the partial's)
+            inner = call_args(func)
+            func, args = inner[0].value, [*inner[1:], *args]
         kws = {a.keyword: describe(src, a.value) for a in args if a.keyword is not None}
         spread = [a.star + a.value.id for a in args if a.star and isinstance(a.value, ast.Name)]
         spread += [a.star + "?" for a in args if a.star and not isinstance(a.value, ast.Name)]
         self.scope.current.calls.append(
-            CallSite(src.code(node.func), kws, sum(1 for a in args if a.keyword is None), src.line(node),
+            CallSite(src.code(func), kws, sum(1 for a in args if a.keyword is None), src.line(node),
                      ctx.conds, ctx.blocks, [describe(src, a.value) for a in args if a.keyword is None and not a.star],
                      spread, ctx.exits)
         )
+        mapped = _mapped(node)
+        if mapped is not None and not isinstance(mapped[0], ast.Lambda):
+            # `map(self._lens, [a, b])` calls `self._lens(a)` and `self._lens(b)` (a lambda's
+            # parameters are bindings: Assignments)
+            fn, calls = mapped
+            for items in calls:
+                self.scope.current.calls.append(
+                    CallSite(src.code(fn), {}, len(items), src.line(node), ctx.conds, ctx.blocks,
+                             [describe(src, i) for i in items], [], ctx.exits))
+
+
+def _mapped(node: ast.Call) -> tuple[ast.expr, list[list[ast.expr]]] | None:
+    """``map(fn, [a, b], (c, d))`` over displays without a starred item: ``fn`` and the arguments
+    of each call of it, ``[[a, c], [b, d]]`` (as many as the shortest display has items)."""
+    if not (isinstance(node.func, ast.Name) and node.func.id == "map" and len(node.args) >= 2 and not node.keywords):
+        return None
+    fn, *displays = node.args
+    if isinstance(fn, ast.Starred) or not all(isinstance(d, (ast.List, ast.Tuple)) and
+                                              not any(isinstance(e, ast.Starred) for e in d.elts) for d in displays):
+        return None
+    return fn, [list(items) for items in zip(*(d.elts for d in displays))]
+
+
+def _partial_applied(src: Snippet, func: ast.expr) -> bool:
+    """Is the called expression ``functools.partial(f, ...)`` of a function spelled by name or
+    chain, called where it is made?"""
+    if not (isinstance(func, ast.Call) and src.code(func.func) in ("partial", "functools.partial")):
+        return False
+    args = call_args(func)
+    return bool(args) and args[0].keyword is None and not args[0].star \
+        and isinstance(args[0].value, (ast.Name, ast.Attribute)) and chain_of(args[0].value) is not None
 
 
 class Assignments(_Collector):
+    def _mapped_parameters(self, node: ast.Call) -> None:
+        """``map(lambda r: ..., [a, b])`` binds ``r`` to ``a`` and to ``b`` where the call runs (the
+        lambda's reads are the function's, as the body of any lambda in it)."""
+        mapped = _mapped(node)
+        if mapped is None or not isinstance(mapped[0], ast.Lambda):
+            return
+        fn, calls = mapped
+        a = fn.args
+        params = [*a.posonlyargs, *a.args]
+        if a.vararg or a.kwonlyargs or a.kwarg or fn.args.defaults:
+            return  # which parameter takes which item: not followed
+        # a parameter named as a local of the function would rebind that local here: not followed
+        counts = self.where.binding_counts(node)
+        if any(counts.get(p.arg, 0) > 1 for p in params):
+            return
+        ctx = self.where.of(node)
+        for items in calls:
+            for p, item in zip(params, items):
+                self.scope.current.bindings.append(Binding(p.arg, describe(self.src, item), self.src.line(node),
+                                                           ctx.conds, ctx.blocks, exits=ctx.exits,
+                                                           loop_exit=ctx.loop_exit))
+
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         """``(name := value)``: a binding where the expression is evaluated."""
         if self.scope.current is None or not isinstance(node.target, ast.Name):
@@ -316,6 +395,20 @@ class Assignments(_Collector):
         ctx = self.where.of(node)
         for t in node.targets:
             self._record_target(t, node.value, node, ctx)
+        # a local dict's display (`held = {"k": v}`) or store (`held["k"] = v`) binds each lookup of
+        # the item, as written, to the value (dict_items)
+        given: dict[tuple[str, str], ast.expr] = {}
+        if isinstance(node.value, ast.Dict) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            given = {(node.targets[0].id, k.value): v for k, v in zip(node.value.keys, node.value.values)
+                     if k is not None and self.src.is_simple_string(k)}
+        for t in node.targets:
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and self.src.is_simple_string(t.slice):
+                given[(t.value.id, t.slice.value)] = node.value
+        if given:
+            items = self.where.dict_items_around(node).values()
+            for text, name, key in sorted({(i.spelled, i.name, i.key) for i in items if (i.name, i.key) in given}):
+                self.scope.current.bindings.append(Binding(text, describe(self.src, given[(name, key)]), self.src.line(node),
+                                                           ctx.conds, ctx.blocks, exits=ctx.exits, loop_exit=ctx.loop_exit))
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if self.scope.current is None:
@@ -353,9 +446,12 @@ class Assignments(_Collector):
     def visit_Call(self, node: ast.Call) -> None:
         """``setattr(x.y, "name", value)``, and ``setattr(x, name, value)`` in a loop over a literal
         tuple or list of names: a write of each name, as ``x.y.name = value`` would be;
-        ``object.__setattr__(x, "name", value)`` too, and ``delattr(x, "name")`` as ``del x.name``."""
+        ``object.__setattr__(x, "name", value)`` too, and ``delattr(x, "name")`` as ``del x.name``;
+        a lambda's parameters bound by ``map``."""
         src = self.src
         func = src.code(node.func)
+        if self.scope.current is not None:
+            self._mapped_parameters(node)
         if self.scope.current is not None and isinstance(node.func, ast.Attribute) \
                 and (owner := _dict_of(node.func.value)) is not None:
             self._instance_dict_call(node, node.func.attr, owner)
@@ -567,6 +663,12 @@ class TestedNames(_Collector):
         if self.scope.current is not None and not node.orelse and exits(self.src, node.body):
             # the code after `if test: raise` on its block runs where `test` failed, as after an assert
             self._holds(node, f"not ({self.src.code(node.test)})")
+
+    def visit_Match(self, node: ast.Match) -> None:
+        test = none_exit(self.src, node) if self.scope.current is not None else None
+        if test is not None:  # `case None: raise`: the code after it runs where the subject is not None
+            self._note(test)
+            self._holds(node, f"not ({self.src.code(test)})")
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self._note(node.test)

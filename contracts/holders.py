@@ -351,18 +351,23 @@ class HolderFinder:
             self._propagate_owner_calls(g2, nested, depth + 1)
 
 
-def _partial_of_method(value: Value, names: set) -> bool:
-    """Is ``value`` ``functools.partial(name.m, ...)`` for a ``name`` among ``names``?"""
+def _partial_of(value: Value, names: set) -> bool:
+    """Is ``value`` ``functools.partial(fn, ...)`` of a function spelled by name or chain, that is
+    a method of a ``name`` among ``names`` (``partial(result.m)``) or is handed one of them
+    (``partial(self._use, result)``)?"""
     if not isinstance(value, CallValue) or value.callee not in ("partial", "functools.partial") or not value.args:
         return False
-    method = value.args[0]
-    return isinstance(method, Chain) and method.root in names and len(method.attrs) == 1
+    fn, bound = value.args[0], [*value.args[1:], *value.keywords.values()]
+    if isinstance(fn, Chain) and fn.root in names and len(fn.attrs) == 1:
+        return True
+    return isinstance(fn, (Chain, Name)) and any(is_name(a, names) for a in bound)
 
 
 def _partial_calls(f: FunctionFacts, names: set) -> list[CallSite]:
-    """``fn = functools.partial(result.m, k=v)`` then ``fn()``, or ``fn`` handed to a call that runs
-    it (``submit(fn)``): each such call as the call ``result.m(k=v)`` where it stands."""
-    bound = {b.target: b for b in f.bindings if _partial_of_method(b.value, names)}
+    """``fn = functools.partial(result.m, k=v)`` (or ``functools.partial(self._use, result)``) then
+    ``fn()``, or ``fn`` handed to a call that runs it (``submit(fn)``): each such call as the call
+    ``result.m(k=v)`` (``self._use(result)``) where it stands."""
+    bound = {b.target: b for b in f.bindings if _partial_of(b.value, names)}
     out = []
     for c in f.calls:
         handed = [a.name for a in c.args if isinstance(a, Name) and a.name in bound]
@@ -373,7 +378,8 @@ def _partial_calls(f: FunctionFacts, names: set) -> list[CallSite]:
             target = b.value.args[0]
             called = c.callee == name
             out.append(dataclasses.replace(
-                c, callee=f"{target.root}.{target.attrs[0]}", npos=len(b.value.args) - 1 + (c.npos if called else 0),
+                c, callee=target.name if isinstance(target, Name) else ".".join([target.root, *target.attrs]),
+                npos=len(b.value.args) - 1 + (c.npos if called else 0),
                 args=[*b.value.args[1:], *(c.args if called else [])],
                 keywords={**b.value.keywords, **(c.keywords if called else {})}, spread=c.spread if called else []))
     return out

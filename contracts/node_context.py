@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from spectrace.contracts.aliases import Alias, local_aliases, with_aliases
+from spectrace.contracts.aliases import Alias, DictItem, binding_counts, dict_items, local_aliases, with_aliases
 from spectrace.contracts.expr_values import call_args, chain_of, is_none, none_on_the_right
 from spectrace.contracts.blocks import dominates
 from spectrace.contracts.facts import Cond, Guard, LoopExit
@@ -54,9 +54,11 @@ def split_or(node: ast.expr) -> list[ast.expr]:
     return [node]
 
 
-def _is_prefix(node: ast.expr, prefix: str) -> bool:
+def _is_prefix(node: ast.expr, prefix: str, src: Snippet | None = None) -> bool:
     ch = chain_of(node)
-    return ch is not None and ".".join([ch[0], *ch[1]]) == prefix
+    if ch is None:  # a chain through a local dict's item is rooted at the item as written (dict_items)
+        return src is not None and isinstance(node, ast.Attribute) and src.code(node) == prefix
+    return ".".join([ch[0], *ch[1]]) == prefix
 
 
 def _is_type_of(node: ast.expr, prefix: str) -> bool:
@@ -160,7 +162,7 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
             if kind:
                 return kind
         return None
-    if positive and _is_prefix(test, prefix):
+    if positive and _is_prefix(test, prefix, src):
         return GuardKind.TRUTHINESS
     # a chain deeper than the prefix being truthy/not None also implies the prefix exists
     if positive:
@@ -171,12 +173,12 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
         op = test.ops[0]
         left, right = none_on_the_right(test)
         rhs_none = is_none(right)
-        if rhs_none and _is_prefix(left, prefix):
+        if rhs_none and _is_prefix(left, prefix, src):
             if isinstance(op, ast.IsNot) and positive:
                 return GuardKind.NOT_NONE_CHECK
             if isinstance(op, ast.Is) and not positive:
                 return GuardKind.NOT_NONE_CHECK
-        if isinstance(op, ast.NotEq) and rhs_none and positive and _is_prefix(left, prefix):
+        if isinstance(op, ast.NotEq) and rhs_none and positive and _is_prefix(left, prefix, src):
             return GuardKind.NOT_NONE_CHECK
         # type(x) is C (or ==) for a class C other than None's: x is an instance of C
         if positive and isinstance(op, (ast.Is, ast.Eq)) and _is_type_of(left, prefix) and not _is_none_type(right):
@@ -187,7 +189,7 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
         gen = test.args[0]
         comp = gen.generators[0] if len(gen.generators) == 1 else None
         if comp is not None and not comp.ifs and isinstance(comp.target, ast.Name) \
-                and isinstance(comp.iter, (ast.Tuple, ast.List)) and any(_is_prefix(e, prefix) for e in comp.iter.elts):
+                and isinstance(comp.iter, (ast.Tuple, ast.List)) and any(_is_prefix(e, prefix, src) for e in comp.iter.elts):
             return asserts_present(src, gen.elt, positive, comp.target.id)
     if positive and isinstance(test, ast.Call):
         fn = src.code(test.func)
@@ -197,9 +199,9 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
             if src.code(args[0].value) == root and args[1].value.value == attr:
                 return GuardKind.HASATTR
             # hasattr(x, "name") for a name None has not: x is not None
-            if _is_prefix(args[0].value, prefix) and not hasattr(None, args[1].value.value):
+            if _is_prefix(args[0].value, prefix, src) and not hasattr(None, args[1].value.value):
                 return GuardKind.HASATTR
-        if fn == "isinstance" and args and _is_prefix(args[0].value, prefix):
+        if fn == "isinstance" and args and _is_prefix(args[0].value, prefix, src):
             return GuardKind.ISINSTANCE
     return None
 
@@ -265,6 +267,51 @@ def exits(src: Snippet, block: list[ast.stmt]) -> bool:
     return any(isinstance(s, _EXIT_STMTS) for s in src.line_group(block, len(block) - 1))
 
 
+def none_exit(src: Snippet, stmt: ast.Match) -> ast.expr | None:
+    """``subject is None`` (``Snippet.none_test``) for ``match subject:`` whose ``case None:`` (or
+    ``case None | ...:``, no guard) exits, no case before it taking None on to the code after the
+    statement (each exits too, or has a pattern None never matches): that code runs where the test
+    failed, as after ``if subject is None: return``. None for any other match."""
+    for case in stmt.cases:
+        leaves = exits(src, case.body)
+        if leaves and case.guard is None and _matches_none(case.pattern):
+            return src.none_test(stmt.subject)
+        if not leaves and _may_match_none(case.pattern):
+            return None
+    return None
+
+
+def _matches_none(p: ast.pattern) -> bool:
+    """Does the pattern match None whatever else it asks (``None``, ``None | x``, ``(None) as d``)?"""
+    if isinstance(p, ast.MatchSingleton):
+        return p.value is None
+    if isinstance(p, ast.MatchOr):
+        return any(_matches_none(q) for q in p.patterns)
+    if isinstance(p, ast.MatchAs):
+        return p.pattern is None or _matches_none(p.pattern)
+    return False
+
+
+def _may_match_none(p: ast.pattern) -> bool:
+    """Can the pattern match None? Not a literal other than None, a sequence, a mapping, nor a
+    class pattern (``isinstance(None, C)``) unless of ``object`` or ``NoneType``; a dotted value
+    (``Mode.A``) compares with ``==``, which its class may define to take None."""
+    if isinstance(p, ast.MatchSingleton):
+        return p.value is None
+    if isinstance(p, ast.MatchValue):
+        return not isinstance(p.value, ast.Constant)
+    if isinstance(p, (ast.MatchSequence, ast.MatchMapping)):
+        return False
+    if isinstance(p, ast.MatchClass):
+        cls = p.cls.attr if isinstance(p.cls, ast.Attribute) else getattr(p.cls, "id", "")
+        return cls in ("object", "NoneType")
+    if isinstance(p, ast.MatchOr):
+        return any(_may_match_none(q) for q in p.patterns)
+    if isinstance(p, ast.MatchAs):
+        return p.pattern is None or _may_match_none(p.pattern)
+    return True
+
+
 def suppresses(src: Snippet, node: ast.With | ast.AsyncWith) -> bool:
     """Whether a with statement enters ``contextlib.suppress(...)`` (any other context manager is
     taken not to swallow what its body raises)."""
@@ -307,6 +354,8 @@ class ContextFinder:
         self._befores: dict[tuple[int, int], tuple] = {}  # (block, index) -> it, the exits and asserts before
         self._bound: dict[int, tuple] = {}  # block -> it, the names bound before each of its statements
         self._texts: dict[tuple[int, int], tuple] = {}  # (test, function) -> them, the test's text with the aliases' chains
+        self._dicts: dict[int, tuple] = {}  # per function node: it, its local dicts' lookups
+        self._counts: dict[int, tuple] = {}  # per function node: it, how often each name is bound in it
 
     def aliases(self, fn: ast.AST | None) -> dict[str, Alias]:
         if fn is None:
@@ -314,6 +363,34 @@ class ContextFinder:
         if id(fn) not in self._aliases:
             self._aliases[id(fn)] = local_aliases(self.src, fn)
         return self._aliases[id(fn)]
+
+    def dict_item(self, node: ast.AST) -> DictItem | None:
+        """The item of a local dict that ``node`` looks up (``dict_items``), else None."""
+        return self.dict_items_around(node).get(id(node))
+
+    def dict_items_around(self, node: ast.AST) -> dict[int, DictItem]:
+        """The local dicts' lookups of the function ``node`` is in, once per function."""
+        fn = self._function_of(node)
+        if fn is None:
+            return {}
+        if id(fn) not in self._dicts:  # (the memo holds the function, so that no other takes its id)
+            self._dicts[id(fn)] = (fn, dict_items(self.src, fn))
+        return self._dicts[id(fn)][1]
+
+    def binding_counts(self, node: ast.AST) -> dict[str, int]:
+        """How often each name is bound in the function ``node`` is in (``aliases``' count)."""
+        fn = self._function_of(node)
+        if fn is None:
+            return {}
+        if id(fn) not in self._counts:
+            self._counts[id(fn)] = (fn, binding_counts(fn))
+        return self._counts[id(fn)][1]
+
+    def _function_of(self, node: ast.AST) -> ast.AST | None:
+        fn = self.src.parent(node)
+        while fn is not None and not isinstance(fn, FUNCTIONS):
+            fn = self.src.parent(fn)
+        return fn
 
     def line(self, node: ast.AST) -> int:
         return self.src.line(node)
@@ -440,8 +517,9 @@ class ContextFinder:
         return self._bound[key][1][index]
 
     def _before(self, block: list, index: int) -> tuple[list, list]:
-        """The early exits (``if test: <exit>``) and asserts of the statement lines of ``block``
-        before ``block[index]``'s, as (test, line) each: asked for every node under that statement."""
+        """The early exits (``if test: <exit>``, a match's ``case None: <exit>``) and asserts of the
+        statement lines of ``block`` before ``block[index]``'s, as (test, line) each: asked for every
+        node under that statement."""
         key = (id(block), index)
         if key not in self._befores:  # (the memo holds the block, so that no other takes its id)
             src = self.src
@@ -450,6 +528,8 @@ class ContextFinder:
                 stmt = group[0]
                 if isinstance(stmt, ast.If) and exits(src, stmt.body) and not stmt.orelse:
                     exits_here.append((stmt.test, src.line(stmt)))
+                elif isinstance(stmt, ast.Match) and (test := none_exit(src, stmt)) is not None:
+                    exits_here.append((test, src.line(stmt)))  # `case None: return`
                 for small in group:
                     if isinstance(small, ast.Assert):
                         asserts_here.append((small.test, src.line(stmt)))

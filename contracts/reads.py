@@ -37,7 +37,9 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
         path = r.attrs[:2]
         if len(r.attrs) == 2 and r.called:
             path = r.attrs[:1]
-        guards = _still_holding(f, r.root, r.guards2, r.line)
+        unsure = f.unsure_roots.get(r.root, "")
+        # a dict's item that may be changed between a test of it and the read: no test guards it
+        guards = [] if unsure else _still_holding(f, r.root, r.guards2, r.line)
         for v in r.bound_to:
             aliases.setdefault(v, []).append((field_name, r))
             if v in tested:
@@ -50,7 +52,7 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
         asked = path[:1] if len(path) == 2 and (_narrowed(r, chain, spelled) or r.in_test and chain in tested) else None
         out.append(_make_read(analysis, rel, module, side, f, r, field_name, path, guards,
                               "getattr" if r.via_getattr else "direct", deref=deref, holder=holders.why[r.root],
-                              asked=asked))
+                              asked=asked, unsure=unsure))
     out.extend(_writes_below_fields(analysis, rel, module, side, f, holders, {(x.field, x.line) for x in out}))
     # `alias.x = v` after `alias = holder.f` dereferences f as `alias.x` read would
     for w in f.writes:
@@ -293,9 +295,10 @@ def _stored_then_dereferenced(f: FunctionFacts, r: ChainRead) -> bool:
 
 def _make_read(analysis: Analysis, rel: str, module: str, side: str, f: FunctionFacts, r: ChainRead, field_name: str,
                path: list, guards: list[Guard], via: str, deref: bool, holder: str,
-               asked: list | None = None, root: str | None = None) -> FieldRead:
+               asked: list | None = None, root: str | None = None, unsure: str = "") -> FieldRead:
     """``asked``: the attribute path the read needs set (default ``path``, which names the read);
-    ``root``: the name holding the result (an alias read's is the name it was bound from)."""
+    ``root``: the name holding the result (an alias read's is the name it was bound from);
+    ``unsure``: why that name may hold another value there (a dict's item, ``FieldRead.unsure``)."""
     tested: list = []
     if r.conds or r.exits:
         aliases = {v: f"{x.root}.{x.attrs[0]}" for x in f.reads if x.bound_to and len(x.attrs) == 1 and x.line <= r.line
@@ -304,7 +307,7 @@ def _make_read(analysis: Analysis, rel: str, module: str, side: str, f: Function
         inline = replace(r, conds=analysis.symbols.predicate_methods.expanded(module, f, r.conds))
         tested = sorted(_tested_set(inline, root or r.root, analysis.fields, aliases) - {field_name})
         chain = f"{root or r.root}.{field_name}"
-        if not guards and inline.conds != list(r.conds) and _narrowed(inline, chain, aliases):
+        if not guards and not unsure and inline.conds != list(r.conds) and _narrowed(inline, chain, aliases):
             guards = [Guard(GuardKind.NOT_NONE_CHECK, chain, r.line)]
     # a test of the field is a check; a test of what lies below it (`if result.f.x:`) reaches into it
     checks = r.in_test and not deref
@@ -336,7 +339,8 @@ def _make_read(analysis: Analysis, rel: str, module: str, side: str, f: Function
         in_test=r.in_test,
         kind=kind,
         holder=holder,
-        tested_set=tested,
+        tested_set=[] if unsure else tested,
+        unsure=unsure,
     )
 
 

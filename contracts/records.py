@@ -74,6 +74,9 @@ class FieldRead:
     # (``if result.accept_lens is not None: ... result.next_draft_input.x``): a worker path that
     # leaves one of them None never reaches the read
     tested_set: list = field(default_factory=list)
+    # why the read's root may not hold the result where it is read (an item of a dict that may be
+    # changed after it was given it): a worker path that breaks it is unknown, not a violation
+    unsure: str = ""
 
 
 @dataclass

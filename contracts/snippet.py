@@ -33,6 +33,20 @@ class DottedName(ast.expr):
         self.lineno, self.col_offset, self.end_lineno, self.end_col_offset = lineno, col, lineno, col + len(text)
 
 
+class NoneTest(ast.Compare):
+    """``subject is None``, which a ``case None:`` of ``match subject`` tests: a test with no text of
+    its own in the source, spelled from the subject's (``Snippet.none_test``)."""
+
+    def __init__(self, subject: ast.expr):
+        super().__init__(left=subject, ops=[ast.Is()], comparators=[ast.Constant(None)])
+        ast.copy_location(self, subject)
+
+    def spelled(self, subject: str) -> str:
+        """The test's text, given the subject's (parenthesised unless it is one operand already)."""
+        simple = isinstance(self.left, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant))
+        return f"{subject if simple else f'({subject})'} is None"
+
+
 def singleton_name(node) -> str | None:
     """``True``, ``False`` and ``None`` are names in the source (constants to ``ast``)."""
     if isinstance(node, ast.Constant) and any(node.value is v for v in _SINGLETONS):
@@ -58,6 +72,7 @@ class Snippet:
         self._prefixes: dict[tuple[int, int], ast.BoolOp] = {}
         self._prefix_ids: set[int] = set()
         self._code: dict[int, str] = {}
+        self._none_tests: dict[int, NoneTest] = {}
         self._link(self.tree)
 
     # -- structure
@@ -106,6 +121,12 @@ class Snippet:
             self._prefixes[key] = left
             self._prefix_ids.add(id(left))
         return self._prefixes[key]
+
+    def none_test(self, subject: ast.expr) -> NoneTest:
+        """``subject is None``, one node per subject (the finder keys its memos by node)."""
+        if id(subject) not in self._none_tests:
+            self._none_tests[id(subject)] = NoneTest(subject)
+        return self._none_tests[id(subject)]
 
     # -- positions
     def line(self, node: ast.AST) -> int:
@@ -218,6 +239,8 @@ class Snippet:
         if key not in self._code:
             if isinstance(node, DottedName):
                 text = node.text
+            elif isinstance(node, NoneTest):
+                text = node.spelled(self.code(node.left))
             else:
                 start, end = self.span(node)
                 if isinstance(node, ast.stmt):

@@ -221,15 +221,22 @@ class ViolationFinder:
                                                  branch=p.branch, left_none=p.cleared.get(missing or "", ""))
                         worker = f"{p.worker.rsplit('.', 1)[-1]}.{p.method.rsplit('.', 1)[-1]}"
                         when = f" when {p.branch}" if p.branch else ""
-                        if missing is None:
+                        if missing is None or r.unsure:
                             uid = "U-" + violation_id(r.id, p.worker, p.method, p.shape)[2:]
+                            if missing is not None:  # the path breaks the read where its root holds the result
+                                why = r.unsure
+                                message = (f"{r.consumer} dereferences {a.owner_name}.{'.'.join(r.attribute_path)} "
+                                           f"({r.file}:{r.line}) through an item of a dict, and {worker} can return "
+                                           f"without setting it ({p.file}:{p.line}){when}; whether the item is the "
+                                           f"result there is not followed: {why}")
+                            else:
+                                message = (f"{r.consumer} dereferences {a.owner_name}.{'.'.join(r.attribute_path)} "
+                                           f"({r.file}:{r.line}); whether {worker} sets it on its return at "
+                                           f"{p.file}:{p.line}{when} is unknown: {why}")
                             if not any(u.id == uid for u in self.unknowns):
                                 self.unknowns.append(Unknown(
                                     id=uid, field=r.field, owner=a.owner_name, attribute_path=list(r.attribute_path),
-                                    read=read, producer=producer, why=why,
-                                    message=(f"{r.consumer} dereferences {a.owner_name}.{'.'.join(r.attribute_path)} "
-                                             f"({r.file}:{r.line}); whether {worker} sets it on its return at "
-                                             f"{p.file}:{p.line}{when} is unknown: {why}")))
+                                    read=read, producer=producer, why=why, message=message))
                             break
                         vid = violation_id(r.id, p.worker, p.method, p.shape)
                         if any(v.id == vid for v in out):

@@ -59,6 +59,26 @@ EXPECTED = {
     # a function that calls the worker and hands the result to a helper that reads it receives it,
     # reads of its own or none: the helper's read is an obligation
     "helper_reads_only": ("violated", "scheduler.py:15", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    # ... also through `functools.partial(self._use, result)`, called where it is made or bound and
+    # called later: the helper's parameter is the result (a test of it there guards the read)
+    "partial_call_read": ("violated", "scheduler.py:17", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "partial_bound_read": ("violated", "scheduler.py:18", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "partial_bound_guarded": ("present", None, None, ""),
+    # ... and through `map(fn, [result])` over a list or tuple display: a lambda's parameter, or the
+    # helper's, holds each item
+    "map_lambda_read": ("violated", "scheduler.py:12", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "map_method_read": ("violated", "scheduler.py:15", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "map_lambda_guarded": ("present", None, None, ""),
+    # ... and through an item of a local dict display that nothing changes (`held["r"]`,
+    # `held.get("r")`), a test of the item guarding it; a dict handed on, or given the item by a
+    # store, may hold anything there: not decided
+    "dict_held": ("violated", "scheduler.py:13", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "dict_held_get": ("violated", "scheduler.py:13", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "dict_held_guarded": ("present", None, None, ""),
+    "dict_held_changed": ("unknown", "scheduler.py:14", "worker.py:11", "`held[\"r\"]` may be another value than one given it "
+                          "(`self.refresh(held)` at line 13 may change what held holds)"),
+    "dict_held_stored": ("unknown", "scheduler.py:14", "worker.py:11", "`held[\"r\"]` may be another value than one given it "
+                         "(`held[\"r\"]` at line 13 may change what held holds)"),
     # an `assert` and an early exit (`if draft is None: raise`, `continue` in a loop) on the way to
     # the return rule out the ways they fail, for a local and for a field of one; not for a
     # statement inside the exit's own body, a value bound or written again after the test (or passed
@@ -73,6 +93,15 @@ EXPECTED = {
     "assert_in_try": ("violated", DEFAULT, "worker.py:12", "`Result(tokens=[1], draft=draft)` leaves it None"),
     "assert_field_then_write": ("violated", DEFAULT, "worker.py:11", "worker.py:10 `result.draft = None` sets it to None"),
     "assert_field_then_call": ("violated", DEFAULT, "worker.py:10", "worker.py:14 `result.draft = None` sets it to None"),
+    # ... and a `match` whose `case None:` (or `case None | ...:`) exits, no case before it taking
+    # None on without exiting (a guarded capture does): the code after it runs with the subject set,
+    # in the scheduler as in the worker; a `case None:` that goes on narrows nothing
+    "match_none_exit": ("present", None, None, ""),
+    "match_none_or_exit": ("present", None, None, ""),
+    "match_none_raises": ("present", None, None, ""),
+    "match_none_stays": ("violated", "scheduler.py:15", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "match_none_after_capture": ("violated", "scheduler.py:17", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "match_none_worker_stays": ("violated", DEFAULT, "worker.py:11", "`Result(tokens=[1], draft=draft)` leaves it None"),
     # a `return` in `finally` is a return path of its own
     "try_finally": ("violated", DEFAULT, "worker.py:11", "worker.py:11 `Result(tokens=[])` leaves Result.draft at its default None"),
     # ... and one that always runs cancels the body's returns
