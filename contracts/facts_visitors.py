@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from spectrace.contracts.expr_values import call_args, chain_of, describe
 from spectrace.contracts.kinds import GuardKind
-from spectrace.contracts.values import ItemOf, NoneValue, Opaque
+from spectrace.contracts.values import IfExp, ItemOf, NoneValue, Opaque
 from spectrace.contracts.facts import (
     Assertion,
     AttrWrite,
@@ -379,6 +379,23 @@ class Assignments(_Collector):
                 self.scope.current.bindings.append(Binding(p.arg, describe(self.src, item), self.src.line(node),
                                                            ctx.conds, ctx.blocks, exits=ctx.exits,
                                                            loop_exit=ctx.loop_exit))
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        """``for v in (a, b):`` over a display binds ``v`` to one of its items, each possible
+        (the loop may break at any of them): ``a if <v is a> else b``."""
+        items = node.iter.elts if isinstance(node.iter, (ast.Tuple, ast.List)) else []
+        if self.scope.current is None or not isinstance(node.target, ast.Name) or not items \
+                or any(isinstance(e, ast.Starred) for e in items):
+            return
+        src, name = self.src, node.target.id
+        value = describe(src, items[-1])
+        for item in reversed(items[:-1]):
+            value = IfExp(f"{name} is {src.code(item)}", describe(src, item), value, src.code(node.iter))
+        ctx = self.where.of(node)
+        self.scope.current.bindings.append(Binding(name, value, src.line(node), ctx.conds, ctx.blocks,
+                                                   exits=ctx.exits, loop_exit=ctx.loop_exit))
+
+    visit_AsyncFor = visit_For
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         """``(name := value)``: a binding where the expression is evaluated."""

@@ -27,6 +27,11 @@ EXPECTED = {
     "exit_none_first": ("present", None, None, ""),
     # a test of a local tells nothing of the value it holds once bound again under the test
     "guard_rebound_write": ("violated", DEFAULT, "worker.py:12", "worker.py:11 `result.draft = draft` leaves it None"),
+    # a loop over a display binds its target to each item: the worker's result read through it in
+    # the scheduler; in the worker, whichever item the loop stops at
+    "loop_display_read": ("violated", "scheduler.py:13", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "loop_display_last": ("violated", DEFAULT, "worker.py:10", "worker.py:7 `Result(tokens=[2])` leaves Result.draft at its default None"),
+    "loop_display_all_set": ("present", None, None, ""),
     # a return of None is no result at all: a field read through it dereferences None
     "return_none": ("violated", DEFAULT, "worker.py:8", "worker.py:8 `return None` returns None, no Result"),
     # a result built with a local under the local's own None test has it set, unless bound again there
