@@ -61,9 +61,9 @@ def _is_prefix(node: ast.expr, prefix: str, src: Snippet | None = None) -> bool:
     return ".".join([ch[0], *ch[1]]) == prefix
 
 
-def _is_type_of(node: ast.expr, prefix: str) -> bool:
+def _is_type_of(node: ast.expr, prefix: str, src: Snippet) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" \
-        and len(node.args) == 1 and not node.keywords and _is_prefix(node.args[0], prefix)
+        and len(node.args) == 1 and not node.keywords and _is_prefix(node.args[0], prefix, src)
 
 
 def _is_none_type(node: ast.expr) -> bool:
@@ -181,7 +181,7 @@ def asserts_present(src: Snippet, test: ast.expr, positive: bool, prefix: str) -
         if isinstance(op, ast.NotEq) and rhs_none and positive and _is_prefix(left, prefix, src):
             return GuardKind.NOT_NONE_CHECK
         # type(x) is C (or ==) for a class C other than None's: x is an instance of C
-        if positive and isinstance(op, (ast.Is, ast.Eq)) and _is_type_of(left, prefix) and not _is_none_type(right):
+        if positive and isinstance(op, (ast.Is, ast.Eq)) and _is_type_of(left, prefix, src) and not _is_none_type(right):
             return GuardKind.ISINSTANCE
     # all(v is not None for v in (a, b)) true, or any(v is None for v in (a, b)) false: each of a, b
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("all", "any") \

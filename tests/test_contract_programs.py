@@ -24,6 +24,7 @@ EXPECTED = {
     "guard_none_first": ("present", None, None, ""),
     "guard_hasattr_below": ("present", None, None, ""),
     "guard_type_is": ("present", None, None, ""),
+    "dict_held_type_is": ("present", None, None, ""),
     "exit_none_first": ("present", None, None, ""),
     # a test of a local tells nothing of the value it holds once bound again under the test
     "guard_rebound_write": ("violated", DEFAULT, "worker.py:12", "worker.py:11 `result.draft = draft` leaves it None"),
