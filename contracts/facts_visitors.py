@@ -180,6 +180,27 @@ class ChainReads(_Collector):
         if ch is not None and not isinstance(node.ctx, (ast.Store, ast.Del)):
             self._record(node, ch[0], [*ch[1], node.slice.value], called=False)
 
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        """``match result: case Result(draft=d):`` reads ``result.draft`` and binds ``d`` to it,
+        as ``d = result.draft`` would; the case runs for a Result only, so ``result`` is no None
+        there (a pattern never raises on None: it does not match)."""
+        case = self.src.parent(node)
+        if isinstance(case, ast.MatchAs):
+            case = self.src.parent(case)
+        if self.scope.current is None or not isinstance(case, ast.match_case):
+            return
+        subject = chain_of(self.src.parent(case).subject)
+        if subject is None:
+            return
+        root, attrs = subject
+        for attr, pattern in zip(node.kwd_attrs, node.kwd_patterns):
+            if not (isinstance(pattern, ast.MatchAs) and pattern.name):
+                continue
+            read = self._record(node, root, [*attrs, attr], called=False)
+            if len(read.attrs) > 1:  # the subject matched: the chain up to it is set
+                read.guards2.append(Guard(GuardKind.ISINSTANCE, f"case {self.src.code(node.cls)}(...)", read.line))
+            read.bound_to.append(pattern.name)
+
     def _is_store_target(self, node: ast.AST) -> bool:
         src = self.src
         parent, where = src.parent(node), src.field(node)
@@ -211,6 +232,7 @@ class ChainReads(_Collector):
             read.guards2.append(Guard(GuardKind.GETATTR_DEFAULT, read.shape, read.line))
         self._bind_targets(node, read)
         self.scope.current.reads.append(read)
+        return read
 
     def _bind_targets(self, node: ast.AST, read: ChainRead) -> None:
         """`v = root.a`, `a, b = (root.a, root.b)`, `obj.x = root.a`: where the value goes."""

@@ -37,6 +37,9 @@ class Context:
     asserts_before: list[tuple[ast.expr, int]] = field(default_factory=list)
     exits: list[str] = field(default_factory=list)  # the texts of exits_before
     loop_exit: LoopExit | None = None  # the outermost loop left only through breaks the node runs before
+    # names and chains a class pattern of an enclosing case matched (`case Draft() as d:`,
+    # `match result.draft: case Draft(...):`): an instance there, not None; with the case's line
+    matched: list[tuple[str, int]] = field(default_factory=list)
 
 
 # ------------------------------------------------------------- guard detection
@@ -91,6 +94,35 @@ def _stored(stmt: ast.stmt) -> set[str]:
         elif isinstance(node, ast.alias):
             out.add((node.asname or node.name).split(".")[0])
     return out
+
+
+def matched_instances(subject: ast.expr, pattern: ast.pattern) -> list[str]:
+    """The subject's chain where the case's pattern is a class pattern (or an alternative of
+    them), and the names a class pattern binds with `as`: instances of a class where the case
+    runs, not None (`case Draft() as d:`; `match result.draft: case Draft(lens=n):`)."""
+    out = []
+    top = pattern.pattern if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None else pattern
+    alternatives = top.patterns if isinstance(top, ast.MatchOr) else [top]
+    subject_chain = _chain_text(subject)
+    if subject_chain and all(_is_instance_pattern(p) for p in alternatives):
+        out.append(subject_chain)
+    for node in ast.walk(pattern):
+        if isinstance(node, ast.MatchAs) and node.name and node.pattern is not None and _is_instance_pattern(node.pattern):
+            out.append(node.name)
+    return out
+
+
+def _is_instance_pattern(pattern: ast.pattern) -> bool:
+    """A class pattern of a class other than None's (`Draft()`, `Draft(lens=x)`)."""
+    if not isinstance(pattern, ast.MatchClass):
+        return False
+    cls = pattern.cls
+    return not (isinstance(cls, ast.Name) and cls.id == "NoneType")
+
+
+def _stale_name(name: str, rebound: set[str]) -> bool:
+    parts = name.split(".")
+    return any(".".join(parts[:i]) in rebound for i in range(1, len(parts) + 1))
 
 
 def _stale(test: ast.expr, rebound: set[str]) -> bool:
@@ -412,6 +444,7 @@ class ContextFinder:
         exits_before: list[tuple[ast.expr, int]] = []
         asserts_before: list[tuple[ast.expr, int]] = []
         rebound: set[str] = set()  # names and chains bound again between the tests walked up to and the node
+        matched: list[tuple[str, int]] = []
         child, cur = node, src.parent(node)
         while True:
             if isinstance(child, ast.stmt):
@@ -476,6 +509,8 @@ class ContextFinder:
                 # one case's body runs only when its pattern matches: a block of its own
                 match = src.parent(cur)
                 blocks.append(f"{src.line(match)}c{src.line(cur)}")
+                matched.extend((name, src.line(cur)) for name in matched_instances(match.subject, cur.pattern)
+                               if not _stale_name(name, rebound))
                 if isinstance(cur.pattern, ast.MatchValue) and cur.guard is None:
                     case_conds.append(Cond(f"{src.code(match.subject)} == {src.code(cur.pattern.value)}", True))
                 elif cur.guard is not None:
@@ -502,7 +537,8 @@ class ContextFinder:
         loop_exit = self._loop_exit(node, blocks, enclosing) if loops and enclosing else None
         return Context(conds=conds, cond_nodes=cond_nodes, blocks=blocks, statement=statement, in_test=in_test,
                        handlers=handlers, exits_before=exits_before, asserts_before=asserts_before,
-                       exits=[self._with_aliases(t, cur) for t, _ in exits_before], loop_exit=loop_exit)
+                       exits=[self._with_aliases(t, cur) for t, _ in exits_before], loop_exit=loop_exit,
+                       matched=matched)
 
     def _bound_before(self, block: list, index: int) -> set[str]:
         """The names and attribute chains that the statements of ``block`` before ``block[index]``
@@ -595,6 +631,9 @@ class ContextFinder:
                 guards.append(Guard(GuardKind.ASSERT, f"assert {src.code(test)}", line))
         for text, line in ctx.handlers:
             guards.append(Guard(GuardKind.TRY_EXCEPT, text, line))
+        for name, line in ctx.matched:
+            if name == prefix:
+                guards.append(Guard(GuardKind.ISINSTANCE, f"a class pattern matched {name}", line))
         return guards
 
     def statement_shape(self, node: ast.AST, ctx: Context) -> str:

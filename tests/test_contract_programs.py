@@ -28,6 +28,11 @@ EXPECTED = {
     "exit_none_first": ("present", None, None, ""),
     # a test of a local tells nothing of the value it holds once bound again under the test
     "guard_rebound_write": ("violated", DEFAULT, "worker.py:12", "worker.py:11 `result.draft = draft` leaves it None"),
+    # a class pattern's keyword capture is bound to the subject's attribute (`case Result(draft=d):`);
+    # a class pattern matched is an instance there (`Draft() as d`, `match result.draft: case Draft(...)`)
+    "match_class_capture": ("violated", "scheduler.py:14", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "match_class_as": ("present", None, None, ""),
+    "match_class_subject": ("present", None, None, ""),
     # a loop over a display binds its target to each item: the worker's result read through it in
     # the scheduler; in the worker, whichever item the loop stops at
     "loop_display_read": ("violated", "scheduler.py:13", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
