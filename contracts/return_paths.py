@@ -227,6 +227,33 @@ def _prefixed(prefix: str, paths) -> set[str]:
     return {f"{prefix}.{p}" for p in paths}
 
 
+def _aliases_of(f: FunctionFacts, name: str, start: int, line: int) -> dict[str, int]:
+    """The locals bound to the object ``name`` holds (``alias = name``, a loop over a display
+    holding it, and their own aliases) between ``start`` and ``line``, each with the line of its
+    first such binding: what is written through them after that is written on the object."""
+    found: dict[str, int] = {}
+    held = {name}
+    for _ in range(4):  # aliases of aliases
+        grown = False
+        for b in f.bindings:
+            if start < b.line < line and b.target not in held and _names_of(b.value) & held:
+                found[b.target] = min(found.get(b.target, b.line), b.line)
+                held.add(b.target)
+                grown = True
+        if not grown:
+            break
+    return found
+
+
+def _names_of(value: Value) -> set[str]:
+    """The locals a value may be: a name, or a name in an arm of a conditional expression."""
+    if isinstance(value, Name):
+        return {value.name}
+    if isinstance(value, IfExp):
+        return _names_of(value.body) | _names_of(value.orelse)
+    return set()
+
+
 def _conds_at(at: Place) -> list[Cond]:
     """The conditions of the blocks around the statement at ``at``, from its return, binding or
     write: a local tested against None there cannot be None in it (a test of a local bound again
@@ -1094,12 +1121,16 @@ class ReturnPathFinder:
                     return [s.but(sets=None, unresolved=mapped) for s in states[:1]]
                 through_setters.extend(x for x in mapped if x.attrs[0] in want)
         wanted = _want_paths(want)
+        # the object's other names: a write or a helper's write through one is a write of it
+        holding = {name: start, **_aliases_of(f, name, start, line)}
         events = [x for x in binds if x.line > start] + [x for x in nested if start < x.line < line] + \
-            [w for w in f.writes if w.root == name and w.attrs and w.attrs[0] in want and start < w.line < line] + \
+            [w for w in f.writes if w.root in holding and w.attrs and w.attrs[0] in want
+             and holding[w.root] < w.line < line and start < w.line] + \
             through_setters + \
-            [_opaque_or_write(pw, want) for c in f.calls if want and start < c.line < line
-             and may_reach(handed(c, {name: []}), wanted)
-             for pw in self.passed.of_call(module, rel, f, c, name, wanted) if _concerns(pw, want)]
+            [_opaque_or_write(pw, want) for held, since in holding.items() for c in f.calls
+             if want and start < c.line < line and since < c.line and may_reach(handed(c, {held: []}), wanted)
+             for pw in self.passed.of_call(module, rel, f, c, held, wanted) if _concerns(pw, want)] + \
+            self._closure_writes(module, rel, f, holding, line, want)
         if arm is not None:
             events = [e for e in events if not other_arm(e.blocks, arm)]
         if within is not None:
@@ -1130,6 +1161,28 @@ class ReturnPathFinder:
                                 conds=_shared(o.conds for o in nxt), branch=_shared(o.branch for o in nxt))]
             states = nxt
         return states
+
+    def _closure_writes(self, module: str, rel: str, f: FunctionFacts, holding: dict[str, int], line: int,
+                        want: dict) -> list[PassedWrite]:
+        """The writes through a free variable that functions nested in ``f`` make where ``f`` calls
+        them (``def clear(): result.draft = None`` ... ``clear()``), of the names ``holding`` the
+        object since a line, before ``line``."""
+        out = []
+        prefix = f"{function_key(module, f)}.<locals>."
+        for c in f.calls:
+            got = self.symbols.indexed(prefix + c.callee) if "." not in c.callee and c.line < line else None
+            if got is None:
+                continue
+            g = got[1]
+            own = {b.target for b in g.bindings} | {p for p, _ in g.params}
+            for w in g.writes:
+                if w.root in holding and w.root not in own and holding[w.root] < c.line and w.attrs \
+                        and w.attrs[0] in want:
+                    out.append(PassedWrite(attrs=list(w.attrs), value=w.value, module=module, rel=rel, f=g,
+                                           write_line=w.line, write_blocks=list(w.blocks), shape=w.shape, line=c.line,
+                                           blocks=list(c.blocks) + list(w.blocks), conds=list(c.conds) + list(w.conds),
+                                           arguments=[]))
+        return out
 
     def _nested_bindings(self, module: str, rel: str, f: FunctionFacts, name: str) -> list["NestedBinding"] | None:
         """Each call in ``f`` of a function nested in it that rebinds ``name`` (``nonlocal``), as a

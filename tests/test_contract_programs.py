@@ -28,6 +28,11 @@ EXPECTED = {
     "exit_none_first": ("present", None, None, ""),
     # a test of a local tells nothing of the value it holds once bound again under the test
     "guard_rebound_write": ("violated", DEFAULT, "worker.py:12", "worker.py:11 `result.draft = draft` leaves it None"),
+    # a write through another name of the result (an alias, a loop's target over a display holding
+    # it) or by a nested function through its free variable, where it is called, writes the result
+    "alias_clears": ("violated", DEFAULT, "worker.py:11", "worker.py:10 `alias.draft = None` sets it to None"),
+    "loop_display_clears": ("violated", DEFAULT, "worker.py:11", "worker.py:10 `r.draft = None` sets it to None"),
+    "closure_clears": ("violated", DEFAULT, "worker.py:14", "worker.py:10 `result.draft = None` sets it to None"),
     # a class pattern's keyword capture is bound to the subject's attribute (`case Result(draft=d):`);
     # a class pattern matched is an instance there (`Draft() as d`, `match result.draft: case Draft(...)`)
     "match_class_capture": ("violated", "scheduler.py:14", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
