@@ -1,8 +1,10 @@
-"""The 0.5.17 and 0.5.23 cores are formatted as SGLang formats its own code: its pre-commit runs
-isort 5.13.2 (.isort.cfg: profile black, sglang first party) and then black 24.10.0 (88 columns,
-Python >= 3.10 as sglang requires). The module the series adds must come out of both unchanged.
-Some of SGLang's own files do not (the releases are not all formatter-clean), so for an edited
-file the rule is that no change the formatter would make touches a line the series adds."""
+"""The 0.5.17 and 0.5.23 cores, and the draft-steps series over them, are formatted as SGLang
+formats its own code: its pre-commit runs isort 5.13.2 (.isort.cfg: profile black, sglang first
+party) and then black 24.10.0 (88 columns, Python >= 3.10 as sglang requires). The modules the
+series add must come out of both unchanged. Some of SGLang's own files do not (the releases are not
+all formatter-clean), so for an edited file the rule is that no change the formatter would make
+touches a line the series adds. (The 0.5.9 and 0.5.12 series predate the rule and are not held to
+it.)"""
 
 from __future__ import annotations
 
@@ -14,7 +16,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SERIES_DIR = ROOT / "patches/dynamic-disable"
+PATCHES = ROOT / "patches"
+# each series with those it applies over, in order, and the modules they add
+SERIES = {
+    "dynamic-disable": (["dynamic-disable"], ["sglang/srt/speculative/dynamic_disable.py"]),
+    "draft-steps": (["dynamic-disable", "draft-steps"],
+                    ["sglang/srt/speculative/draft_steps.py", "sglang/srt/speculative/dynamic_disable.py"]),
+}
 # pinned in the test extra (pyproject.toml) at the versions SGLang's .pre-commit-config.yaml names
 PINNED = {"black": "24.10.0", "isort": "5.13.2"}
 
@@ -47,39 +55,42 @@ def added_lines(pristine: list[str], patched: list[str]) -> set[int]:
             if tag in ("insert", "replace") for j in range(j1, j2)}
 
 
-@pytest.fixture(scope="module", params=["0.5.17", "0.5.23"])
+@pytest.fixture(scope="module", params=[(name, version) for name in SERIES for version in ("0.5.17", "0.5.23")],
+                ids=lambda p: "-".join(p))
 def patched(request, tmp_path_factory):
-    """(pristine root, patched copy of the files the series touches, their paths)."""
+    """(pristine root, patched copy of the files the series touch, their paths, the modules they add)."""
     from spectrace.source import fetch_version
 
     if shutil.which("patch") is None:
         pytest.skip("needs patch(1)")
-    version = request.param
+    name, version = request.param
+    applied, modules = SERIES[name]
     pristine = fetch_version(version, offline=True).root
-    out = tmp_path_factory.mktemp(f"format-{version}")
-    series = SERIES_DIR / version
-    names = [n for n in (series / "series").read_text().split() if n.endswith(".patch")]
-    touched = sorted({line[6:].split("\t")[0].strip() for n in names for line in (series / n).read_text().splitlines()
+    out = tmp_path_factory.mktemp(f"format-{name}-{version}")
+    patches = [PATCHES / series / version / n for series in applied
+               for n in (PATCHES / series / version / "series").read_text().split() if n.endswith(".patch")]
+    touched = sorted({line[6:].split("\t")[0].strip() for patch in patches for line in patch.read_text().splitlines()
                       if line.startswith("+++ b/")})
     for rel in touched:
         if (pristine / rel).is_file():
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(pristine / rel, out / rel)
-    for name in names:
-        subprocess.run(["patch", "-p1", "-s", "--batch", "-d", str(out), "-i", str(series / name)], check=True)
-    return pristine, out, touched
+    for patch in patches:
+        subprocess.run(["patch", "-p1", "-s", "--batch", "-d", str(out), "-i", str(patch)], check=True)
+    return pristine, out, touched, modules
 
 
-def test_the_added_module_is_what_sglangs_formatter_writes(patched):
-    pristine, out, touched = patched
+def test_the_added_modules_are_what_sglangs_formatter_writes(patched):
+    pristine, out, touched, modules = patched
     added = [rel for rel in touched if not (pristine / rel).is_file()]
-    assert added == ["sglang/srt/speculative/dynamic_disable.py"]
-    text = (out / added[0]).read_text()
-    assert sglang_format(text) == text
+    assert added == modules
+    for rel in added:
+        text = (out / rel).read_text()
+        assert sglang_format(text) == text, rel
 
 
 def test_no_line_the_series_adds_to_sglangs_files_is_one_the_formatter_changes(patched):
-    pristine, out, touched = patched
+    pristine, out, touched, _ = patched
     problems = []
     for rel in touched:
         if not (pristine / rel).is_file():
