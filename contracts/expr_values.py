@@ -78,6 +78,8 @@ def describe(src: Snippet, node: ast.AST | None) -> Value:
         return NoneValue(text[:300])
     if isinstance(node, ast.Name):
         return Name(node.id, text[:300])
+    if isinstance(node, (ast.Subscript, ast.Call)) and (item := src.item_of(node)) is not None:
+        return Name(item.spelled, text[:300])  # a local container's item: the root its display binds
     name = singleton_name(node)
     if name:
         return Name(name, text[:300])

@@ -59,8 +59,14 @@ def split_or(node: ast.expr) -> list[ast.expr]:
 
 def _is_prefix(node: ast.expr, prefix: str, src: Snippet | None = None) -> bool:
     ch = chain_of(node)
-    if ch is None:  # a chain through a local dict's item is rooted at the item as written (dict_items)
-        return src is not None and isinstance(node, ast.Attribute) and src.code(node) == prefix
+    if ch is None and src is not None:  # a chain through a local container's item is rooted at its spelling (dict_items)
+        base, attrs = node, []
+        while isinstance(base, ast.Attribute):
+            base, attrs = base.value, [base.attr, *attrs]
+        item = src.item_of(base)
+        ch = (item.spelled, attrs) if item is not None else None
+    if ch is None:
+        return False
     return ".".join([ch[0], *ch[1]]) == prefix
 
 
@@ -388,6 +394,7 @@ class ContextFinder:
         self._texts: dict[tuple[int, int], tuple] = {}  # (test, function) -> them, the test's text with the aliases' chains
         self._dicts: dict[int, tuple] = {}  # per function node: it, its local dicts' lookups
         self._counts: dict[int, tuple] = {}  # per function node: it, how often each name is bound in it
+        src.item_of = self.dict_item
 
     def aliases(self, fn: ast.AST | None) -> dict[str, Alias]:
         if fn is None:
@@ -397,8 +404,22 @@ class ContextFinder:
         return self._aliases[id(fn)]
 
     def dict_item(self, node: ast.AST) -> DictItem | None:
-        """The item of a local dict that ``node`` looks up (``dict_items``), else None."""
+        """The item of a local container that ``node`` looks up (``dict_items``), else None."""
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                or isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)):
+            return None  # (no lookup of a name: spares the walk up to the function)
         return self.dict_items_around(node).get(id(node))
+
+    def item_chain(self, node: ast.AST) -> tuple[DictItem, list[str]] | None:
+        """``held["k"].a.b`` (``held.get("k").a.b``, ``items[0].a.b``) of a local container's item:
+        the item, and the attributes read or written below it."""
+        attrs = []
+        while isinstance(node, ast.Attribute):
+            attrs.append(node.attr)
+            node = node.value
+        item = self.dict_item(node) if attrs and isinstance(node, (ast.Subscript, ast.Call)) else None
+        return (item, attrs[::-1]) if item is not None else None
 
     def dict_items_around(self, node: ast.AST) -> dict[int, DictItem]:
         """The local dicts' lookups of the function ``node`` is in, once per function."""

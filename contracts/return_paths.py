@@ -1068,6 +1068,8 @@ class ReturnPathFinder:
         before it, its own or a helper's it is passed to; one not on every path forks (taken under
         its condition, skipped under its negation), so a ``None`` written on any branch is seen."""
         module, rel, f, line, want = at.module, at.rel, at.f, at.line, walk.want
+        if name in f.unsure_roots:  # a local container's item that something may change
+            return [Outcome(None, unresolved=f.unsure_roots[name], undecided=True)]
         lam = self._lambda_args.get(function_key(module, f))
         if lam and name in lam[-1]:
             a = lam[-1][name]

@@ -95,6 +95,20 @@ EXPECTED = {
                           "(`self.refresh(held)` at line 13 may change what held holds)"),
     "dict_held_stored": ("unknown", "scheduler.py:14", "worker.py:11", "`held[\"r\"]` may be another value than one given it "
                          "(`held[\"r\"]` at line 13 may change what held holds)"),
+    # ... also a local bound from such an item (unsure as the item is), and an item of a local list
+    # or tuple display by literal index, counted from the start (`items[-1]` of two is `items[1]`)
+    "dict_held_alias": ("violated", "scheduler.py:14", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "dict_held_alias_changed": ("unknown", "scheduler.py:15", "worker.py:11", "`held[\"r\"]` may be another value than one given it "
+                                "(`self.refresh(held)` at line 13 may change what held holds)"),
+    "list_held": ("violated", "scheduler.py:13", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "list_held_guarded": ("present", None, None, ""),
+    # ... and in the worker: the item returned is the display's, a write or method call through it is
+    # on that object
+    "list_result": ("violated", DEFAULT, "worker.py:8", "worker.py:7 `Result(tokens=[2])` leaves Result.draft at its default None"),
+    "dict_result": ("violated", DEFAULT, "worker.py:9", "worker.py:7 `Result(tokens=[2])` leaves Result.draft at its default None"),
+    "list_item_write": ("violated", DEFAULT, "worker.py:9", "worker.py:8 `outs[0].draft = None` sets it to None"),
+    "dict_item_method": ("unknown", DEFAULT, "worker.py:9", "`outs[\"r\"].reset(...)` at dict_item_method/worker.py:8 "
+                         "is handed outs[\"r\"] and resolves to no function of the tree"),
     # an `assert` and an early exit (`if draft is None: raise`, `continue` in a loop) on the way to
     # the return rule out the ways they fail, for a local and for a field of one; not for a
     # statement inside the exit's own body, a value bound or written again after the test (or passed
