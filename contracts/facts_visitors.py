@@ -446,6 +446,16 @@ class Assignments(_Collector):
                 self.scope.current.bindings.append(Binding(text, describe(self.src, given[(name, key)]), self.src.line(node),
                                                            ctx.conds, ctx.blocks, exits=ctx.exits, loop_exit=ctx.loop_exit))
 
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        """``x += v`` binds x again, to what ``x.__iadd__(v)`` (or ``x + v``) gives: not followed."""
+        if self.scope.current is None or not isinstance(node.target, ast.Name):
+            return
+        ctx = self.where.of(node)
+        op = self.src.code(node)[len(node.target.id):].split("=", 1)[0].strip()
+        text = f"{node.target.id} {op} {self.src.code(node.value)}"[:200]
+        self.scope.current.bindings.append(Binding(node.target.id, Opaque(text), self.src.line(node), ctx.conds,
+                                                   ctx.blocks, exits=ctx.exits, loop_exit=ctx.loop_exit))
+
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if self.scope.current is None:
             return

@@ -379,6 +379,14 @@ EXPECTED = {
     "spread_given": ("present", None, None, ""),
     "spread_given_none": ("violated", DEFAULT, "worker.py:10", "worker.py:10 `Result(**fields)` leaves it None"),
     "spread_opaque": ("unknown", DEFAULT, "worker.py:8", "`Result(**fields)` may set Result.draft through its ** arguments"),
+    # ... and `Result(*args)` of a local tuple display nothing else uses: its items in their places;
+    # one bound again (`args += ...`, which binds what `__iadd__` gives) is not followed
+    "star_args": ("violated", DEFAULT, "worker.py:8", "worker.py:8 `Result(*args)` leaves Result.draft at its default None"),
+    "star_args_set": ("present", None, None, ""),
+    "star_args_extended": ("unknown", DEFAULT, "worker.py:9", "`Result(*args)` may set Result.draft through its * arguments"),
+    "aug_rebound": ("unknown", DEFAULT, "worker.py:9", "returns out + batch.extra"),
+    # `getattr(self, "a", None)` right after `self.a = v` is v (see also test_a_builtins_default_may_be_none)
+    "getattr_written": ("present", None, None, ""),
     # `self.a = v; return self.a` with nothing in between returns v
     "self_attr_returned": ("violated", DEFAULT, "worker.py:12", "worker.py:8 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a write through the draft under `contextlib.suppress(AttributeError)` or in a try whose
@@ -463,6 +471,26 @@ def test_dict_get_without_default_may_be_none():
     assert "when batch.rid in self.drafts is unknown: an item of `self.drafts`" in u.message
 
 
+@pytest.mark.parametrize("name, given, when, item", [
+    ("getattr_default", 'getattr(self, "cached", None)', ' when not (hasattr(self, "cached"))', "returns self.cached"),
+    ("next_default", "next(batch.pending, None)", "", "an item of `batch.pending`"),
+    ("min_default", "min(batch.drafts, default=None)", "", "an item of `batch.drafts`"),
+])
+def test_a_builtins_default_may_be_none(name, given, when, item):
+    """`getattr(obj, "a", None)`, `next(it, None)` and `min(xs, default=None)` give their default
+    where there is nothing to give (a violation under that condition); what they find otherwise
+    is not followed (an unknown)."""
+    report = check(name)
+    assert [r.status for r in report.results] == ["violated"]
+    site = (f"{name}/scheduler.py:25", f"{name}/worker.py:7")
+    (v,) = report.violations
+    assert (f"{v.read.file}:{v.read.line}", f"{v.producer.file}:{v.producer.line}") == site
+    assert v.producer.left_none.endswith(f"`Result(tokens=[1], draft={given})` leaves it None{when}")
+    (u,) = report.unknowns
+    assert (f"{u.read.file}:{u.read.line}", f"{u.producer.file}:{u.producer.line}") == site
+    assert item in u.message
+
+
 def test_entry_condition_is_the_dispatchers_branch():
     """The condition a loop is entered under is read from its calls; a use that is no call leaves it unknown."""
     from spectrace.contracts.entries import entry_condition, name_uses
@@ -485,7 +513,7 @@ def test_entry_condition_is_the_dispatchers_branch():
 
 def test_every_program_has_an_expectation():
     programs = {p.name for p in PROGRAMS.iterdir() if (p / "catalog.toml").is_file()}
-    assert programs == set(EXPECTED) | {"dict_get"}
+    assert programs == set(EXPECTED) | {"dict_get", "getattr_default", "next_default", "min_default"}
 
 
 def test_roles_come_from_the_catalog_not_from_code():
