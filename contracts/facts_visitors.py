@@ -33,7 +33,7 @@ from spectrace.contracts.facts import (
     WithManager,
 )
 from spectrace.contracts.aliases import display_items
-from spectrace.contracts.node_context import Context, ContextFinder, exits, none_exit, suppresses, tested_names
+from spectrace.contracts.node_context import Context, ContextFinder, filtered_display, truthy_items, exits, none_exit, suppresses, tested_names
 from spectrace.contracts.snippet import FUNCTIONS, DottedName, Snippet
 from spectrace.errors import SpectraceError
 
@@ -222,6 +222,10 @@ class ChainReads(_Collector):
             read.guards2.append(Guard(GuardKind.GETATTR_DEFAULT, read.shape, read.line))
         self._bind_targets(node, read)
         self.scope.current.reads.append(read)
+        kept = f"{root}.{attrs[0]}" if len(attrs) > 1 and "." not in root else None
+        if kept is not None and kept in self.where.kept_attributes(node):
+            # `self.last.draft` after `self.last = result`: a read through what the assignment binds
+            self._record(node, kept, attrs[1:], called, via_getattr)
         return read
 
     def _bind_targets(self, node: ast.AST, read: ChainRead) -> None:
@@ -236,10 +240,16 @@ class ChainReads(_Collector):
         elif isinstance(parent, ast.IfExp) and src.field(node) in ("body", "orelse"):
             node, parent = parent, src.parent(parent)  # `v = root.a if c else b`: v is root.a where c holds
         if isinstance(parent, (ast.Tuple, ast.List)) and src.field(node) == "elts":
-            loop = src.parent(parent)
-            if isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) and src.field(parent) == "iter":
+            loop, iter_ = src.parent(parent), parent
+            if isinstance(loop, ast.Call) and filtered_display(loop) is parent:  # `filter(None, (root.a,))`
+                loop, iter_ = src.parent(loop), loop
+            if isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) and src.field(iter_) == "iter":
                 if isinstance(loop.target, ast.Name):  # `for v in (root.a, root.b):` binds v to each
                     read.bound_to.append(loop.target.id)
+                    if iter_ is not parent and not truthy_items(iter_):  # the items a predicate lets through
+                        self.scope.current.unsure_roots[loop.target.id] = (
+                            f"`{src.code(iter_)[:80]}` gives {loop.target.id} only the items "
+                            f"`{src.code(iter_.args[0])[:60]}` is true of, which is not followed")
                 return
         if isinstance(parent, ast.Tuple) and src.field(node) == "elts":
             element_index = parent.elts.index(node)
@@ -396,7 +406,8 @@ class Assignments(_Collector):
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         """``for v in (a, b):`` over a display binds ``v`` to one of its items, each possible
         (the loop may break at any of them): ``a if <v is a> else b``."""
-        items = node.iter.elts if isinstance(node.iter, (ast.Tuple, ast.List)) else []
+        shown = filtered_display(node.iter)  # (`filter(None, (a, b))`: the items that are true)
+        items = shown.elts if isinstance(shown, (ast.Tuple, ast.List)) else []
         if self.scope.current is None or not isinstance(node.target, ast.Name) or not items \
                 or any(isinstance(e, ast.Starred) for e in items):
             return
@@ -579,6 +590,17 @@ class Assignments(_Collector):
                                           loop_exit=ctx.loop_exit))
         elif isinstance(target, ast.Attribute):
             ch = chain_of(target) or self._item_chain(target)
+            kept = f"{ch[0]}.{ch[1][0]}" if ch and "." not in ch[0] else None
+            if kept is not None and kept in self.where.kept_attributes(stmt):
+                # `self.last = result` binds the root of `self.last.draft` read later; a write below
+                # it (`self.last.draft.lens = v`) is one through that root
+                if len(ch[1]) == 1:
+                    facts.bindings.append(Binding(kept, desc, src.line(stmt), ctx.conds, ctx.blocks, exits=ctx.exits,
+                                                  loop_exit=ctx.loop_exit))
+                else:
+                    facts.writes.append(
+                        AttrWrite(kept, ch[1][1:], desc, src.line(stmt), self.where.statement_shape(stmt, ctx) or src.code(stmt),
+                                  ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit, handlers=list(ctx.handlers)))
             if ch is not None:
                 facts.writes.append(
                     AttrWrite(ch[0], ch[1], desc, src.line(stmt), self.where.statement_shape(stmt, ctx) or src.code(stmt),

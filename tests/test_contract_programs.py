@@ -102,6 +102,16 @@ EXPECTED = {
                                 "(`self.refresh(held)` at line 13 may change what held holds)"),
     "list_held": ("violated", "scheduler.py:13", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     "list_held_guarded": ("present", None, None, ""),
+    # ... and an attribute the consumer's method assigns the result to and reads through
+    # (`self.last = result` ... `self.last.draft.lens`); a call in between may assign it again
+    "self_attr_read": ("violated", "scheduler.py:13", "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
+    "self_attr_read_call_between": ("unknown", "scheduler.py:14", "worker.py:11", "`self.last` may be another value than it "
+                                    "was given at line 12 (`self.log_step(...)` at line 13 may assign it)"),
+    # a loop over `filter(None, [result.draft])` runs its body for a true draft only; over a filter
+    # with a predicate not followed, what it lets through is not decided
+    "filter_none_read": ("present", None, None, ""),
+    "filter_predicate": ("unknown", "scheduler.py:13", "worker.py:11", "`filter(self.keep, [result.draft])` gives d only "
+                         "the items `self.keep` is true of, which is not followed"),
     # ... and in the worker: the item returned is the display's, a write or method call through it is
     # on that object
     "list_result": ("violated", DEFAULT, "worker.py:8", "worker.py:7 `Result(tokens=[2])` leaves Result.draft at its default None"),
