@@ -1091,6 +1091,11 @@ class ReturnPathFinder:
         None there, or a field of it left None."""
         outcomes = self._bound_value(at, name, walk)
         f = at.f
+        # `if (d := make()) is None: d = other`: where the binding under the test is skipped, the
+        # test said d is not None, so a None of the value tested does not come through
+        tests = {c.text for b in f.bindings if b.target == name for c in b.conds}
+        outcomes = [o for o in outcomes
+                    if not (o.not_a_result and _known_not_none(name, [c for c in o.branch if c.text in tests]))]
         if not f.asserts or name in f.rebound_inside:
             return outcomes
         last = max((b.line for b in f.bindings if b.target == name and b.line < at.line), default=f.line)

@@ -48,6 +48,12 @@ EXPECTED = {
     # a result built with a local under the local's own None test has it set, unless bound again there
     "construct_under_guard": ("present", None, None, ""),
     "construct_under_guard_rebound": ("violated", DEFAULT, "worker.py:10", "`Result(tokens=[1], draft=draft)` leaves it None"),
+    # `if draft is None: draft = Draft(...)` (or `(draft := make()) is None`): where the binding is
+    # skipped the test said draft is set, so the helper's None does not reach the result; a binding
+    # under a test of something else leaves it
+    "none_filled": ("present", None, None, ""),
+    "walrus_filled": ("present", None, None, ""),
+    "none_filled_other": ("violated", DEFAULT, "worker.py:12", "`Result(tokens=[1], draft=draft)` leaves it None when batch.idle and not (batch.retry)"),
     # a write inside `try` does not reach the `except` path that returns early
     "try_except": ("violated", DEFAULT, "worker.py:11", "worker.py:7 `Result(tokens=[1])` leaves Result.draft at its default None"),
     # a loop left only through its breaks (an `else` that raises, `while True`) has run what
