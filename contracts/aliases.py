@@ -130,38 +130,63 @@ def with_aliases(src: Snippet, node: ast.expr, aliases: dict[str, Alias]) -> str
 @dataclass(frozen=True)
 class DictItem:
     """``held["k"]`` or ``held.get("k")`` of a local dict given that key as a literal (a display
-    ``held = {"k": v}`` or a store ``held["k"] = v``): spelled as written, the root of the chains
-    read through it, bound where the item is given (``dict_items``)."""
+    ``held = {"k": v}`` or a store ``held["k"] = v``), or ``items[0]`` of a local list or tuple
+    display: spelled as written, the root of the chains read through it, bound where the item is
+    given (``dict_items``)."""
     spelled: str
     name: str
-    key: str
+    key: str | int  # a dict's literal key, or a display's index counted from its start
     # why the item may be another value than one it was given where it is looked up ("" for a
-    # sealed dict: its one display gives it, and nothing uses the dict but lookups of its keys)
+    # sealed container: its one display gives it, and nothing uses it but lookups of its keys)
     unsure: str = ""
 
 
-def dict_items(src: Snippet, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, DictItem]:
-    """The item lookups of the local dicts of ``fn`` given literal keys, {id(lookup node): item}.
+def display_items(src: Snippet, value: ast.expr) -> list[tuple[str | int, ast.expr]] | None:
+    """The (key, value) pairs a dict display with literal keys or a list or tuple display without
+    a starred item gives: a dict's string keys, a sequence's indices; None for another value."""
+    if isinstance(value, ast.Dict):
+        return [(k.value, v) for k, v in zip(value.keys, value.values) if k is not None and src.is_simple_string(k)]
+    if isinstance(value, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in value.elts):
+        return list(enumerate(value.elts))
+    return None
 
-    A dict is sealed when ``held = {"k": v, ...}`` is the name's one binding (counted as for an
-    alias, nested scopes too), with literal keys and no ``**``, and every use of the name anywhere
-    in the function is ``held["k"]`` (a load) or ``held.get("k")`` of one of its keys. Any other
-    (another binding, a store or ``del`` of an item, a method, the dict handed on or iterated) may
+
+def literal_index(node: ast.expr) -> int | None:
+    """The value of an integer literal index (``0``, ``-1``), else None."""
+    negative = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+    inner = node.operand if negative else node
+    if isinstance(inner, ast.Constant) and type(inner.value) is int:
+        return -inner.value if negative else inner.value
+    return None
+
+
+def dict_items(src: Snippet, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[int, DictItem]:
+    """The item lookups of the local dicts of ``fn`` given literal keys, and of its local list and
+    tuple displays by literal index, {id(lookup node): item}; only for containers an item of which
+    is read through (``held["k"].x``), bound to a name or returned.
+
+    A container is sealed when ``held = {"k": v, ...}`` (``items = [v, ...]``) is the name's one
+    binding (counted as for an alias, nested scopes too), with literal keys and no ``**`` or ``*``,
+    and every use of the name anywhere in the function is ``held["k"]`` (a load) or
+    ``held.get("k")`` of one of its keys (``items[i]`` of one of its indices). Any other (another
+    binding, a store or ``del`` of an item, a method, the container handed on or iterated) may
     change what it holds: its lookups are unsure, naming the first such use."""
-    given: dict[str, set[str]] = {}  # name -> the keys its displays and stores give
+    given: dict[str, set] = {}  # name -> the keys its displays and stores give
     displays: dict[str, list[ast.Assign]] = {}
-    read_through: set[str] = set()  # the names a chain is read through a lookup of (`held["k"].x`)
+    sizes: dict[str, int] = {}  # name -> the length of its list or tuple display
+    read_through: set[str] = set()  # the names an item of which is used as a value (`held["k"].x`)
     for node in ast.walk(fn):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Subscript, ast.Call)):
-            name, _ = _lookup_base(node.value)
+        if isinstance(node, (ast.Subscript, ast.Call)) and _used_as_value(src, node):
+            name, _ = _lookup_base(node)
             if name:
                 read_through.add(name)
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and (items := display_items(src, node.value)) is not None:
             name = node.targets[0].id
             displays.setdefault(name, []).append(node)
-            given.setdefault(name, set()).update(k.value for k in node.value.keys
-                                                 if k is not None and src.is_simple_string(k))
+            given.setdefault(name, set()).update(k for k, _ in items)
+            if not isinstance(node.value, ast.Dict):
+                sizes[name] = len(items)
         elif isinstance(node, ast.Assign):
             for t in node.targets:
                 if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and src.is_simple_string(t.slice):
@@ -174,14 +199,15 @@ def dict_items(src: Snippet, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict
     for name in given:
         shown = displays.get(name, [])
         if len(shown) != 1 or b.counts.get(name) != 1 or name in b.declared:
-            spoiled[name] = f"{name} is bound more than once or by other than one dict display"
-        elif any(k is None or not src.is_simple_string(k) for k in shown[0].value.keys):
+            spoiled[name] = f"{name} is bound more than once or by other than one display"
+        elif isinstance(shown[0].value, ast.Dict) and \
+                any(k is None or not src.is_simple_string(k) for k in shown[0].value.keys):
             spoiled[name] = f"`{src.code(shown[0].value)[:80]}` gives {name} keys that are no literal"
-    found: dict[int, tuple[ast.expr, str, str]] = {}
+    found: dict[int, tuple[ast.expr, str, str | int]] = {}
     for node in ast.walk(fn):
         if not (isinstance(node, ast.Name) and node.id in given):
             continue
-        lookup, key = _lookup(src, node)
+        lookup, key = _lookup(src, node, sizes.get(node.id))
         if lookup is not None and key in given[node.id]:
             found[id(lookup)] = (lookup, node.id, key)
         elif isinstance(node.ctx, ast.Load) and node.id not in spoiled:
@@ -192,15 +218,37 @@ def dict_items(src: Snippet, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict
     out = {}
     for k, (lookup, name, key) in found.items():
         text = src.code(lookup)
-        out[k] = DictItem(text, name, key, f"`{text}` may be another value than one given it ({spoiled[name]})"
+        # one spelling per item (`items[-1]` is `items[1]` of two, `held.get("r")` is `held["r"]`
+        # where the dict is sealed), so that a test of one guards a read through the other
+        spelled = f"{name}[{key}]" if isinstance(key, int) else f'{name}["{key}"]' if '"' not in key and "\\" not in key \
+            and name not in spoiled else text
+        out[k] = DictItem(spelled, name, key, f"`{text}` may be another value than one given it ({spoiled[name]})"
                           if name in spoiled else "")
     return out
 
 
+def _used_as_value(src: Snippet, node: ast.expr) -> bool:
+    """Is ``node`` read through (``node.x``), bound to a name, returned, yielded or handed to a call,
+    as it is or as a side of a conditional expression or of ``and``/``or``?"""
+    parent, where = src.parent(node), src.field(node)
+    while isinstance(parent, ast.BoolOp) or isinstance(parent, ast.IfExp) and where in ("body", "orelse"):
+        node, parent, where = parent, src.parent(parent), src.field(parent)
+    if isinstance(parent, ast.Attribute):
+        return True
+    if isinstance(parent, ast.Assign) and where == "value":
+        return all(isinstance(t, ast.Name) for t in parent.targets)
+    if isinstance(parent, ast.Call):
+        return where == "args"
+    return isinstance(parent, (ast.Return, ast.Yield, ast.keyword))
+
+
 def _lookup_base(node: ast.expr) -> tuple[str | None, ast.expr | None]:
-    """The name and key node of ``name[key]`` or ``name.get(key)`` (a string literal key), else None."""
+    """The name and key node of ``name[key]`` or ``name.get(key)`` (a string literal key, or an
+    integer literal index), else None."""
     if isinstance(node, ast.Subscript):
         base, key = node.value, node.slice
+        if isinstance(base, ast.Name) and literal_index(key) is not None:
+            return base.id, key
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
             and len(node.args) == 1:
         base, key = node.func.value, node.args[0]
@@ -211,9 +259,14 @@ def _lookup_base(node: ast.expr) -> tuple[str | None, ast.expr | None]:
     return None, None
 
 
-def _lookup(src: Snippet, name: ast.Name) -> tuple[ast.expr | None, str | None]:
-    """The lookup ``name["k"]`` (a load) or ``name.get("k")`` that ``name`` is the object of, and its key."""
+def _lookup(src: Snippet, name: ast.Name, size: int | None = None) -> tuple[ast.expr | None, str | int | None]:
+    """The lookup ``name["k"]`` (a load) or ``name.get("k")`` that ``name`` is the object of, and its
+    key; for a sequence of ``size`` items, ``name[i]`` with ``i`` counted from the start."""
     parent, where = src.parent(name), src.field(name)
+    if size is not None:
+        i = literal_index(parent.slice) if isinstance(parent, ast.Subscript) and where == "value" \
+            and isinstance(parent.ctx, ast.Load) else None
+        return (parent, i + size if i < 0 else i) if i is not None and -size <= i < size else (None, None)
     if isinstance(parent, ast.Subscript) and where == "value" and isinstance(parent.ctx, ast.Load) \
             and src.is_simple_string(parent.slice):
         return parent, parent.slice.value

@@ -118,7 +118,8 @@ def receiver_prefix(callee: str, roots: dict) -> list[str] | None:
     """The path below one of ``roots`` that a method call's receiver is (``result.draft.trim``:
     the root's path, then ``draft``), or None for a call on anything else."""
     parts = callee.split(".")
-    if len(parts) < 2 or parts[0] not in roots or not all(p.isidentifier() for p in parts):
+    # (the root may be a local container's item, spelled `held["r"]`)
+    if len(parts) < 2 or parts[0] not in roots or not all(p.isidentifier() for p in parts[1:]):
         return None
     return roots[parts[0]] + parts[1:-1]
 

@@ -78,6 +78,8 @@ def describe(src: Snippet, node: ast.AST | None) -> Value:
         return NoneValue(text[:300])
     if isinstance(node, ast.Name):
         return Name(node.id, text[:300])
+    if isinstance(node, (ast.Subscript, ast.Call)) and (item := src.item_of(node)) is not None:
+        return Name(item.spelled, text[:300])  # a local container's item: the root its display binds
     name = singleton_name(node)
     if name:
         return Name(name, text[:300])
@@ -101,7 +103,8 @@ def describe(src: Snippet, node: ast.AST | None) -> Value:
     if isinstance(node, ast.IfExp):
         return IfExp(src.code(node.test), describe(src, node.body), describe(src, node.orelse), text[:300])
     if isinstance(node, (ast.Tuple, ast.List)):
-        return TupleValue(tuple(describe(src, e.value if isinstance(e, ast.Starred) else e) for e in node.elts), text[:300])
+        return TupleValue(tuple(describe(src, e.value if isinstance(e, ast.Starred) else e) for e in node.elts), text[:300],
+                          starred=any(isinstance(e, ast.Starred) for e in node.elts))
     if isinstance(node, ast.Lambda):
         # a callable passed on: the flow analysis follows its body where it is called
         a = node.args

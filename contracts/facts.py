@@ -33,7 +33,7 @@ from spectrace.contracts.kinds import GuardKind
 from spectrace.contracts.values import Value
 
 
-FACTS_VERSION = 47  # bump when the facts change shape: invalidates caches
+FACTS_VERSION = 50  # bump when the facts change shape: invalidates caches
 
 # ---------------------------------------------------------------- fact records
 

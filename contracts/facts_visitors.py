@@ -32,7 +32,8 @@ from spectrace.contracts.facts import (
     Split,
     WithManager,
 )
-from spectrace.contracts.node_context import Context, ContextFinder, exits, none_exit, suppresses, tested_names
+from spectrace.contracts.aliases import display_items
+from spectrace.contracts.node_context import Context, ContextFinder, filtered_display, truthy_items, exits, none_exit, suppresses, tested_names
 from spectrace.contracts.snippet import FUNCTIONS, DottedName, Snippet
 from spectrace.errors import SpectraceError
 
@@ -98,6 +99,17 @@ class _Collector:
         self.src = scope.src
         self.where = scope.where
 
+    def _item_chain(self, node: ast.AST) -> tuple[str, list[str]] | None:
+        """``held["k"].a.b`` (``held.get("k").a.b``, ``items[0].a.b``) of a local container's item: a
+        chain rooted at the item as written, which the display or store giving it binds (``Assignments``)."""
+        got = self.where.item_chain(node)
+        if got is None:
+            return None
+        item, attrs = got
+        if item.unsure:
+            self.scope.current.unsure_roots[item.spelled] = item.unsure
+        return item.spelled, attrs
+
 
 def _instance_dict_of(node: ast.AST) -> tuple[str, list[str]] | None:
     """The chain whose attributes ``vars(chain)`` or ``chain.__dict__`` maps by name."""
@@ -123,28 +135,6 @@ class ChainReads(_Collector):
         self._record(node, ch[0], ch[1], called=isinstance(parent, ast.Call) and src.field(node) == "func")
 
     visit_DottedName = visit_Attribute
-
-    def _item_chain(self, node: ast.AST) -> tuple[str, list[str]] | None:
-        """``held["k"].a.b`` (or ``held.get("k").a.b``) of a local dict given "k": a chain rooted at
-        the item as written, which the display or store giving it binds (``Assignments``)."""
-        attrs = []
-        while isinstance(node, ast.Attribute):
-            attrs.append(node.attr)
-            node = node.value
-        # (a lookup of a literal string on a name, before the function's dicts are looked for)
-        if isinstance(node, ast.Subscript):
-            looked_up, key = node.value, node.slice
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) == 1:
-            looked_up, key = node.func.value, node.args[0]
-        else:
-            return None
-        literal = isinstance(key, ast.Constant) and isinstance(key.value, str)
-        item = self.where.dict_item(node) if attrs and literal and isinstance(looked_up, ast.Name) else None
-        if item is None:
-            return None
-        if item.unsure:
-            self.scope.current.unsure_roots[item.spelled] = item.unsure
-        return item.spelled, attrs[::-1]
 
     def visit_Call(self, node: ast.Call) -> None:
         if self.scope.current is None:
@@ -232,6 +222,10 @@ class ChainReads(_Collector):
             read.guards2.append(Guard(GuardKind.GETATTR_DEFAULT, read.shape, read.line))
         self._bind_targets(node, read)
         self.scope.current.reads.append(read)
+        kept = f"{root}.{attrs[0]}" if len(attrs) > 1 and "." not in root else None
+        if kept is not None and kept in self.where.kept_attributes(node):
+            # `self.last.draft` after `self.last = result`: a read through what the assignment binds
+            self._record(node, kept, attrs[1:], called, via_getattr)
         return read
 
     def _bind_targets(self, node: ast.AST, read: ChainRead) -> None:
@@ -246,10 +240,16 @@ class ChainReads(_Collector):
         elif isinstance(parent, ast.IfExp) and src.field(node) in ("body", "orelse"):
             node, parent = parent, src.parent(parent)  # `v = root.a if c else b`: v is root.a where c holds
         if isinstance(parent, (ast.Tuple, ast.List)) and src.field(node) == "elts":
-            loop = src.parent(parent)
-            if isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) and src.field(parent) == "iter":
+            loop, iter_ = src.parent(parent), parent
+            if isinstance(loop, ast.Call) and filtered_display(loop) is parent:  # `filter(None, (root.a,))`
+                loop, iter_ = src.parent(loop), loop
+            if isinstance(loop, (ast.For, ast.AsyncFor, ast.comprehension)) and src.field(iter_) == "iter":
                 if isinstance(loop.target, ast.Name):  # `for v in (root.a, root.b):` binds v to each
                     read.bound_to.append(loop.target.id)
+                    if iter_ is not parent and not truthy_items(iter_):  # the items a predicate lets through
+                        self.scope.current.unsure_roots[loop.target.id] = (
+                            f"`{src.code(iter_)[:80]}` gives {loop.target.id} only the items "
+                            f"`{src.code(iter_.args[0])[:60]}` is true of, which is not followed")
                 return
         if isinstance(parent, ast.Tuple) and src.field(node) == "elts":
             element_index = parent.elts.index(node)
@@ -341,8 +341,9 @@ class CallSites(_Collector):
         kws = {a.keyword: describe(src, a.value) for a in args if a.keyword is not None}
         spread = [a.star + a.value.id for a in args if a.star and isinstance(a.value, ast.Name)]
         spread += [a.star + "?" for a in args if a.star and not isinstance(a.value, ast.Name)]
+        item = self._item_chain(func) if chain_of(func) is None else None  # `held["r"].m()`: a method of the item
         self.scope.current.calls.append(
-            CallSite(src.code(func), kws, sum(1 for a in args if a.keyword is None), src.line(node),
+            CallSite(".".join([item[0], *item[1]]) if item else src.code(func), kws, sum(1 for a in args if a.keyword is None), src.line(node),
                      ctx.conds, ctx.blocks, [describe(src, a.value) for a in args if a.keyword is None and not a.star],
                      spread, ctx.exits)
         )
@@ -405,7 +406,8 @@ class Assignments(_Collector):
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         """``for v in (a, b):`` over a display binds ``v`` to one of its items, each possible
         (the loop may break at any of them): ``a if <v is a> else b``."""
-        items = node.iter.elts if isinstance(node.iter, (ast.Tuple, ast.List)) else []
+        shown = filtered_display(node.iter)  # (`filter(None, (a, b))`: the items that are true)
+        items = shown.elts if isinstance(shown, (ast.Tuple, ast.List)) else []
         if self.scope.current is None or not isinstance(node.target, ast.Name) or not items \
                 or any(isinstance(e, ast.Starred) for e in items):
             return
@@ -434,12 +436,18 @@ class Assignments(_Collector):
         ctx = self.where.of(node)
         for t in node.targets:
             self._record_target(t, node.value, node, ctx)
+        item = self.where.dict_item(node.value)
+        if item is not None and item.unsure:  # `x = held["r"]`: x is as unsure as the item
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    self.scope.current.unsure_roots[t.id] = item.unsure
+            self.scope.current.unsure_roots[item.spelled] = item.unsure
         # a local dict's display (`held = {"k": v}`) or store (`held["k"] = v`) binds each lookup of
         # the item, as written, to the value (dict_items)
-        given: dict[tuple[str, str], ast.expr] = {}
-        if isinstance(node.value, ast.Dict) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            given = {(node.targets[0].id, k.value): v for k, v in zip(node.value.keys, node.value.values)
-                     if k is not None and self.src.is_simple_string(k)}
+        given: dict[tuple[str, str | int], ast.expr] = {}
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and (shown := display_items(self.src, node.value)) is not None:
+            given = {(node.targets[0].id, k): v for k, v in shown}
         for t in node.targets:
             if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and self.src.is_simple_string(t.slice):
                 given[(t.value.id, t.slice.value)] = node.value
@@ -448,6 +456,16 @@ class Assignments(_Collector):
             for text, name, key in sorted({(i.spelled, i.name, i.key) for i in items if (i.name, i.key) in given}):
                 self.scope.current.bindings.append(Binding(text, describe(self.src, given[(name, key)]), self.src.line(node),
                                                            ctx.conds, ctx.blocks, exits=ctx.exits, loop_exit=ctx.loop_exit))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        """``x += v`` binds x again, to what ``x.__iadd__(v)`` (or ``x + v``) gives: not followed."""
+        if self.scope.current is None or not isinstance(node.target, ast.Name):
+            return
+        ctx = self.where.of(node)
+        op = self.src.code(node)[len(node.target.id):].split("=", 1)[0].strip()
+        text = f"{node.target.id} {op} {self.src.code(node.value)}"[:200]
+        self.scope.current.bindings.append(Binding(node.target.id, Opaque(text), self.src.line(node), ctx.conds,
+                                                   ctx.blocks, exits=ctx.exits, loop_exit=ctx.loop_exit))
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if self.scope.current is None:
@@ -571,7 +589,18 @@ class Assignments(_Collector):
             facts.bindings.append(Binding(target.id, desc, src.line(stmt), ctx.conds, ctx.blocks, exits=ctx.exits,
                                           loop_exit=ctx.loop_exit))
         elif isinstance(target, ast.Attribute):
-            ch = chain_of(target)
+            ch = chain_of(target) or self._item_chain(target)
+            kept = f"{ch[0]}.{ch[1][0]}" if ch and "." not in ch[0] else None
+            if kept is not None and kept in self.where.kept_attributes(stmt):
+                # `self.last = result` binds the root of `self.last.draft` read later; a write below
+                # it (`self.last.draft.lens = v`) is one through that root
+                if len(ch[1]) == 1:
+                    facts.bindings.append(Binding(kept, desc, src.line(stmt), ctx.conds, ctx.blocks, exits=ctx.exits,
+                                                  loop_exit=ctx.loop_exit))
+                else:
+                    facts.writes.append(
+                        AttrWrite(kept, ch[1][1:], desc, src.line(stmt), self.where.statement_shape(stmt, ctx) or src.code(stmt),
+                                  ctx.conds, ctx.blocks, ctx.exits, ctx.loop_exit, handlers=list(ctx.handlers)))
             if ch is not None:
                 facts.writes.append(
                     AttrWrite(ch[0], ch[1], desc, src.line(stmt), self.where.statement_shape(stmt, ctx) or src.code(stmt),
@@ -630,6 +659,9 @@ class Returns(_Collector):
         if self.scope.current is None:
             return
         ctx = self.where.of(node)
+        item = self.where.dict_item(node.value) if node.value is not None else None
+        if item is not None and item.unsure:
+            self.scope.current.unsure_roots[item.spelled] = item.unsure
         self.scope.current.returns.append(
             Return(describe(self.src, node.value), self.src.line(node), self.where.statement_shape(node, ctx), ctx.conds,
                    ctx.blocks, ctx.exits)

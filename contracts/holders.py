@@ -173,7 +173,7 @@ class HolderFinder:
         match desc:
             case ItemOf(index=index, of=of):
                 return item is None and self.relays_result(module, f, of, names, index)
-            case TupleValue(items=items):
+            case TupleValue(items=items, starred=False):
                 return item is not None and item < len(items) and self.relays_result(module, f, items[item], names)
             case IfExp(body=body, orelse=orelse):
                 return self.relays_result(module, f, body, names, item) or self.relays_result(module, f, orelse, names, item)

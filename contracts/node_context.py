@@ -59,8 +59,14 @@ def split_or(node: ast.expr) -> list[ast.expr]:
 
 def _is_prefix(node: ast.expr, prefix: str, src: Snippet | None = None) -> bool:
     ch = chain_of(node)
-    if ch is None:  # a chain through a local dict's item is rooted at the item as written (dict_items)
-        return src is not None and isinstance(node, ast.Attribute) and src.code(node) == prefix
+    if ch is None and src is not None:  # a chain through a local container's item is rooted at its spelling (dict_items)
+        base, attrs = node, []
+        while isinstance(base, ast.Attribute):
+            base, attrs = base.value, [base.attr, *attrs]
+        item = src.item_of(base)
+        ch = (item.spelled, attrs) if item is not None else None
+    if ch is None:
+        return False
     return ".".join([ch[0], *ch[1]]) == prefix
 
 
@@ -123,6 +129,46 @@ def _is_instance_pattern(pattern: ast.pattern) -> bool:
 def _stale_name(name: str, rebound: set[str]) -> bool:
     parts = name.split(".")
     return any(".".join(parts[:i]) in rebound for i in range(1, len(parts) + 1))
+
+
+def kept_attributes(fn: ast.AST) -> set[str]:
+    """``root.a`` for each ``root.a = v`` in ``fn`` (root a name) that ``fn`` also reads below
+    (``root.a.x``)."""
+    assigned, read_below = set(), set()
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
+                    assigned.add(f"{t.value.id}.{t.attr}")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) \
+                and isinstance(node.value.value, ast.Name):
+            read_below.add(f"{node.value.value.id}.{node.value.attr}")
+    return assigned & read_below
+
+
+def truthy_items(node: ast.expr) -> bool:
+    """Is ``node`` ``filter(None, xs)`` or ``filter(lambda x: x, xs)`` (``x is not None``), whose
+    items are each true (not None)?"""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "filter"
+            and len(node.args) == 2 and not node.keywords):
+        return False
+    fn = node.args[0]
+    if is_none(fn):
+        return True
+    if not (isinstance(fn, ast.Lambda) and len(fn.args.args) == 1 and not fn.args.vararg and not fn.args.kwonlyargs):
+        return False
+    param, body = fn.args.args[0].arg, fn.body
+    if isinstance(body, ast.Compare) and len(body.ops) == 1 and isinstance(body.ops[0], ast.IsNot):
+        body = none_on_the_right(body)[0] if is_none(none_on_the_right(body)[1]) else None
+    return isinstance(body, ast.Name) and body.id == param
+
+
+def filtered_display(node: ast.expr) -> ast.expr:
+    """The display that ``filter(fn, display)`` draws its items from, else ``node``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "filter" \
+            and len(node.args) == 2 and not node.keywords and isinstance(node.args[1], (ast.Tuple, ast.List)):
+        return node.args[1]
+    return node
 
 
 def _stale(test: ast.expr, rebound: set[str]) -> bool:
@@ -388,6 +434,8 @@ class ContextFinder:
         self._texts: dict[tuple[int, int], tuple] = {}  # (test, function) -> them, the test's text with the aliases' chains
         self._dicts: dict[int, tuple] = {}  # per function node: it, its local dicts' lookups
         self._counts: dict[int, tuple] = {}  # per function node: it, how often each name is bound in it
+        self._kept: dict[int, tuple] = {}  # per function node: it, the attributes it assigns and reads through
+        src.item_of = self.dict_item
 
     def aliases(self, fn: ast.AST | None) -> dict[str, Alias]:
         if fn is None:
@@ -397,8 +445,22 @@ class ContextFinder:
         return self._aliases[id(fn)]
 
     def dict_item(self, node: ast.AST) -> DictItem | None:
-        """The item of a local dict that ``node`` looks up (``dict_items``), else None."""
+        """The item of a local container that ``node`` looks up (``dict_items``), else None."""
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                or isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)):
+            return None  # (no lookup of a name: spares the walk up to the function)
         return self.dict_items_around(node).get(id(node))
+
+    def item_chain(self, node: ast.AST) -> tuple[DictItem, list[str]] | None:
+        """``held["k"].a.b`` (``held.get("k").a.b``, ``items[0].a.b``) of a local container's item:
+        the item, and the attributes read or written below it."""
+        attrs = []
+        while isinstance(node, ast.Attribute):
+            attrs.append(node.attr)
+            node = node.value
+        item = self.dict_item(node) if attrs and isinstance(node, (ast.Subscript, ast.Call)) else None
+        return (item, attrs[::-1]) if item is not None else None
 
     def dict_items_around(self, node: ast.AST) -> dict[int, DictItem]:
         """The local dicts' lookups of the function ``node`` is in, once per function."""
@@ -408,6 +470,17 @@ class ContextFinder:
         if id(fn) not in self._dicts:  # (the memo holds the function, so that no other takes its id)
             self._dicts[id(fn)] = (fn, dict_items(self.src, fn))
         return self._dicts[id(fn)][1]
+
+    def kept_attributes(self, node: ast.AST) -> set[str]:
+        """The attributes ``root.a`` (root a name) that the function ``node`` is in assigns and reads
+        through (``self.last = result`` ... ``self.last.draft``), once per function: a root of the
+        chains read below them, which the assignment binds."""
+        fn = self._function_of(node)
+        if fn is None:
+            return set()
+        if id(fn) not in self._kept:
+            self._kept[id(fn)] = (fn, kept_attributes(fn))
+        return self._kept[id(fn)][1]
 
     def binding_counts(self, node: ast.AST) -> dict[str, int]:
         """How often each name is bound in the function ``node`` is in (``aliases``' count)."""
@@ -492,6 +565,8 @@ class ContextFinder:
                 # the element is evaluated only for the items every filter lets through
                 for generator in cur.generators:
                     cond_nodes.extend((test, True) for test in generator.ifs)
+                    if truthy_items(generator.iter) and isinstance(generator.target, ast.Name):
+                        cond_nodes.append((generator.target, True))
             elif isinstance(cur, ast.BoolOp):
                 i = next(k for k, v in enumerate(cur.values) if v is child)
                 if i:
@@ -524,6 +599,9 @@ class ContextFinder:
                     handlers.append((f"suppress({', '.join(sorted(names))})", src.line(cur)))
             elif isinstance(cur, (ast.For, ast.AsyncFor)) and where == "body":
                 blocks.append(f"{src.line(cur)}f")  # a with-body always runs: no block of its own
+                # `for d in filter(None, xs):` runs its body for the true items only
+                if truthy_items(cur.iter) and isinstance(cur.target, ast.Name) and not _stale(cur.target, rebound):
+                    cond_nodes.append((cur.target, True))
             elif isinstance(cur, (ast.For, ast.AsyncFor)) and where == "orelse":
                 blocks.append(f"{src.line(cur)}F")  # skipped when the loop breaks
             child, cur = cur, src.parent(cur)

@@ -37,7 +37,7 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
         path = r.attrs[:2]
         if len(r.attrs) == 2 and r.called:
             path = r.attrs[:1]
-        unsure = f.unsure_roots.get(r.root, "")
+        unsure = f.unsure_roots.get(r.root, "") or _kept_unsure(f, r.root, r.line)
         # a dict's item that may be changed between a test of it and the read: no test guards it
         guards = [] if unsure else _still_holding(f, r.root, r.guards2, r.line)
         for v in r.bound_to:
@@ -74,11 +74,29 @@ def field_reads(analysis: Analysis, rel: str, module: str, side: str, f: Functio
             # in the test as below it
             checked = r.guards2 or r.in_test and f"{r.root}.{r.attrs[0]}" in tested
             asked = [field_name] if checked and len(r.attrs) == 1 and not r.called else path
+            unsure = f.unsure_roots.get(r.root, "")
             out.append(_make_read(analysis, rel, module, side, f, r, field_name, path,
-                                  _still_holding(f, r.root, r.guards1, r.line),
+                                  [] if unsure else _still_holding(f, r.root, r.guards1, r.line),
                                   f"alias {r.root}", deref=True, holder=holders.why[origin.root], asked=asked,
-                                  root=origin.root))
+                                  root=origin.root, unsure=unsure))
     return out
+
+
+def _kept_unsure(f: FunctionFacts, root: str, line: int) -> str:
+    """Why ``root.a`` (a root ``self.last`` that the function assigns, facts_visitors) may hold
+    another value at ``line`` than its last assignment before gave it: none before it, or a call
+    in between (which may assign it too); "" where it holds that value."""
+    if "." not in root or not root.split(".", 1)[0].isidentifier() or not root.split(".", 1)[1].isidentifier():
+        return ""
+    before = [b for b in f.bindings if b.target == root and b.line <= line]
+    if not before:
+        return f"`{root}` is read before this function assigns it"
+    last = max(before, key=lambda b: b.line)
+    between = [c for c in f.calls if last.line < c.line < line]
+    if between:
+        return (f"`{root}` may be another value than it was given at line {last.line} "
+                f"(`{between[0].callee}(...)` at line {between[0].line} may assign it)")
+    return ""
 
 
 def _still_holding(f: FunctionFacts, root: str, guards: list[Guard], line: int) -> list[Guard]:

@@ -29,9 +29,12 @@ from spectrace.contracts.blocks import apart_by_exceptions
 from spectrace.contracts.expr_values import none_on_the_right
 from spectrace.contracts.facts import Binding, Cond, FunctionFacts, Return, path_conditions, runs_before
 from spectrace.contracts.records import ProducerFunction, ReturnPath
-from spectrace.contracts.spread_keys import spread_item, spread_keys
+from spectrace.contracts.spread_keys import spread_item, spread_keys, star_items
 from spectrace.contracts.values import (AttrOf, BoolOp, CallValue, Chain, IfExp, ItemOf, LambdaValue, Name, NoneValue,
                                        Opaque, TupleValue, Value, is_name)
+
+# builtins that look at what they are handed and change nothing of it
+_ONLY_LOOKS = frozenset({"getattr", "hasattr", "isinstance", "len", "type", "id"})
 
 MAX_HOPS = 6
 MAX_FORKS = 64  # outcomes of one value before the remaining branches are reported as not followed
@@ -472,7 +475,7 @@ class ReturnPathFinder:
                 return self._value(at, of, replace(walk, attr=attr))
             case ItemOf(index=index, of=of) if walk.item is None:
                 return self._value(at, of, replace(walk, item=index))
-            case TupleValue(items=items) if walk.item is not None:
+            case TupleValue(items=items, starred=False) if walk.item is not None:
                 if walk.item < len(items):
                     return self._value(at, items[walk.item], replace(walk, item=None))
                 return [Outcome(None, unresolved=f"`{desc.shown}` has no item {walk.item}")]
@@ -583,6 +586,9 @@ class ReturnPathFinder:
             # next(g(...)): a value g yields, or the default when it yields none
             out = self._call(at, desc.args[0], replace(walk, yielded=True))
             return out + (self._value(at, desc.args[1], walk) if len(desc.args) > 1 else [])
+        defaulted = self._with_default(at, desc, walk)
+        if defaulted is not None:
+            return defaulted
         external = self._external(module, f, callee) if "(" not in callee else None
         if external == "dataclasses.replace" and desc.args:
             return self._replaced(at, desc, walk)
@@ -674,6 +680,34 @@ class ReturnPathFinder:
                         out.append(o.but(via=[f"{f2.qualname}:{ret.line}"] + o.via, conds=own + o.conds))
         return out or [Outcome(None, unresolved=f"recursive call {callee}")]
 
+    def _with_default(self, at: Place, desc: CallValue, walk: Walk) -> list[Outcome] | None:
+        """A builtin that gives its default where it finds nothing: ``getattr(obj, "a", d)`` (``obj.a``
+        where obj has it, else d), ``next(it, d)`` and ``min``/``max(xs, default=d)`` (an item, not
+        followed, else d); None for another call (or one of these names bound in the tree)."""
+        callee, args, kws = desc.callee, desc.args, desc.keywords
+        if desc.spread or desc.awaited or callee not in ("getattr", "next", "min", "max") \
+                or self._targets(at.module, at.f, callee):
+            return None
+        if callee == "getattr" and len(args) == 3 and not kws and isinstance(args[0], (Name, Chain)) \
+                and (attr := _string(args[1])) is not None:
+            obj = args[0]
+            root, attrs = (obj.name, ()) if isinstance(obj, Name) else (obj.root, obj.attrs)
+            has = f"hasattr({obj.text or obj.shown}, {args[1].text})"
+            chain = Chain(root, (*attrs, attr), f"{obj.text or obj.shown}.{attr}")
+            found = self._value(at, chain, walk)
+            if self._kept_on_self(at, chain) is not None:
+                return found  # written just before: it has the attribute
+            default = self._value(at, args[2], walk)
+            return [*(o.but(conds=[Cond(has, True)] + o.conds, branch=[Cond(has, True)] + o.branch) for o in found),
+                    *(o.but(conds=[Cond(has, False)] + o.conds, branch=[Cond(has, False)] + o.branch) for o in default)]
+        if callee == "next" and len(args) == 2 and not kws and not isinstance(args[0], CallValue):
+            items, default = args[0], args[1]
+        elif callee in ("min", "max") and len(args) == 1 and set(kws) == {"default"}:
+            items, default = args[0], kws["default"]
+        else:
+            return None
+        return [Outcome(None, unresolved=f"an item of `{items.shown}` (`{desc.text}`)"), *self._value(at, default, walk)]
+
     def _copy_of(self, at: Place, value: Value) -> Value | None:
         """What ``copy.copy(v)`` or ``copy.deepcopy(v)`` copies: ``v`` (None for another value)."""
         if not (isinstance(value, CallValue) and len(value.args) == 1 and not value.keywords and not value.spread
@@ -714,7 +748,8 @@ class ReturnPathFinder:
         if last.attrs != [attr] or not runs_before(last, line, at.blocks):
             return None
         for c in f.calls:
-            if last.line < c.line < line or (c.line == line and self._class_called(at.module, f, c.callee) is None):
+            if last.line < c.line < line or (c.line == line and self._class_called(at.module, f, c.callee) is None
+                                             and not (c.callee in _ONLY_LOOKS and not self._targets(at.module, f, c.callee))):
                 return None
         return at.moved(last.line, last.blocks), last.value
 
@@ -862,9 +897,13 @@ class ReturnPathFinder:
         then what the class's ``__post_init__`` writes on ``self``."""
         want, site = walk.want, f"{at.rel}:{at.line} `{desc.text or cls_name}`"
         passed = dict(desc.keywords)
-        for name, arg in zip(fields, desc.args):
+        places: dict[str, Place] = {}  # fields given by a `*name` display: evaluated where it is built
+        star = self._star_items(at, desc)
+        for name, (given, arg) in zip(fields, star[1] if star else [(False, a) for a in desc.args]):
             passed.setdefault(name, arg)
-        spread = self._spread_keys(at, desc)
+            if given:
+                places[name] = at.moved(star[0].line, star[0].blocks)
+        spread = set() if star else self._spread_keys(at, desc)
         states = [Outcome(set())]
         for name in want:
             if name not in passed and (spread is None or name in spread):
@@ -877,7 +916,7 @@ class ReturnPathFinder:
                     states = _capped(nxt, f"more than {MAX_FORKS} ways {site} sets {cls_name}.{name}")
                     continue
                 # a key of the dict may give the field, with a value not followed
-                why = f"{site} may set {cls_name}.{name} through its ** arguments"
+                why = f"{site} may set {cls_name}.{name} through its {self._stars(at, desc)} arguments"
                 for s in _followed(states):
                     s.unknown[name] = why
                 continue
@@ -893,7 +932,7 @@ class ReturnPathFinder:
                 continue
             nxt = [s for s in states if s.sets is None]
             for s in _followed(states):
-                nxt.extend(self._assign(at, s, name, passed[name], walk.wanting(want[name]), site,
+                nxt.extend(self._assign(places.get(name, at), s, name, passed[name], walk.wanting(want[name]), site,
                                         self._matters(name, cls_name), write_conds=_conds_at(at)))
             states = _capped(nxt, f"more than {MAX_FORKS} ways {site} sets {cls_name}.{name}")
         return self._post_init(states, walk, cls_name, cls_qn)
@@ -904,6 +943,22 @@ class ReturnPathFinder:
             return set()
         calls = [c for c in at.f.calls if c.line == at.line and c.callee == desc.callee and c.spread]
         return spread_keys(at.f, calls[0]) if len(calls) == 1 else None
+
+    @staticmethod
+    def _stars(at: Place, desc: CallValue) -> str:
+        """How a call spreads its arguments, as written: ``*``, ``**`` or ``* and **``."""
+        calls = [c for c in at.f.calls if c.line == at.line and c.callee == desc.callee and c.spread]
+        kinds = {"**" if s.startswith("**") else "*" for c in calls[:1] for s in c.spread}
+        return " and ".join(sorted(kinds)) or "**"
+
+    def _star_items(self, at: Place, desc: CallValue):
+        """(binding, [(given by it, value)]) of a constructor call's one ``*name`` spread of a local
+        display (spread_keys.star_items), None otherwise."""
+        if not desc.spread or not desc.text or len(desc.text) >= 200:  # (a text cut short does not parse)
+            return None
+        calls = [c for c in at.f.calls if c.line == at.line and c.callee == desc.callee and c.spread]
+        got = star_items(at.f, calls[0], desc.text) if len(calls) == 1 else None
+        return got if got is not None and runs_before(got[0], at.line, at.blocks) else None
 
     def _spread_item(self, at: Place, desc: CallValue, key: str) -> tuple[Place, Value] | None:
         """Where the one dict a constructor call spreads gives ``key``, and the value it gives."""
@@ -1036,6 +1091,11 @@ class ReturnPathFinder:
         None there, or a field of it left None."""
         outcomes = self._bound_value(at, name, walk)
         f = at.f
+        # `if (d := make()) is None: d = other`: where the binding under the test is skipped, the
+        # test said d is not None, so a None of the value tested does not come through
+        tests = {c.text for b in f.bindings if b.target == name for c in b.conds}
+        outcomes = [o for o in outcomes
+                    if not (o.not_a_result and _known_not_none(name, [c for c in o.branch if c.text in tests]))]
         if not f.asserts or name in f.rebound_inside:
             return outcomes
         last = max((b.line for b in f.bindings if b.target == name and b.line < at.line), default=f.line)
@@ -1068,6 +1128,8 @@ class ReturnPathFinder:
         before it, its own or a helper's it is passed to; one not on every path forks (taken under
         its condition, skipped under its negation), so a ``None`` written on any branch is seen."""
         module, rel, f, line, want = at.module, at.rel, at.f, at.line, walk.want
+        if name in f.unsure_roots:  # a local container's item that something may change
+            return [Outcome(None, unresolved=f.unsure_roots[name], undecided=True)]
         lam = self._lambda_args.get(function_key(module, f))
         if lam and name in lam[-1]:
             a = lam[-1][name]

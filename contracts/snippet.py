@@ -73,6 +73,9 @@ class Snippet:
         self._prefix_ids: set[int] = set()
         self._code: dict[int, str] = {}
         self._none_tests: dict[int, NoneTest] = {}
+        # the local container item a lookup node is (``held["r"]``, ``items[0]``), once a
+        # ContextFinder answers it (node_context); describe names such a lookup by its spelling
+        self.item_of = lambda node: None
         self._link(self.tree)
 
     # -- structure

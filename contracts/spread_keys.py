@@ -7,7 +7,7 @@ import ast
 
 from spectrace.contracts.expr_values import describe
 from spectrace.contracts.snippet import Snippet
-from spectrace.contracts.values import IfExp, Value, is_name
+from spectrace.contracts.values import IfExp, TupleValue, Value, is_name
 
 
 def spread_keys(f, call) -> set[str] | None:
@@ -72,3 +72,38 @@ def spread_item(f, call, key: str):
         if isinstance(k, ast.Constant) and k.value == key:
             return binds[0], describe(src, v)
     return None
+
+
+def star_items(f, call, text: str):
+    """The positional arguments, in order, of a call (``text``: as written) whose one spread is
+    ``*name``, where ``name`` is bound once, to a tuple or list display without a starred item, and
+    nothing else uses it (no method of it, no store of an item, not handed on): (the binding, the
+    values the call's positions get, each with whether the binding gives it); None otherwise."""
+    if len(call.spread) != 1 or call.spread[0].startswith("**"):
+        return None
+    name = call.spread[0][1:]
+    binds = [b for b in f.bindings if b.target == name]
+    if not name.isidentifier() or len(binds) != 1 or name in f.keyed_writes:
+        return None
+    display = binds[0].value
+    if not isinstance(display, TupleValue) or display.starred:
+        return None
+    if any(c.callee.startswith(f"{name}.") or any(is_name(a, name) for a in [*c.args, *c.keywords.values()])
+           for c in f.calls):
+        return None
+    try:
+        src = Snippet(text, 0)
+    except SyntaxError:
+        return None
+    written = src.tree.body[0].value if len(src.tree.body) == 1 and isinstance(src.tree.body[0], ast.Expr) else None
+    if not isinstance(written, ast.Call):
+        return None
+    values = []
+    for a in written.args:
+        if isinstance(a, ast.Starred):
+            if not (isinstance(a.value, ast.Name) and a.value.id == name):
+                return None
+            values.extend((True, v) for v in display.items)
+        else:
+            values.append((False, describe(src, a)))
+    return binds[0], values

@@ -78,6 +78,7 @@ class TupleValue(_Described):
     kind: ClassVar[str] = "tuple"
     items: tuple[Value, ...]
     text: str = ""
+    starred: bool = False  # an item is starred: which position holds what is not known
 
 
 @dataclass(frozen=True)

@@ -226,9 +226,9 @@ class ViolationFinder:
                             if missing is not None:  # the path breaks the read where its root holds the result
                                 why = r.unsure
                                 message = (f"{r.consumer} dereferences {a.owner_name}.{'.'.join(r.attribute_path)} "
-                                           f"({r.file}:{r.line}) through an item of a dict, and {worker} can return "
-                                           f"without setting it ({p.file}:{p.line}){when}; whether the item is the "
-                                           f"result there is not followed: {why}")
+                                           f"({r.file}:{r.line}) through a name that may hold another value, and "
+                                           f"{worker} can return without setting it ({p.file}:{p.line}){when}; "
+                                           f"whether it holds the result there is not followed: {why}")
                             else:
                                 message = (f"{r.consumer} dereferences {a.owner_name}.{'.'.join(r.attribute_path)} "
                                            f"({r.file}:{r.line}); whether {worker} sets it on its return at "
