@@ -174,6 +174,9 @@ class TypeInference:
         self.site = refining.site if refining is not None else ReadSite()
         # id(FuncInfo) (its locals) or a module (its globals) -> name -> the names of the values it is assigned
         self._aliases: dict = {}
+        # a function's text -> whether it calls what a call or a subscript gives (``_RESULT_CALL``),
+        # shared with the refining inference: every search for callers tests the texts again
+        self._result_calls: dict = refining._result_calls if refining is not None else {}
         self.param_decls: set = set()  # classes some parameter's annotation names (worth refining)
         self._sites: dict = {}  # func_qn -> the call sites that reach it, with their arguments
         self._decorated: dict = {}  # func_qn -> what its decorators turn it into
@@ -1046,7 +1049,17 @@ class TypeInference:
         what a call or a subscript gives (a callee with no name)."""
         names = {word, func_name} | {n for n, held in self._global_aliases(module).items() if func_name in held}
         rx = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
-        return lambda _f, text: rx.search(text) is not None or _RESULT_CALL.search(text) is not None
+        result_calls = self._result_calls
+
+        def may_call(_f, text: bytes) -> bool:
+            if rx.search(text) is not None:
+                return True
+            found = result_calls.get(text)
+            if found is None:
+                found = result_calls[text] = _RESULT_CALL.search(text) is not None
+            return found
+
+        return may_call
 
     def _global_aliases(self, module: str) -> dict:
         held = self._aliases.get(module)
